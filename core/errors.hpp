@@ -1,0 +1,49 @@
+#pragma once
+// The one small family of exceptions that library code throws. Each carries what went
+// wrong, where (an argument, a file:line:col, a function) and, when known, which rank.
+// Library code never exits; the CLI maps InvalidArgument/Unsupported to exit code 2.
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace symmesh {
+
+class Error : public std::runtime_error {
+ public:
+  Error(std::string message, std::string where, std::optional<int> rank = std::nullopt);
+
+  const std::string& message() const { return message_; }
+  const std::string& where() const { return where_; }
+  const std::optional<int>& rank() const { return rank_; }
+
+ private:
+  std::string message_;
+  std::string where_;
+  std::optional<int> rank_;
+};
+
+// The caller asked for something malformed or inconsistent (bad shape, bad placement…).
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+// Well-formed but outside what symmesh supports (P(max), a transition DTensor forbids…).
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
+// A wait that could not be satisfied in time (hardware) or ever (simulator).
+class Timeout : public Error {
+ public:
+  using Error::Error;
+};
+
+// A backend library (SimGrid, CUDA, NCCL) reported a failure.
+class BackendError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace symmesh

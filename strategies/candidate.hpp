@@ -1,0 +1,38 @@
+#pragma once
+// N-D strategy candidates: the cartesian product of the single-dim rules over the mesh
+// dims, in DTensor's index order (the last mesh dim varies fastest; the index is the
+// tie-break order), with DTensor's filters (shared/reference/dtensor-strategies.md §2).
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "strategies/op_problem.hpp"
+#include "strategies/op_rules.hpp"
+
+namespace symmesh::strategies {
+
+constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
+
+struct Candidate {
+  int index = 0;                        // position in DTensor's enumeration
+  std::vector<int> rule_per_mesh_dim;   // which single-dim rule each mesh dim uses
+  Placements output_placements;
+  std::vector<Placements> input_placements;  // one list per input, op input order
+  std::string filtered;                 // why DTensor drops it; empty when kept
+  // Filled by a cost model:
+  std::vector<double> input_cost_us;    // per input, redistribution cost
+  double compute_us = 0;                // local compute (models that price it)
+  double cost_us = kInfiniteCost;       // what selection minimises
+
+  bool kept() const { return filtered.empty(); }
+};
+
+// Every candidate, filtered ones included (they carry the reason), in index order.
+// The count is rules^ndim; throws InvalidArgument past 1,000,000 candidates.
+std::vector<Candidate> expand_candidates(const OpProblem& problem, const std::vector<Rule>& rules);
+
+// DTensor's shardability test: drop if some tensor dim of size s is cut into k > 1
+// pieces with s < k. Uneven sharding (10 rows over 4 ranks) is allowed.
+bool is_shardable(const Shape& shape, const Placements& placements, const DeviceMesh& mesh);
+
+}  // namespace symmesh::strategies

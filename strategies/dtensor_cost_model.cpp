@@ -1,0 +1,161 @@
+#include "strategies/dtensor_cost_model.hpp"
+
+#include <cmath>
+#include <unordered_map>
+
+namespace symmesh::strategies {
+namespace {
+
+constexpr double kBaseBandwidthGbPerS = 87.7;
+constexpr double kHopLatencyUs = 0.6;
+constexpr double kInterHostBandwidthFactor = 0.22;
+constexpr double kInterHostLatencyUs = 2.7;
+constexpr double kBaseLatencyUs = 6.6;
+constexpr double kAllToAllPenaltyUs = 1.0;  // DTensor favours all-gather over all-to-all
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+double ring_cost_us(double gib, const DTensorMeshTopology& topo, int d, int hops_per_rank) {
+  const int n = topo.devices[d];
+  const int hops = hops_per_rank * (n - 1);
+  const double latency_us = kBaseLatencyUs + hops * topo.latency_us[d];
+  const double bandwidth_s = (gib * hops / n) / topo.bandwidth_gb_per_s[d];
+  return latency_us + bandwidth_s * 1e6;
+}
+
+bool all_replicate(const Placements& placements) {
+  for (const auto& p : placements)
+    if (!p.is_replicate()) return false;
+  return true;
+}
+
+// Prices already-planned transitions, threading the local size B (GiB) through them.
+double price_transitions(const TensorSpec& current, const std::vector<Transition>& steps,
+                         const DeviceMesh& mesh, const DTensorMeshTopology& topo,
+                         std::vector<double>* step_costs) {
+  double gib = static_cast<double>(current.size_bytes()) /
+               static_cast<double>(current.num_shards(mesh)) / kBytesPerGiB;
+  double total = 0;
+  for (const Transition& t : steps) {
+    const int d = t.mesh_dim;
+    const double n = topo.devices[d];
+    double cost = 0;
+    if (t.from.is_shard() && t.to.is_replicate()) {
+      gib *= n;  // all-gather is priced on the gathered size
+      cost = dtensor_allgather_cost_us(gib, topo, d);
+    } else if (t.from.is_shard() && t.to.is_shard()) {
+      cost = dtensor_allgather_cost_us(gib, topo, d) + kAllToAllPenaltyUs;
+    } else if (t.from.is_partial() && t.to.is_replicate()) {
+      cost = dtensor_allreduce_cost_us(gib, topo, d);
+    } else if (t.from.is_partial() && t.to.is_shard()) {
+      cost = dtensor_reduce_scatter_cost_us(gib, topo, d);
+      gib /= n;
+    } else if (t.from.is_replicate() && t.to.is_shard()) {
+      gib /= n;  // local chunk: free, and later steps move less
+    } else if (t.from.is_replicate() && t.to.is_partial()) {
+      cost = 0;
+    } else {
+      cost = kInfiniteCost;  // S → P, or P(sum) ↔ P(avg)
+    }
+    if (step_costs) step_costs->push_back(cost);
+    total += cost;
+  }
+  return total;
+}
+
+// 8 bits per mesh dim: R 0, P(sum) 1, P(avg) 2, S(d) 3+d. Only for meshes of <= 8 dims.
+uint64_t placement_key(const Placements& placements) {
+  uint64_t key = 0;
+  for (const auto& p : placements) {
+    uint64_t code = 0;
+    if (p.is_partial()) code = p.reduce_op() == ReduceOp::sum ? 1 : 2;
+    if (p.is_shard()) code = 3 + static_cast<uint64_t>(p.shard_dim());
+    key = (key << 8) | code;
+  }
+  return key;
+}
+
+}  // namespace
+
+DTensorMeshTopology DTensorMeshTopology::of(const DeviceMesh& mesh, int devices_per_host) {
+  DTensorMeshTopology topo;
+  const int ndim = mesh.ndim();
+  topo.devices = mesh.shape();
+  topo.bandwidth_gb_per_s.assign(ndim, kBaseBandwidthGbPerS);
+  topo.latency_us.assign(ndim, kHopLatencyUs);
+  int64_t running = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    running *= mesh.size(d);
+    if (running > devices_per_host) {
+      topo.bandwidth_gb_per_s[d] *= kInterHostBandwidthFactor;
+      topo.latency_us[d] = kInterHostLatencyUs;
+    }
+  }
+  return topo;
+}
+
+double dtensor_allgather_cost_us(double gib, const DTensorMeshTopology& topo, int d) {
+  return ring_cost_us(gib, topo, d, 1);
+}
+double dtensor_reduce_scatter_cost_us(double gib, const DTensorMeshTopology& topo, int d) {
+  return ring_cost_us(gib, topo, d, 1);
+}
+double dtensor_allreduce_cost_us(double gib, const DTensorMeshTopology& topo, int d) {
+  return ring_cost_us(gib, topo, d, 2);
+}
+
+double dtensor_redistribute_cost_us(const TensorSpec& current, const Placements& target,
+                                    const DeviceMesh& mesh, const DTensorMeshTopology& topo,
+                                    std::vector<double>* step_costs) {
+  if (all_replicate(current.placements) || current.placements == target) {
+    if (step_costs)
+      step_costs->assign(plan_transitions(current.placements, target).size(), 0.0);
+    return 0;
+  }
+  return price_transitions(current, plan_transitions(current.placements, target), mesh, topo,
+                           step_costs);
+}
+
+void DTensorCostModel::price(const OpProblem& problem, std::vector<Candidate>& candidates) const {
+  const auto topo = DTensorMeshTopology::of(problem.mesh, devices_per_host_);
+  const size_t num_inputs = problem.inputs.size();
+  const bool memoise = problem.mesh.ndim() <= 8;
+  // Many candidates share an input's target placements; price each distinct one once.
+  std::vector<std::unordered_map<uint64_t, double>> memo(num_inputs);
+  for (Candidate& c : candidates) {
+    if (!c.kept()) continue;
+    c.input_cost_us.assign(num_inputs, 0.0);
+    c.cost_us = 0;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      const Placements& target = c.input_placements[i];
+      double cost = 0;
+      if (memoise) {
+        const uint64_t key = placement_key(target);
+        auto it = memo[i].find(key);
+        if (it == memo[i].end())
+          it = memo[i]
+                   .emplace(key, dtensor_redistribute_cost_us(problem.inputs[i], target,
+                                                              problem.mesh, topo))
+                   .first;
+        cost = it->second;
+      } else {
+        cost = dtensor_redistribute_cost_us(problem.inputs[i], target, problem.mesh, topo);
+      }
+      c.input_cost_us[i] = cost;
+      c.cost_us += cost;
+    }
+  }
+}
+
+std::vector<double> DTensorCostModel::step_costs_us(const TensorSpec& current,
+                                                    const std::vector<Transition>& steps,
+                                                    const DeviceMesh& mesh) const {
+  std::vector<double> costs;
+  if (all_replicate(current.placements)) {
+    costs.assign(steps.size(), 0.0);
+    return costs;
+  }
+  price_transitions(current, steps, mesh, DTensorMeshTopology::of(mesh, devices_per_host_), &costs);
+  return costs;
+}
+
+}  // namespace symmesh::strategies

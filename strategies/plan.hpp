@@ -1,0 +1,52 @@
+#pragma once
+// The Plan for one op: the chosen placements, the redistributions that get the inputs
+// there (steps, bytes, costs) and the local compute every rank does. This is the object
+// the simulator evaluates and the hardware backend executes.
+#include <string>
+#include <vector>
+
+#include "core/redistribution.hpp"
+#include "strategies/candidate.hpp"
+#include "strategies/cost_model.hpp"
+#include "strategies/op_problem.hpp"
+
+namespace symmesh::strategies {
+
+// The matmul one rank runs: out[batch, m, n] = a[batch, m, k] @ b[batch, k, n] (batch 1
+// for mm). Shapes come from torch.chunk, so ranks may differ and a piece may be empty.
+struct LocalCompute {
+  int64_t batch = 1;
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  double flops() const { return 2.0 * batch * m * n * k; }
+  bool operator==(const LocalCompute&) const = default;
+};
+
+struct PlannedRedistribution {
+  int input = 0;  // index into the op's inputs
+  Redistribution redistribution;
+  std::vector<double> step_cost_us;  // one per step
+};
+
+struct Plan {
+  OpProblem problem;
+  std::string cost_model;
+  std::vector<Candidate> candidates;  // every candidate, filtered ones included
+  int chosen = 0;                     // position in `candidates`
+  std::vector<PlannedRedistribution> redistributions;  // inputs that change, in input order
+  std::vector<LocalCompute> local_compute;             // one per rank
+
+  const Candidate& chosen_candidate() const { return candidates.at(chosen); }
+  int kept_count() const;
+};
+
+// Validates the problem, enumerates, prices and selects. Throws InvalidArgument for bad
+// problems (naming the argument).
+Plan build_plan(const OpProblem& problem, const CostModel& model);
+
+// The local matmul of `rank` when the inputs take `input_placements`.
+LocalCompute local_compute_of(const OpProblem& problem, const std::vector<Placements>& input_placements,
+                              int rank);
+
+}  // namespace symmesh::strategies

@@ -1,0 +1,9 @@
+#include "tools/cli/command.hpp"
+
+namespace symmesh::cli {
+
+void register_commands(CLI::App& app, CommandAction& selected) {
+  add_plan_command(app, selected);
+}
+
+}  // namespace symmesh::cli

@@ -1,0 +1,63 @@
+// The symmesh command line. Exit codes: 0 success, 2 bad input (the message names what
+// and where), 1 internal failure.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "core/errors.hpp"
+#include "sim/simgrid_info.hpp"
+#include "tools/cli/command.hpp"
+#ifdef SYMMESH_HAVE_HW
+#include "hw/toolkit_info.hpp"
+#endif
+
+namespace {
+
+std::string version_text() {
+  std::string text = "symmesh " SYMMESH_VERSION " (" + symmesh::sim::simgrid_description();
+#ifdef SYMMESH_HAVE_HW
+  text += "; hw: " + symmesh::hw::toolkit_description();
+#else
+  text += "; hw: not built (no CUDA toolkit with NCCL at configure time)";
+#endif
+  return text + ")";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "symmesh: how should this matrix work be split across these GPUs, how long will it take, "
+      "how many GPUs do I need?",
+      "symmesh"};
+  app.set_version_flag("--version", version_text());
+  app.require_subcommand(1);
+  symmesh::cli::CommandAction selected;
+  symmesh::cli::register_commands(app, selected);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "symmesh: error: " << e.what() << "\n"
+              << "Run 'symmesh --help' for usage.\n";
+    return 2;
+  }
+
+  try {
+    return selected ? selected() : 2;
+  } catch (const symmesh::InvalidArgument& e) {
+    std::cerr << "symmesh: error: " << e.what() << "\n";
+    return 2;
+  } catch (const symmesh::Unsupported& e) {
+    std::cerr << "symmesh: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "symmesh: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,204 @@
+#include "tools/cli/plan_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "tools/cli/text_table.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+using strategies::Candidate;
+using strategies::Plan;
+
+nlohmann::json placements_json(const Placements& placements) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : placements) out.push_back(to_string(p));
+  return out;
+}
+
+nlohmann::json inputs_placements_json(const std::vector<Placements>& inputs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : inputs) out.push_back(placements_json(p));
+  return out;
+}
+
+// JSON has no infinity: an impossible cost is null.
+nlohmann::json cost_json(double cost_us) {
+  if (!std::isfinite(cost_us)) return nullptr;
+  return cost_us;
+}
+
+std::string compute_text(const strategies::LocalCompute& c, bool batched) {
+  std::string text = batched ? "batch=" + std::to_string(c.batch) + " " : "";
+  return text + "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k);
+}
+
+// "ranks 0-3,6" style list.
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out.append(",");
+    out.append(std::to_string(ranks[i]));
+    if (j > i) out.append("-").append(std::to_string(ranks[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string candidate_inputs_text(const Plan& plan, const Candidate& c) {
+  const auto names = strategies::input_names(plan.problem.op);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i ? "  " : "") + names[i] + " " + to_string(c.input_placements[i]);
+  return out;
+}
+
+}  // namespace
+
+std::string plan_summary_text(const Plan& plan, int devices_per_host, bool explain) {
+  const auto& problem = plan.problem;
+  const auto names = strategies::input_names(problem.op);
+  const Candidate& chosen = plan.chosen_candidate();
+  const bool batched = problem.op == strategies::OpKind::bmm || problem.op == strategies::OpKind::baddbmm;
+
+  std::string out;
+  out += "symmesh plan: " + to_string(problem.op);
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i ? ", " : " ") + names[i] + " " + to_string(problem.inputs[i].shape) + " [" +
+           to_string(problem.inputs[i].placements) + "]";
+  out += " -> out " + to_string(problem.output_shape()) + ", " + to_string(problem.dtype()) +
+         ", mesh " + to_string(problem.mesh) + ", cost model " + plan.cost_model + ", " +
+         std::to_string(devices_per_host) + " devices per host\n";
+  out += "chosen:   " + candidate_inputs_text(plan, chosen) + "  ->  out " +
+         to_string(chosen.output_placements) + "   cost " + format_fixed(chosen.cost_us, 3) +
+         " us   (candidate #" + std::to_string(chosen.index) + "; " +
+         std::to_string(plan.kept_count()) + " of " + std::to_string(plan.candidates.size()) +
+         " kept after filters)\n";
+
+  if (plan.redistributions.empty()) {
+    out += "redistributions: none (inputs are already in place)\n";
+  } else {
+    out += "redistributions:\n";
+    TextTable table({"input", "from", "to", "mesh dim", "step", "collective", "bytes/rank", "cost (us)"});
+    for (const auto& r : plan.redistributions) {
+      const auto& steps = r.redistribution.steps;
+      for (size_t s = 0; s < steps.size(); ++s) {
+        table.add_row({s == 0 ? names[r.input] : "", s == 0 ? to_string(r.redistribution.from) : "",
+                       s == 0 ? to_string(r.redistribution.to) : "", std::to_string(steps[s].mesh_dim),
+                       to_string(steps[s].from) + "->" + to_string(steps[s].to),
+                       to_string(steps[s].collective), std::to_string(steps[s].bytes),
+                       format_fixed(r.step_cost_us[s], 3)});
+      }
+    }
+    out += table.render();
+  }
+
+  // Ranks grouped by identical local work.
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<int>> groups;
+  for (int rank = 0; rank < static_cast<int>(plan.local_compute.size()); ++rank) {
+    const auto& c = plan.local_compute[rank];
+    groups[{c.batch, c.m, c.n, c.k}].push_back(rank);
+  }
+  out += "local " + std::string(batched ? "bmm" : "mm") + " per rank:";
+  if (groups.size() == 1) {
+    out += " " + compute_text(plan.local_compute[0], batched) + " on every rank\n";
+  } else {
+    out += "\n";
+    std::vector<std::vector<int>> ordered;
+    for (const auto& entry : groups) ordered.push_back(entry.second);
+    std::sort(ordered.begin(), ordered.end());  // by first rank
+    for (const auto& ranks : ordered)
+      out += std::string(ranks.size() == 1 ? "  rank " : "  ranks ") + rank_list(ranks) + ": " +
+             compute_text(plan.local_compute[ranks[0]], batched) + "\n";
+  }
+
+  if (explain) {
+    std::vector<const Candidate*> kept, dropped;
+    for (const auto& c : plan.candidates) (c.kept() ? kept : dropped).push_back(&c);
+    std::stable_sort(kept.begin(), kept.end(),
+                     [](const Candidate* x, const Candidate* y) { return x->cost_us < y->cost_us; });
+    std::vector<std::string> headers{"#", "out"};
+    for (const auto& n : names) headers.push_back(n);
+    headers.push_back("cost (us)");
+    headers.push_back("note");
+    TextTable table(headers);
+    auto row = [&](const Candidate& c, const std::string& cost, const std::string& note) {
+      std::vector<std::string> cells{std::to_string(c.index), to_string(c.output_placements)};
+      for (const auto& p : c.input_placements) cells.push_back(to_string(p));
+      cells.push_back(cost);
+      cells.push_back(note);
+      table.add_row(cells);
+    };
+    for (const Candidate* c : kept)
+      row(*c, format_fixed(c->cost_us, 3), c->index == chosen.index ? "<- chosen" : "");
+    for (const Candidate* c : dropped) row(*c, "-", "filtered: " + c->filtered);
+    out += "candidates (kept ones by cost, ties in index order; then filtered ones):\n";
+    out += table.render();
+  }
+  return out;
+}
+
+nlohmann::json plan_to_json(const Plan& plan, int devices_per_host) {
+  const auto& problem = plan.problem;
+  const auto names = strategies::input_names(problem.op);
+  const Candidate& chosen = plan.chosen_candidate();
+  nlohmann::json j;
+  j["op"] = to_string(problem.op);
+  j["mesh"] = problem.mesh.shape();
+  j["cost_model"] = plan.cost_model;
+  j["dtype"] = to_string(problem.dtype());
+  j["devices_per_host"] = devices_per_host;
+  j["output_shape"] = problem.output_shape();
+  j["inputs"] = nlohmann::json::array();
+  for (size_t i = 0; i < problem.inputs.size(); ++i)
+    j["inputs"].push_back({{"name", names[i]},
+                           {"shape", problem.inputs[i].shape},
+                           {"placements", placements_json(problem.inputs[i].placements)}});
+
+  nlohmann::json redistributions = nlohmann::json::array();
+  for (const auto& r : plan.redistributions) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t s = 0; s < r.redistribution.steps.size(); ++s) {
+      const auto& step = r.redistribution.steps[s];
+      steps.push_back({{"mesh_dim", step.mesh_dim},
+                       {"from", to_string(step.from)},
+                       {"to", to_string(step.to)},
+                       {"collective", to_string(step.collective)},
+                       {"bytes", step.bytes},
+                       {"buffer_bytes", step.buffer_bytes},
+                       {"cost_us", cost_json(r.step_cost_us[s])}});
+    }
+    redistributions.push_back({{"input", r.input},
+                               {"from", placements_json(r.redistribution.from)},
+                               {"to", placements_json(r.redistribution.to)},
+                               {"steps", steps}});
+  }
+  nlohmann::json local = nlohmann::json::array();
+  for (const auto& c : plan.local_compute)
+    local.push_back({{"batch", c.batch}, {"m", c.m}, {"n", c.n}, {"k", c.k}});
+
+  j["chosen"] = {{"index", chosen.index},
+                 {"input_placements", inputs_placements_json(chosen.input_placements)},
+                 {"output_placements", placements_json(chosen.output_placements)},
+                 {"cost_us", cost_json(chosen.cost_us)},
+                 {"redistributions", redistributions},
+                 {"local_compute", local}};
+
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const auto& c : plan.candidates) {
+    nlohmann::json entry = {{"index", c.index},
+                            {"input_placements", inputs_placements_json(c.input_placements)},
+                            {"output_placements", placements_json(c.output_placements)},
+                            {"cost_us", c.kept() ? cost_json(c.cost_us) : nullptr}};
+    if (!c.kept()) entry["filtered"] = c.filtered;
+    candidates.push_back(entry);
+  }
+  j["candidates"] = candidates;
+  return j;
+}
+
+}  // namespace symmesh::cli
