@@ -1,0 +1,48 @@
+#pragma once
+// A GPU cluster as a scenario describes it (shared/reference/scenario-format.md,
+// `cluster:`), in SI units: bytes, bytes/s, seconds, FLOP/s. Filled by the scenario
+// loader; read by the simulator's platform builder and the analytic cost model.
+#include <map>
+#include <string>
+
+namespace symmesh {
+
+struct GpuSpec {
+  std::string name;
+  // Dense peak per dtype family ("bf16", "fp16", "fp32", "fp8", …; see peak_key(DType)).
+  std::map<std::string, double> peak_flops_per_s;
+  double memory_capacity_bytes = 0;
+  double memory_bandwidth_bytes_per_s = 0;
+};
+
+// Inside a node: what one GPU can send in one direction, and the one-way latency.
+struct IntraNodeSpec {
+  std::string kind = "nvswitch";  // nvswitch | nvlink | pcie
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+};
+
+// Between nodes: rail-optimised (NIC g of every node on rail switch g) or a fat-tree.
+struct InterNodeSpec {
+  std::string kind = "rail";  // rail | fat-tree
+  int nics_per_node = 0;
+  double bandwidth_bytes_per_s = 0;  // per NIC, one direction
+  double latency_s = 0;
+};
+
+struct ClusterSpec {
+  std::string name;  // free text, e.g. "dgx-h100"
+  int nodes = 1;
+  int gpus_per_node = 1;
+  GpuSpec gpu;
+  IntraNodeSpec intra_node;
+  InterNodeSpec inter_node;  // ignored when nodes == 1
+
+  int num_gpus() const { return nodes * gpus_per_node; }
+  int node_of(int rank) const { return rank / gpus_per_node; }
+  // Throws InvalidArgument naming the field ("cluster.intra_node.bandwidth") for counts
+  // < 1, non-positive rates, negative latencies, unknown kinds.
+  void validate() const;
+};
+
+}  // namespace symmesh
