@@ -1,1 +1,55 @@
+// core/ and strategies/ must not name SimGrid, CUDA or NCCL (shared/DESIGN.md, layers).
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::regex kForbiddenInclude(
+    R"(^\s*#\s*include\s*[<"](simgrid|cuda|cublas|nccl|curand|cusparse|xbt)[^>"]*[>"])");
+
+std::vector<std::string> forbidden_includes(const std::string& text) {
+  std::vector<std::string> hits;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (std::regex_search(line, kForbiddenInclude)) hits.push_back(line);
+  return hits;
+}
+
+std::vector<std::string> scan(const std::filesystem::path& dir) {
+  std::vector<std::string> hits;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    for (const auto& hit : forbidden_includes(ss.str())) hits.push_back(entry.path().string() + ": " + hit);
+  }
+  return hits;
+}
+
+}  // namespace
+
+TEST(Layering, DetectorCatchesForbiddenIncludes) {
+  // The scanner itself must be able to fail.
+  EXPECT_EQ(forbidden_includes("#include <simgrid/s4u.hpp>\n").size(), 1u);
+  EXPECT_EQ(forbidden_includes("  #  include \"nccl.h\"\n").size(), 1u);
+  EXPECT_EQ(forbidden_includes("#include <cuda_runtime.h>\n#include <vector>\n").size(), 1u);
+  EXPECT_TRUE(forbidden_includes("#include <vector>\n// simgrid is not named here\n").empty());
+}
+
+TEST(Layering, CoreAndStrategiesNameNoBackendHeader) {
+  for (const char* dir : {"core", "strategies"}) {
+    const auto hits = scan(std::filesystem::path(SYMMESH_SOURCE_DIR) / dir);
+    EXPECT_TRUE(hits.empty()) << dir << " includes a backend header:\n" << [&] {
+      std::string all;
+      for (const auto& h : hits) all += "  " + h + "\n";
+      return all;
+    }();
+  }
+}

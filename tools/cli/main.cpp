@@ -34,6 +34,21 @@ int main(int argc, char** argv) {
   symmesh::cli::CommandAction selected;
   symmesh::cli::register_commands(app, selected);
 
+  // CLI11 would only say "A subcommand is required" for a misspelt command.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      found |= sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::cerr << "symmesh: error: unknown command '" << argv[1] << "' (commands: " << known
+                << ")\nRun 'symmesh --help' for usage.\n";
+      return 2;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

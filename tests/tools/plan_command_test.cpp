@@ -1,0 +1,103 @@
+// symmesh plan end to end: the binary's output and exit codes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/tools/run_symmesh.hpp"
+
+using symmesh::testing::run_symmesh;
+using ::testing::HasSubstr;
+
+TEST(PlanCommand, WorkedCaseContractingShardGivesPartialSum) {
+  // Reference §5 row 3: 1-D mesh of 4, mm (6,8)@(8,12), S(1) x S(0) -> P(sum), inputs kept.
+  const auto r = run_symmesh("plan --op mm --a 6x8 --b 8x12 --mesh 4 --in 'S(1)' 'S(0)' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["op"], "mm");
+  EXPECT_EQ(j["mesh"], nlohmann::json::array({4}));
+  EXPECT_EQ(j["cost_model"], "dtensor");
+  EXPECT_EQ(j["chosen"]["output_placements"], nlohmann::json::array({"P(sum)"}));
+  EXPECT_EQ(j["chosen"]["input_placements"], nlohmann::json::parse(R"j([["S(1)"],["S(0)"]])j"));
+  EXPECT_EQ(j["chosen"]["cost_us"], 0.0);
+  EXPECT_TRUE(j["chosen"]["redistributions"].empty());
+  EXPECT_EQ(j["candidates"].size(), 8u);  // R, [P,S1,S0], [S0,S0,R], [S1,R,S1], 4 linearity
+  EXPECT_EQ(j["inputs"][0]["shape"], nlohmann::json::array({6, 8}));
+  EXPECT_EQ(j["inputs"][1]["placements"], nlohmann::json::array({"S(0)"}));
+}
+
+TEST(PlanCommand, JsonStepCarriesCollectiveBytesAndCost) {
+  // a S(0) x b S(0) on 4 ranks: the cheapest strategy is [S0,S0,R], all-gathering b.
+  // b = 8x12 fp32 = 384 B; each rank holds 96 B and sends 3 x 96 = 288 B in a ring.
+  // DTensor cost: 6.6 + 3*0.6 + 1e6 * (384/2^30) * 3/4 / 87.7 = 8.4031 us.
+  const auto r = run_symmesh("plan --op mm --a 6x8 --b 8x12 --mesh 4 --in 'S(0)' 'S(0)' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["chosen"]["redistributions"].size(), 1u);
+  const auto& redist = j["chosen"]["redistributions"][0];
+  EXPECT_EQ(redist["input"], 1);
+  EXPECT_EQ(redist["from"], nlohmann::json::array({"S(0)"}));
+  EXPECT_EQ(redist["to"], nlohmann::json::array({"R"}));
+  const auto& step = redist["steps"][0];
+  EXPECT_EQ(step["mesh_dim"], 0);
+  EXPECT_EQ(step["collective"], "all_gather");
+  EXPECT_EQ(step["bytes"], 288);
+  EXPECT_NEAR(step["cost_us"].get<double>(), 8.4031, 1e-3);
+}
+
+TEST(PlanCommand, HumanOutputNamesTheChoiceAndExplainListsCandidates) {
+  const auto r = run_symmesh(
+      "plan --op mm --a 64x32 --b 32x64 --mesh 2x2x2 --in 'S(0),R,R' 'R,R,R' --explain");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("a S(0),R,R  b R,R,R  ->  out S(0),R,R"));
+  EXPECT_THAT(r.out, HasSubstr("512 of 512 kept"));
+  EXPECT_THAT(r.out, HasSubstr("<- chosen"));
+}
+
+TEST(PlanCommand, VersionAndHelp) {
+  const auto v = run_symmesh("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_THAT(v.out, HasSubstr("symmesh 0.1.0"));
+  const auto h = run_symmesh("--help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_THAT(h.out, HasSubstr("plan"));
+}
+
+struct BadPlanCase {
+  const char* args;
+  const char* needle;  // what the message must name
+};
+
+class PlanCommandBadInput : public ::testing::TestWithParam<BadPlanCase> {};
+
+TEST_P(PlanCommandBadInput, ExitsTwoNamingTheArgument) {
+  const auto r = run_symmesh(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(GetParam().needle));
+  EXPECT_TRUE(r.out.empty()) << "nothing half-written on stdout: " << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PlanCommandBadInput,
+    ::testing::Values(
+        BadPlanCase{"plan --op conv --a 6x8 --b 8x12 --mesh 4 --in R R", "--op"},
+        BadPlanCase{"plan --op mm --a 6x8x2 --b 8x12 --mesh 4 --in R R", "--a"},
+        BadPlanCase{"plan --op bmm --a 6x8 --b 8x12 --mesh 4 --in R R", "3-D"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 9x12 --mesh 4 --in R R", "inner dims"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 2x2 --in R R", "placements"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 4 --in 'S(2)' R", "beyond the rank"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 4 --in R R --dtype fp12", "--dtype"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 4 --in 'P(max)' R", "max"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 0x2 --in R,R R,R", "--mesh"},
+        BadPlanCase{"plan --op mm --a 6x-8 --b 8x12 --mesh 4 --in R R", "--a"},
+        BadPlanCase{"plan --op addmm --a 6x8 --b 8x12 --mesh 4 --in R R", "--bias"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 4 --in R R --bias 12", "--bias"},
+        BadPlanCase{"plan --op addmm --a 6x8 --b 8x12 --bias 7 --bias-in R --mesh 4 --in R R",
+                    "broadcast"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 4 --in R", "--in"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 4 --in R R --cost-model magic",
+                    "--cost-model"},
+        BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 4 --in R R --gpus-per-host 0",
+                    "--gpus-per-host"},
+        BadPlanCase{"plan --op mm --b 8x12 --mesh 4 --in R R", "--a"},
+        BadPlanCase{"frobnicate", "frobnicate"}));
