@@ -16,12 +16,15 @@ void require_non_negative(double value, const char* field) {
 }  // namespace
 
 void ClusterSpec::validate() const {
-  if (nodes < 1) throw InvalidArgument("must be >= 1, got " + std::to_string(nodes), "cluster.nodes");
+  if (nodes < 1)
+    throw InvalidArgument("must be >= 1, got " + std::to_string(nodes), "cluster.nodes");
   if (gpus_per_node < 1)
-    throw InvalidArgument("must be >= 1, got " + std::to_string(gpus_per_node), "cluster.gpus_per_node");
+    throw InvalidArgument("must be >= 1, got " + std::to_string(gpus_per_node),
+                          "cluster.gpus_per_node");
   if (static_cast<long long>(nodes) * gpus_per_node > (1 << 24))
     throw InvalidArgument("more than 16,777,216 GPUs", "cluster");
-  if (gpu.peak_flops_per_s.empty()) throw InvalidArgument("needs at least one dtype", "cluster.gpu.peak");
+  if (gpu.peak_flops_per_s.empty())
+    throw InvalidArgument("needs at least one dtype", "cluster.gpu.peak");
   for (const auto& [key, value] : gpu.peak_flops_per_s)
     if (!(value > 0)) throw InvalidArgument("peak for " + key + " must be > 0", "cluster.gpu.peak");
   require_positive(gpu.memory_capacity_bytes, "cluster.gpu.memory.capacity");
@@ -39,8 +42,9 @@ void ClusterSpec::validate() const {
       throw InvalidArgument("must be >= 1", "cluster.inter_node.nics_per_node");
     if (inter_node.kind == "rail" && inter_node.nics_per_node != gpus_per_node)
       throw InvalidArgument("a rail-optimised network has one NIC per GPU: nics_per_node (" +
-                                std::to_string(inter_node.nics_per_node) + ") must equal gpus_per_node (" +
-                                std::to_string(gpus_per_node) + ")",
+                                std::to_string(inter_node.nics_per_node) +
+                                ") must equal gpus_per_node (" + std::to_string(gpus_per_node) +
+                                ")",
                             "cluster.inter_node.nics_per_node");
     require_positive(inter_node.bandwidth_bytes_per_s, "cluster.inter_node.bandwidth");
     require_non_negative(inter_node.latency_s, "cluster.inter_node.latency");

@@ -44,9 +44,9 @@ void DeviceMesh::check_dim(int mesh_dim) const {
 
 void DeviceMesh::check_rank(int rank) const {
   if (rank < 0 || rank >= size_)
-    throw InvalidArgument("rank " + std::to_string(rank) + " out of range [0, " +
-                              std::to_string(size_) + ")",
-                          "DeviceMesh");
+    throw InvalidArgument(
+        "rank " + std::to_string(rank) + " out of range [0, " + std::to_string(size_) + ")",
+        "DeviceMesh");
 }
 
 int DeviceMesh::size(int mesh_dim) const {
@@ -61,9 +61,8 @@ int DeviceMesh::dim_index(std::string_view name) const {
   auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), index);
   if (ec == std::errc() && ptr == name.data() + name.size() && index >= 0 && index < ndim())
     return index;
-  throw InvalidArgument("unknown mesh dim '" + std::string(name) + "' (mesh " + to_string(*this) +
-                            ")",
-                        "DeviceMesh");
+  throw InvalidArgument(
+      "unknown mesh dim '" + std::string(name) + "' (mesh " + to_string(*this) + ")", "DeviceMesh");
 }
 
 std::vector<int> DeviceMesh::coordinates(int rank) const {
@@ -81,8 +80,8 @@ int DeviceMesh::rank(const std::vector<int>& coordinates) const {
   int r = 0;
   for (size_t d = 0; d < shape_.size(); ++d) {
     if (coordinates[d] < 0 || coordinates[d] >= shape_[d])
-      throw InvalidArgument("coordinate " + std::to_string(coordinates[d]) + " out of range on dim " +
-                                std::to_string(d),
+      throw InvalidArgument("coordinate " + std::to_string(coordinates[d]) +
+                                " out of range on dim " + std::to_string(d),
                             "DeviceMesh");
     r += coordinates[d] * strides_[d];
   }
@@ -109,7 +108,9 @@ std::vector<std::vector<int>> DeviceMesh::groups(int mesh_dim) const {
 std::string to_string(const DeviceMesh& mesh) {
   std::string out = join(mesh.shape(), "x", [](int n) { return std::to_string(n); });
   if (!mesh.dim_names().empty())
-    out.append(" (").append(join(mesh.dim_names(), ",", [](const std::string& s) { return s; })).append(")");
+    out.append(" (")
+        .append(join(mesh.dim_names(), ",", [](const std::string& s) { return s; }))
+        .append(")");
   return out;
 }
 

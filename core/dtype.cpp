@@ -26,7 +26,9 @@ constexpr std::array<DTypeInfo, 9> kTable{{
     {DType::int64, "int64", 8, "int64"},
 }};
 
-const DTypeInfo& info(DType dtype) { return kTable[static_cast<size_t>(dtype)]; }
+const DTypeInfo& info(DType dtype) {
+  return kTable[static_cast<size_t>(dtype)];
+}
 
 struct Alias {
   const char* text;
@@ -48,9 +50,15 @@ constexpr std::array<Alias, 11> kAliases{{
 
 }  // namespace
 
-int64_t element_size_bytes(DType dtype) { return info(dtype).size_bytes; }
-std::string to_string(DType dtype) { return info(dtype).name; }
-std::string peak_key(DType dtype) { return info(dtype).peak_key; }
+int64_t element_size_bytes(DType dtype) {
+  return info(dtype).size_bytes;
+}
+std::string to_string(DType dtype) {
+  return info(dtype).name;
+}
+std::string peak_key(DType dtype) {
+  return info(dtype).peak_key;
+}
 
 DType parse_dtype(std::string_view text, std::string_view where) {
   for (const auto& entry : kTable)

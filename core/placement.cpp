@@ -41,8 +41,7 @@ Call split_call(const std::string& text, const std::string& original, std::strin
 }  // namespace
 
 Placement Placement::shard(int dim) {
-  if (dim < 0)
-    throw InvalidArgument("shard dim must be >= 0, got " + std::to_string(dim), "Shard");
+  if (dim < 0) throw InvalidArgument("shard dim must be >= 0, got " + std::to_string(dim), "Shard");
   return Placement(Kind::shard, dim, ReduceOp::sum);
 }
 
@@ -63,7 +62,9 @@ bool Placement::operator==(const Placement& other) const {
   return true;
 }
 
-std::string to_string(ReduceOp op) { return op == ReduceOp::sum ? "sum" : "avg"; }
+std::string to_string(ReduceOp op) {
+  return op == ReduceOp::sum ? "sum" : "avg";
+}
 
 std::string to_string(const Placement& placement) {
   switch (placement.kind()) {
@@ -110,9 +111,9 @@ Placement parse_placement(std::string_view text, std::string_view where) {
   if (call.name == "P" || call.name == "Partial") {
     if (call.arg.empty() || call.arg == "sum") return Placement::partial(ReduceOp::sum);
     if (call.arg == "avg") return Placement::partial(ReduceOp::avg);
-    throw Unsupported("partial reduce op '" + call.arg + "' in '" + original +
-                          "' is not supported (sum or avg)",
-                      std::string(where));
+    throw Unsupported(
+        "partial reduce op '" + call.arg + "' in '" + original + "' is not supported (sum or avg)",
+        std::string(where));
   }
   throw InvalidArgument("unknown placement '" + original + "' (expected S(d), R, P(sum) or P(avg))",
                         std::string(where));
@@ -133,8 +134,8 @@ Placements parse_placements(std::string_view text, std::string_view where) {
     if (c == ',' && depth == 0) {
       const std::string item = compact.substr(start, i - start);
       const std::string item_where = std::string(where) + "[" + std::to_string(out.size()) + "]";
-      if (item.empty()) throw InvalidArgument("empty placement in list '" + std::string(text) + "'",
-                                              item_where);
+      if (item.empty())
+        throw InvalidArgument("empty placement in list '" + std::string(text) + "'", item_where);
       out.push_back(parse_placement(item, item_where));
       start = i + 1;
     }

@@ -24,8 +24,8 @@ class Placement {
   bool is_shard(int dim) const { return kind_ == Kind::shard && dim_ == dim; }
   bool is_replicate() const { return kind_ == Kind::replicate; }
   bool is_partial() const { return kind_ == Kind::partial; }
-  int shard_dim() const;        // only for shards
-  ReduceOp reduce_op() const;   // only for partials
+  int shard_dim() const;       // only for shards
+  ReduceOp reduce_op() const;  // only for partials
 
   bool operator==(const Placement& other) const;
   bool operator!=(const Placement& other) const { return !(*this == other); }

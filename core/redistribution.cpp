@@ -6,12 +6,18 @@ namespace symmesh {
 
 std::string to_string(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::all_to_all: return "all_to_all";
-    case CollectiveKind::local_chunk: return "local_chunk";
-    case CollectiveKind::local_partial: return "local_partial";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::local_chunk:
+      return "local_chunk";
+    case CollectiveKind::local_partial:
+      return "local_partial";
   }
   return "?";
 }
@@ -83,9 +89,9 @@ Redistribution plan_redistribution(const TensorSpec& src, const Placements& dst,
   for (const Transition& t : plan_transitions(src.placements, dst)) {
     const auto kind = transition_collective(t.from, t.to);
     if (!kind)
-      throw InvalidArgument("cannot redistribute " + to_string(t.from) + " to " +
-                                to_string(t.to) + " on mesh dim " + std::to_string(t.mesh_dim) +
-                                " (" + to_string(src.placements) + " -> " + to_string(dst) + ")",
+      throw InvalidArgument("cannot redistribute " + to_string(t.from) + " to " + to_string(t.to) +
+                                " on mesh dim " + std::to_string(t.mesh_dim) + " (" +
+                                to_string(src.placements) + " -> " + to_string(dst) + ")",
                             "redistribution");
     const int64_t n = mesh.size(t.mesh_dim);
     TensorSpec after = current;

@@ -23,9 +23,15 @@ struct SourceLocation {
 };
 
 enum class WorkloadKind {
-  mm, bmm, addmm, baddbmm,                               // matrix ops (planned)
-  put_signal,                                            // one-sided transfer
-  all_gather, reduce_scatter, all_reduce, all_to_all,    // collectives over one mesh dim
+  mm,
+  bmm,
+  addmm,
+  baddbmm,     // matrix ops (planned)
+  put_signal,  // one-sided transfer
+  all_gather,
+  reduce_scatter,
+  all_reduce,
+  all_to_all,  // collectives over one mesh dim
 };
 std::string to_string(WorkloadKind kind);
 bool is_matmul(WorkloadKind kind);
@@ -48,9 +54,9 @@ struct WorkloadOp {
 };
 
 struct SweepSpec {
-  std::vector<int> nodes;                      // node counts to try
-  bool mesh_auto = false;                      // every factorisation of the GPU count
-  std::vector<std::vector<int>> mesh_shapes;   // or these shapes
+  std::vector<int> nodes;                     // node counts to try
+  bool mesh_auto = false;                     // every factorisation of the GPU count
+  std::vector<std::vector<int>> mesh_shapes;  // or these shapes
 };
 
 struct ObjectiveSpec {

@@ -33,8 +33,7 @@ Shape parse_shape(std::string_view text, std::string_view where) {
       auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
       if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
         throw InvalidArgument("shape '" + s + "' is not of the form 64x32", std::string(where));
-      if (value < 1)
-        throw InvalidArgument("shape '" + s + "' has a dim < 1", std::string(where));
+      if (value < 1) throw InvalidArgument("shape '" + s + "' has a dim < 1", std::string(where));
       if (total > limit / value)
         throw InvalidArgument("shape '" + s + "' is too large: its byte count overflows 64 bits",
                               std::string(where));
@@ -56,7 +55,8 @@ Chunk chunk_of(int64_t dim_size, int64_t num_chunks, int64_t index) {
 void TensorSpec::validate(const DeviceMesh& mesh, std::string_view where) const {
   if (shape.empty()) throw InvalidArgument("tensor has no dims", std::string(where));
   for (int64_t d : shape)
-    if (d < 1) throw InvalidArgument("shape " + to_string(shape) + " has a dim < 1", std::string(where));
+    if (d < 1)
+      throw InvalidArgument("shape " + to_string(shape) + " has a dim < 1", std::string(where));
   if (static_cast<int>(placements.size()) != mesh.ndim())
     throw InvalidArgument(std::to_string(placements.size()) + " placements (" +
                               symmesh::to_string(placements) + ") for a " +

@@ -1,7 +1,7 @@
 #include "sim/simgrid_info.hpp"
 
-#include <simgrid/s4u/Engine.hpp>  // brings the macros simgrid/version.h relies on
 #include <simgrid/version.h>
+#include <simgrid/s4u/Engine.hpp>  // brings the macros simgrid/version.h relies on
 
 namespace symmesh::sim {
 

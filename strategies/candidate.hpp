@@ -14,15 +14,15 @@ namespace symmesh::strategies {
 constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
 
 struct Candidate {
-  int index = 0;                        // position in DTensor's enumeration
-  std::vector<int> rule_per_mesh_dim;   // which single-dim rule each mesh dim uses
+  int index = 0;                       // position in DTensor's enumeration
+  std::vector<int> rule_per_mesh_dim;  // which single-dim rule each mesh dim uses
   Placements output_placements;
   std::vector<Placements> input_placements;  // one list per input, op input order
-  std::string filtered;                 // why DTensor drops it; empty when kept
+  std::string filtered;                      // why DTensor drops it; empty when kept
   // Filled by a cost model:
-  std::vector<double> input_cost_us;    // per input, redistribution cost
-  double compute_us = 0;                // local compute (models that price it)
-  double cost_us = kInfiniteCost;       // what selection minimises
+  std::vector<double> input_cost_us;  // per input, redistribution cost
+  double compute_us = 0;              // local compute (models that price it)
+  double cost_us = kInfiniteCost;     // what selection minimises
 
   bool kept() const { return filtered.empty(); }
 };

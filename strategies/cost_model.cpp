@@ -11,7 +11,9 @@ void CostModelOptions::validate() const {
                           "--gpus-per-host");
 }
 
-std::vector<std::string> cost_model_names() { return {"dtensor", "analytic", "simulated"}; }
+std::vector<std::string> cost_model_names() {
+  return {"dtensor", "analytic", "simulated"};
+}
 
 std::unique_ptr<CostModel> make_cost_model(std::string_view name, const CostModelOptions& options) {
   options.validate();
@@ -20,9 +22,9 @@ std::unique_ptr<CostModel> make_cost_model(std::string_view name, const CostMode
     throw Unsupported("cost model '" + std::string(name) +
                           "' is not built yet (it arrives with capacity planning); use dtensor",
                       "--cost-model");
-  throw InvalidArgument("unknown cost model '" + std::string(name) +
-                            "' (expected dtensor, analytic or simulated)",
-                        "--cost-model");
+  throw InvalidArgument(
+      "unknown cost model '" + std::string(name) + "' (expected dtensor, analytic or simulated)",
+      "--cost-model");
 }
 
 }  // namespace symmesh::strategies

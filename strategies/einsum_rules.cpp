@@ -18,9 +18,8 @@ void check_letters(const std::string& dims, std::string_view equation) {
   std::set<char> seen;
   for (char c : dims)
     if (!std::isalpha(static_cast<unsigned char>(c)) || !seen.insert(c).second)
-      throw InvalidArgument("einsum '" + std::string(equation) +
-                                "' needs distinct letters per tensor",
-                            "einsum");
+      throw InvalidArgument(
+          "einsum '" + std::string(equation) + "' needs distinct letters per tensor", "einsum");
 }
 
 }  // namespace
@@ -39,9 +38,8 @@ EinsumEquation parse_einsum(std::string_view equation) {
   check_letters(eq.out, equation);
   for (char c : eq.out)
     if (index_of(eq.lhs, c) < 0 && index_of(eq.rhs, c) < 0)
-      throw InvalidArgument("einsum '" + text + "': output dim '" + std::string(1, c) +
-                                "' is in no input",
-                            "einsum");
+      throw InvalidArgument(
+          "einsum '" + text + "': output dim '" + std::string(1, c) + "' is in no input", "einsum");
   return eq;
 }
 

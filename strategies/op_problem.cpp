@@ -6,10 +6,14 @@ namespace symmesh::strategies {
 
 std::string to_string(OpKind op) {
   switch (op) {
-    case OpKind::mm: return "mm";
-    case OpKind::bmm: return "bmm";
-    case OpKind::addmm: return "addmm";
-    case OpKind::baddbmm: return "baddbmm";
+    case OpKind::mm:
+      return "mm";
+    case OpKind::bmm:
+      return "bmm";
+    case OpKind::addmm:
+      return "addmm";
+    case OpKind::baddbmm:
+      return "baddbmm";
   }
   return "?";
 }
@@ -17,11 +21,14 @@ std::string to_string(OpKind op) {
 OpKind parse_op(std::string_view text, std::string_view where) {
   for (OpKind op : {OpKind::mm, OpKind::bmm, OpKind::addmm, OpKind::baddbmm})
     if (text == to_string(op)) return op;
-  throw InvalidArgument("unknown op '" + std::string(text) + "' (expected mm, bmm, addmm or baddbmm)",
-                        std::string(where));
+  throw InvalidArgument(
+      "unknown op '" + std::string(text) + "' (expected mm, bmm, addmm or baddbmm)",
+      std::string(where));
 }
 
-bool has_bias(OpKind op) { return op == OpKind::addmm || op == OpKind::baddbmm; }
+bool has_bias(OpKind op) {
+  return op == OpKind::addmm || op == OpKind::baddbmm;
+}
 
 std::vector<std::string> input_names(OpKind op) {
   if (has_bias(op)) return {"bias", "a", "b"};
@@ -57,23 +64,21 @@ void OpProblem::validate() const {
                               (batched ? "second" : "first") + ")",
                           "--b");
   if (batched && a.shape[0] != b.shape[0])
-    throw InvalidArgument("batch dims differ: a is " + to_string(a.shape) + ", b is " +
-                              to_string(b.shape),
-                          "--b");
+    throw InvalidArgument(
+        "batch dims differ: a is " + to_string(a.shape) + ", b is " + to_string(b.shape), "--b");
   if (has_bias(op)) {
     const Shape out = output_shape();
     const Shape& bias = inputs[0].shape;
     if (bias.size() > out.size())
-      throw InvalidArgument("bias " + to_string(bias) + " has more dims than the output " +
-                                to_string(out),
-                            "--bias");
+      throw InvalidArgument(
+          "bias " + to_string(bias) + " has more dims than the output " + to_string(out), "--bias");
     // Broadcasting from the right: each bias dim is 1 or equal to the output's.
     for (size_t i = 1; i <= bias.size(); ++i) {
       const int64_t bd = bias[bias.size() - i];
       if (bd != 1 && bd != out[out.size() - i])
-        throw InvalidArgument("bias " + to_string(bias) + " does not broadcast to the output " +
-                                  to_string(out),
-                              "--bias");
+        throw InvalidArgument(
+            "bias " + to_string(bias) + " does not broadcast to the output " + to_string(out),
+            "--bias");
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -24,7 +24,8 @@ std::vector<Rule> with_bias(std::vector<Rule> rules, const Shape& out, const Sha
 
 }  // namespace
 
-Placement bias_placement(const Placement& output, const Shape& output_shape, const Shape& bias_shape) {
+Placement bias_placement(const Placement& output, const Shape& output_shape,
+                         const Shape& bias_shape) {
   if (!output.is_shard()) return output;
   const int out_dim = output.shard_dim();
   // Align from the right, as broadcasting does.

@@ -11,7 +11,8 @@ namespace symmesh::strategies {
 // The bias placement DTensor derives from an output placement: output dims the bias lacks
 // (broadcast) or where it has size 1 become R; a shard is re-indexed into the bias;
 // Partial and Replicate are copied.
-Placement bias_placement(const Placement& output, const Shape& output_shape, const Shape& bias_shape);
+Placement bias_placement(const Placement& output, const Shape& output_shape,
+                         const Shape& bias_shape);
 
 // Rules for `problem`'s op, given whether any of its inputs is sharded (placeholders).
 std::vector<Rule> op_single_dim_rules(const OpProblem& problem);

@@ -10,8 +10,8 @@ int Plan::kept_count() const {
   return n;
 }
 
-LocalCompute local_compute_of(const OpProblem& problem, const std::vector<Placements>& input_placements,
-                              int rank) {
+LocalCompute local_compute_of(const OpProblem& problem,
+                              const std::vector<Placements>& input_placements, int rank) {
   TensorSpec a = problem.inputs[problem.lhs_index()];
   TensorSpec b = problem.inputs[problem.rhs_index()];
   a.placements = input_placements[problem.lhs_index()];

@@ -32,8 +32,8 @@ struct PlannedRedistribution {
 struct Plan {
   OpProblem problem;
   std::string cost_model;
-  std::vector<Candidate> candidates;  // every candidate, filtered ones included
-  int chosen = 0;                     // position in `candidates`
+  std::vector<Candidate> candidates;                   // every candidate, filtered ones included
+  int chosen = 0;                                      // position in `candidates`
   std::vector<PlannedRedistribution> redistributions;  // inputs that change, in input order
   std::vector<LocalCompute> local_compute;             // one per rank
 
@@ -46,7 +46,7 @@ struct Plan {
 Plan build_plan(const OpProblem& problem, const CostModel& model);
 
 // The local matmul of `rank` when the inputs take `input_placements`.
-LocalCompute local_compute_of(const OpProblem& problem, const std::vector<Placements>& input_placements,
-                              int rank);
+LocalCompute local_compute_of(const OpProblem& problem,
+                              const std::vector<Placements>& input_placements, int rank);
 
 }  // namespace symmesh::strategies

@@ -28,7 +28,8 @@ std::vector<std::string> scan(const std::filesystem::path& dir) {
     std::ifstream in(entry.path());
     std::stringstream ss;
     ss << in.rdbuf();
-    for (const auto& hit : forbidden_includes(ss.str())) hits.push_back(entry.path().string() + ": " + hit);
+    for (const auto& hit : forbidden_includes(ss.str()))
+      hits.push_back(entry.path().string() + ": " + hit);
   }
   return hits;
 }
@@ -46,10 +47,11 @@ TEST(Layering, DetectorCatchesForbiddenIncludes) {
 TEST(Layering, CoreAndStrategiesNameNoBackendHeader) {
   for (const char* dir : {"core", "strategies"}) {
     const auto hits = scan(std::filesystem::path(SYMMESH_SOURCE_DIR) / dir);
-    EXPECT_TRUE(hits.empty()) << dir << " includes a backend header:\n" << [&] {
-      std::string all;
-      for (const auto& h : hits) all += "  " + h + "\n";
-      return all;
-    }();
+    EXPECT_TRUE(hits.empty()) << dir << " includes a backend header:\n"
+                              << [&] {
+                                   std::string all;
+                                   for (const auto& h : hits) all += "  " + h + "\n";
+                                   return all;
+                                 }();
   }
 }

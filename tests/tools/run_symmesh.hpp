@@ -1,13 +1,13 @@
 #pragma once
 // Runs the built symmesh binary as a user would and captures what it printed.
+#include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
-#include <sys/wait.h>
 
 namespace symmesh::testing {
 
@@ -32,8 +32,8 @@ inline RunResult run_symmesh(const std::string& args) {
   const int err_fd = mkstemp(err_path);
   close(out_fd);
   close(err_fd);
-  const std::string command = std::string(SYMMESH_BINARY) + " " + args + " >" + out_path + " 2>" +
-                              err_path + " </dev/null";
+  const std::string command =
+      std::string(SYMMESH_BINARY) + " " + args + " >" + out_path + " 2>" + err_path + " </dev/null";
   const int status = std::system(command.c_str());
   RunResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -15,7 +15,8 @@ OpProblem mm_problem(std::vector<int> mesh_shape, Placements a, Placements b) {
   OpProblem p;
   p.op = OpKind::mm;
   p.mesh = DeviceMesh(mesh_shape);
-  p.inputs = {{{8192, 8192}, DType::bf16, std::move(a)}, {{8192, 28672}, DType::bf16, std::move(b)}};
+  p.inputs = {{{8192, 8192}, DType::bf16, std::move(a)},
+              {{8192, 28672}, DType::bf16, std::move(b)}};
   return p;
 }
 
@@ -31,7 +32,8 @@ void run(benchmark::State& state, const OpProblem& problem) {
 }
 
 void BM_mm_2x2x2(benchmark::State& state) {
-  run(state, mm_problem({2, 2, 2}, parse_placements("S(0),R,S(1)"), parse_placements("R,S(1),S(0)")));
+  run(state,
+      mm_problem({2, 2, 2}, parse_placements("S(0),R,S(1)"), parse_placements("R,S(1),S(0)")));
 }
 void BM_mm_2x2x2x2(benchmark::State& state) {
   run(state, mm_problem({2, 2, 2, 2}, parse_placements("S(0),R,S(1),R"),

@@ -32,17 +32,21 @@ strategies::OpProblem problem_from(const PlanArgs& args) {
   problem.mesh = parse_mesh(args.mesh, "--mesh");
   const DType dtype = parse_dtype(args.dtype, "--dtype");
   if (args.in.size() != 2)
-    throw InvalidArgument("give two placement lists, for a and b (e.g. --in 'S(0),R' 'R,R')", "--in");
+    throw InvalidArgument("give two placement lists, for a and b (e.g. --in 'S(0),R' 'R,R')",
+                          "--in");
   if (strategies::has_bias(problem.op)) {
     if (args.bias.empty()) throw InvalidArgument(args.op + " needs --bias SHAPE", "--bias");
-    if (args.bias_in.empty()) throw InvalidArgument(args.op + " needs --bias-in PLACEMENTS", "--bias-in");
+    if (args.bias_in.empty())
+      throw InvalidArgument(args.op + " needs --bias-in PLACEMENTS", "--bias-in");
     problem.inputs.push_back(
         {parse_shape(args.bias, "--bias"), dtype, parse_placements(args.bias_in, "--bias-in")});
   } else if (!args.bias.empty() || !args.bias_in.empty()) {
     throw InvalidArgument(args.op + " takes no bias (use addmm or baddbmm)", "--bias");
   }
-  problem.inputs.push_back({parse_shape(args.a, "--a"), dtype, parse_placements(args.in[0], "--in (a)")});
-  problem.inputs.push_back({parse_shape(args.b, "--b"), dtype, parse_placements(args.in[1], "--in (b)")});
+  problem.inputs.push_back(
+      {parse_shape(args.a, "--a"), dtype, parse_placements(args.in[0], "--in (a)")});
+  problem.inputs.push_back(
+      {parse_shape(args.b, "--b"), dtype, parse_placements(args.in[1], "--in (b)")});
   return problem;
 }
 

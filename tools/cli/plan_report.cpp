@@ -32,7 +32,8 @@ nlohmann::json cost_json(double cost_us) {
 
 std::string compute_text(const strategies::LocalCompute& c, bool batched) {
   std::string text = batched ? "batch=" + std::to_string(c.batch) + " " : "";
-  return text + "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k);
+  return text + "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
+         " k=" + std::to_string(c.k);
 }
 
 // "ranks 0-3,6" style list.
@@ -63,7 +64,8 @@ std::string plan_summary_text(const Plan& plan, int devices_per_host, bool expla
   const auto& problem = plan.problem;
   const auto names = strategies::input_names(problem.op);
   const Candidate& chosen = plan.chosen_candidate();
-  const bool batched = problem.op == strategies::OpKind::bmm || problem.op == strategies::OpKind::baddbmm;
+  const bool batched =
+      problem.op == strategies::OpKind::bmm || problem.op == strategies::OpKind::baddbmm;
 
   std::string out;
   out += "symmesh plan: " + to_string(problem.op);
@@ -83,12 +85,14 @@ std::string plan_summary_text(const Plan& plan, int devices_per_host, bool expla
     out += "redistributions: none (inputs are already in place)\n";
   } else {
     out += "redistributions:\n";
-    TextTable table({"input", "from", "to", "mesh dim", "step", "collective", "bytes/rank", "cost (us)"});
+    TextTable table(
+        {"input", "from", "to", "mesh dim", "step", "collective", "bytes/rank", "cost (us)"});
     for (const auto& r : plan.redistributions) {
       const auto& steps = r.redistribution.steps;
       for (size_t s = 0; s < steps.size(); ++s) {
         table.add_row({s == 0 ? names[r.input] : "", s == 0 ? to_string(r.redistribution.from) : "",
-                       s == 0 ? to_string(r.redistribution.to) : "", std::to_string(steps[s].mesh_dim),
+                       s == 0 ? to_string(r.redistribution.to) : "",
+                       std::to_string(steps[s].mesh_dim),
                        to_string(steps[s].from) + "->" + to_string(steps[s].to),
                        to_string(steps[s].collective), std::to_string(steps[s].bytes),
                        format_fixed(r.step_cost_us[s], 3)});
@@ -119,8 +123,9 @@ std::string plan_summary_text(const Plan& plan, int devices_per_host, bool expla
   if (explain) {
     std::vector<const Candidate*> kept, dropped;
     for (const auto& c : plan.candidates) (c.kept() ? kept : dropped).push_back(&c);
-    std::stable_sort(kept.begin(), kept.end(),
-                     [](const Candidate* x, const Candidate* y) { return x->cost_us < y->cost_us; });
+    std::stable_sort(kept.begin(), kept.end(), [](const Candidate* x, const Candidate* y) {
+      return x->cost_us < y->cost_us;
+    });
     std::vector<std::string> headers{"#", "out"};
     for (const auto& n : names) headers.push_back(n);
     headers.push_back("cost (us)");

@@ -9,9 +9,12 @@ namespace {
 
 bool looks_numeric(const std::string& cell) {
   if (cell.empty()) return false;
-  return std::all_of(cell.begin(), cell.end(), [](char c) {
-    return (c >= '0' && c <= '9') || c == '.' || c == '-' || c == 'e' || c == '+';
-  }) || cell == "inf";
+  return std::all_of(cell.begin(), cell.end(),
+                     [](char c) {
+                       return (c >= '0' && c <= '9') || c == '.' || c == '-' || c == 'e' ||
+                              c == '+';
+                     }) ||
+         cell == "inf";
 }
 
 }  // namespace
@@ -28,7 +31,8 @@ std::string TextTable::render(const std::string& indent) const {
   std::vector<size_t> width(headers_.size(), 0);
   for (size_t c = 0; c < headers_.size(); ++c) width[c] = headers_[c].size();
   for (const auto& row : rows_)
-    for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
 
   auto line = [&](const std::vector<std::string>& cells, bool header) {
     std::string out = indent;
