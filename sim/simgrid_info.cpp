@@ -1,7 +1,9 @@
 #include "sim/simgrid_info.hpp"
 
+// simgrid/version.h relies on macros from xbt/base.h without including it.
+#include <xbt/base.h>
+
 #include <simgrid/version.h>
-#include <simgrid/s4u/Engine.hpp>  // brings the macros simgrid/version.h relies on
 
 namespace symmesh::sim {
 
