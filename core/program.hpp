@@ -57,6 +57,9 @@ struct ReduceWork {
   int64_t elements = 0;
   BufferRef dst, src;
   double scale = 1.0;  // applied to the result, e.g. 1/n for an average
+  // Fused into the transfer that delivered `src`, as NCCL's kernels reduce while they
+  // copy at HBM speed far above the link's: costs no separate time (data still reduced).
+  bool fused_with_transfer = false;
 };
 // A 2-D strided copy: `rows` rows of `row_bytes`, source rows `src_stride_bytes` apart,
 // destination rows `dst_stride_bytes` apart (re-layout between shard dims, concat/split).
