@@ -61,14 +61,20 @@ struct ReduceWork {
   // copy at HBM speed far above the link's: costs no separate time (data still reduced).
   bool fused_with_transfer = false;
 };
-// A 2-D strided copy: `rows` rows of `row_bytes`, source rows `src_stride_bytes` apart,
-// destination rows `dst_stride_bytes` apart (re-layout between shard dims, concat/split).
+// A strided box copy of up to three levels: `planes` × `rows` runs of `row_bytes`, with
+// source/destination strides per level. It moves any sub-box of a row-major tensor of
+// rank <= 3 in one operation (re-layout between shard dims, concat/split, padding), and a
+// stride of 0 broadcasts (a bias row copied into every row of an output).
 struct CopyWork {
   BufferRef dst, src;
+  int64_t planes = 1;
   int64_t rows = 1;
   int64_t row_bytes = 0;
-  int64_t src_stride_bytes = 0;
+  int64_t src_plane_stride_bytes = 0;
+  int64_t dst_plane_stride_bytes = 0;
+  int64_t src_stride_bytes = 0;  // between rows
   int64_t dst_stride_bytes = 0;
+  int64_t bytes() const { return planes * rows * row_bytes; }
 };
 
 struct OpLabel {

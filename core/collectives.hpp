@@ -1,0 +1,62 @@
+#pragma once
+// Collectives written once over the one-sided primitives (put_signal / wait_signal) plus
+// local compute, over one group (for plans: the ranks along one mesh dim). Every backend
+// runs exactly these algorithms. `bytes` follows nccl-tests: the whole buffer on each
+// rank (all-gather: the gathered output; reduce-scatter: the input; all-reduce and
+// all-to-all: the buffer). With p ranks the chunk is c = ceil(bytes / p): uneven
+// buffers are padded to equal chunks, as NCCL requires and DTensor does.
+//
+// Data layout, for callers that carry bytes: each collective works in a symmetric
+// `data` buffer of p·c bytes per rank (allocated here unless given):
+//   all-gather:     before, rank i's chunk sits at data[i·c, (i+1)·c); after, all chunks.
+//   reduce-scatter: before, the whole partial buffer; after, rank i's slot i is reduced.
+//   all-reduce:     before, the partial buffer; after, the reduced buffer everywhere.
+//   all-to-all:     before, slot j holds what goes to peer j; after, `result` slot j
+//                   (j != i) holds what peer j sent. Rank i's own chunk is not copied:
+//                   it stays in data slot i, which the caller reads from there.
+// Closed forms on uncontended links of latency α and bandwidth β (what the tests check):
+//   ring all-gather / reduce-scatter: (p-1)(α + c/β); all-reduce: 2(p-1)(α + c/β);
+//   all-to-all (pairwise exchange, one peer per step): (p-1)(α + c/β).
+#include <cstdint>
+#include <string>
+
+#include "core/placement.hpp"
+#include "core/program.hpp"
+
+namespace symmesh {
+
+struct CollectiveSpec {
+  GroupId group = -1;
+  int64_t bytes = 0;
+  DType dtype = DType::fp32;        // element type, for reductions
+  ReduceOp op = ReduceOp::sum;      // avg divides by p at the end
+  std::string stream = "comm";      // the stream (by name) on every member
+  std::string name = "collective";  // label name of every op (e.g. the workload op)
+
+  // ceil(bytes / p), rounded up to whole elements.
+  int64_t chunk_bytes(int group_size) const;
+};
+
+struct CollectiveBuffers {
+  SymmetricHandle data;     // see the layout above
+  SymmetricHandle staging;  // reduce-scatter receive slots; all-to-all receive slots
+  SymmetricHandle result;   // where the result lives (data, or staging for all-to-all)
+  int64_t chunk_bytes = 0;
+};
+
+// Each returns the buffers it used. Passing `data` (of at least p·c bytes, over the same
+// group) lets the caller fill it first; otherwise one is allocated.
+CollectiveBuffers ring_all_gather(Program& program, const CollectiveSpec& spec,
+                                  SymmetricHandle data = {});
+CollectiveBuffers ring_reduce_scatter(Program& program, const CollectiveSpec& spec,
+                                      SymmetricHandle data = {});
+CollectiveBuffers ring_all_reduce(Program& program, const CollectiveSpec& spec,
+                                  SymmetricHandle data = {});
+CollectiveBuffers pairwise_all_to_all(Program& program, const CollectiveSpec& spec,
+                                      SymmetricHandle data = {});
+
+// Releases what a collective allocated (appended to every member's stream).
+void free_collective_buffers(Program& program, const CollectiveBuffers& buffers,
+                             const std::string& stream);
+
+}  // namespace symmesh
