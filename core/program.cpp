@@ -242,10 +242,15 @@ void Program::reduce(int rank, StreamId stream, const ReduceWork& work, OpLabel 
 void Program::copy(int rank, StreamId stream, const CopyWork& work, OpLabel label) {
   check_range(rank, work.dst, "copy dst");
   check_range(rank, work.src, "copy src");
-  if (work.rows < 0 || work.row_bytes < 0 ||
-      (work.rows > 0 &&
-       ((work.rows - 1) * work.src_stride_bytes + work.row_bytes > work.src.size_bytes ||
-        (work.rows - 1) * work.dst_stride_bytes + work.row_bytes > work.dst.size_bytes)))
+  auto reach = [&](int64_t plane_stride, int64_t row_stride) {
+    return (work.planes - 1) * plane_stride + (work.rows - 1) * row_stride + work.row_bytes;
+  };
+  if (work.planes < 0 || work.rows < 0 || work.row_bytes < 0 || work.src_plane_stride_bytes < 0 ||
+      work.dst_plane_stride_bytes < 0 || work.src_stride_bytes < 0 || work.dst_stride_bytes < 0)
+    throw InvalidArgument("strided copy with a negative count or stride", "copy", rank);
+  if (work.planes > 0 && work.rows > 0 &&
+      (reach(work.src_plane_stride_bytes, work.src_stride_bytes) > work.src.size_bytes ||
+       reach(work.dst_plane_stride_bytes, work.dst_stride_bytes) > work.dst.size_bytes))
     throw InvalidArgument("strided copy reaches beyond its ranges", "copy", rank);
   StreamOp op;
   op.kind = StreamOp::Kind::copy;
