@@ -218,6 +218,14 @@ void Program::matmul(int rank, StreamId stream, const MatmulWork& work, OpLabel 
   need(work.a, work.batch * work.m * work.k, "a");
   need(work.b, work.batch * work.k * work.n, "b");
   need(work.c, work.batch * work.m * work.n, "c");
+  if (work.bias.id >= 0 && work.batch > 0 && work.m > 0 && work.n > 0) {
+    if (work.bias_batch_stride < 0 || work.bias_row_stride < 0 || work.bias_col_stride < 0)
+      throw InvalidArgument("negative bias stride", "matmul", rank);
+    need(work.bias,
+         (work.batch - 1) * work.bias_batch_stride + (work.m - 1) * work.bias_row_stride +
+             (work.n - 1) * work.bias_col_stride + 1,
+         "bias");
+  }
   StreamOp op;
   op.kind = StreamOp::Kind::matmul;
   op.label = std::move(label);

@@ -48,6 +48,11 @@ struct MatmulWork {
   DType dtype = DType::fp32;
   BufferRef a, b, c;
   bool accumulate = false;  // c += a@b instead of c = a@b
+  // Optional bias added to every product (addmm/baddbmm): bias element of c[b][i][j] is
+  // bias[b·bias_batch_stride + i·bias_row_stride + j·bias_col_stride] (strides in
+  // elements; 0 broadcasts). Unused when bias.id < 0.
+  BufferRef bias;
+  int64_t bias_batch_stride = 0, bias_row_stride = 0, bias_col_stride = 0;
   double flops() const { return 2.0 * batch * m * n * k; }
 };
 // dst[i] = (dst[i] + src[i]) * scale over `elements` of `dtype`: the reduction step of
