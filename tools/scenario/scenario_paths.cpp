@@ -1,6 +1,10 @@
-// Scenario loader home (yaml-cpp → symmesh::Scenario); filled by the scenario issue work.
-namespace symmesh::scenario {
-const char* shipped_scenarios_dir() {
+// Where the shipped scenarios live: the scenarios/ folder of the source tree.
+#include "tools/scenario/scenario_loader.hpp"
+
+namespace symmesh {
+
+std::string shipped_scenarios_dir() {
   return SYMMESH_SCENARIOS_DIR;
 }
-}  // namespace symmesh::scenario
+
+}  // namespace symmesh
