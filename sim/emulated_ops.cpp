@@ -1,0 +1,145 @@
+#include "sim/emulated_ops.hpp"
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "sim/half_precision.hpp"
+
+namespace symmesh::sim {
+namespace {
+
+// Typed loads and stores through memcpy: emulated buffers carry arbitrary byte offsets.
+template <typename T>
+std::vector<T> load(const unsigned char* p, int64_t count) {
+  std::vector<T> out(static_cast<size_t>(count));
+  if (count > 0) std::memcpy(out.data(), p, static_cast<size_t>(count) * sizeof(T));
+  return out;
+}
+template <typename T>
+void store(unsigned char* p, const std::vector<T>& values) {
+  if (!values.empty()) std::memcpy(p, values.data(), values.size() * sizeof(T));
+}
+
+// Values of a floating dtype widened to Wide (float for 16-bit types) and narrowed back.
+template <typename Wide>
+std::vector<Wide> load_wide(DType dtype, const unsigned char* p, int64_t count) {
+  if (dtype == DType::bf16 || dtype == DType::fp16) {
+    const auto bits = load<uint16_t>(p, count);
+    std::vector<Wide> out(bits.size());
+    for (size_t i = 0; i < bits.size(); ++i)
+      out[i] = dtype == DType::bf16 ? bf16_to_float(bits[i]) : fp16_to_float(bits[i]);
+    return out;
+  }
+  return load<Wide>(p, count);
+}
+template <typename Wide>
+void store_wide(DType dtype, unsigned char* p, const std::vector<Wide>& values) {
+  if (dtype == DType::bf16 || dtype == DType::fp16) {
+    std::vector<uint16_t> bits(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      const float v = static_cast<float>(values[i]);
+      bits[i] = dtype == DType::bf16 ? float_to_bf16(v) : float_to_fp16(v);
+    }
+    store(p, bits);
+    return;
+  }
+  store(p, values);
+}
+
+[[noreturn]] void unsupported(DType dtype, const char* op) {
+  throw Unsupported("emulating " + std::string(op) + " in " + to_string(dtype) +
+                        " is not supported (fp32, fp64, bf16, fp16" +
+                        (std::string(op) == "reduce" ? ", int32, int64" : "") + ")",
+                    "sim emulation");
+}
+
+template <typename T>
+void matmul_as(const MatmulWork& w, const unsigned char* a, const unsigned char* b,
+               unsigned char* c) {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const auto av = load_wide<T>(w.dtype, a, w.batch * w.m * w.k);
+  const auto bv = load_wide<T>(w.dtype, b, w.batch * w.k * w.n);
+  auto cv = w.accumulate ? load_wide<T>(w.dtype, c, w.batch * w.m * w.n)
+                         : std::vector<T>(static_cast<size_t>(w.batch * w.m * w.n), T(0));
+  for (int64_t i = 0; i < w.batch; ++i) {
+    Eigen::Map<const Matrix> am(av.data() + i * w.m * w.k, w.m, w.k);
+    Eigen::Map<const Matrix> bm(bv.data() + i * w.k * w.n, w.k, w.n);
+    Eigen::Map<Matrix> cm(cv.data() + i * w.m * w.n, w.m, w.n);
+    cm.noalias() += am * bm;
+  }
+  store_wide<T>(w.dtype, c, cv);
+}
+
+template <typename T>
+void reduce_as(const ReduceWork& w, unsigned char* dst, const unsigned char* src) {
+  const auto s = load_wide<T>(w.dtype, src, w.elements);
+  auto d = load_wide<T>(w.dtype, dst, w.elements);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<T>((d[i] + s[i]) * w.scale);
+  store_wide<T>(w.dtype, dst, d);
+}
+
+template <typename T>
+void reduce_integer(const ReduceWork& w, unsigned char* dst, const unsigned char* src) {
+  if (w.scale != 1.0)
+    throw Unsupported(
+        "an integer reduce with scale " + std::to_string(w.scale) + " (only 1 is emulated)",
+        "sim emulation");
+  const auto s = load<T>(src, w.elements);
+  auto d = load<T>(dst, w.elements);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<T>(d[i] + s[i]);
+  store(dst, d);
+}
+
+}  // namespace
+
+void emulate_matmul(const MatmulWork& work, const unsigned char* a, const unsigned char* b,
+                    unsigned char* c) {
+  switch (work.dtype) {
+    case DType::fp64:
+      return matmul_as<double>(work, a, b, c);
+    case DType::fp32:
+    case DType::bf16:
+    case DType::fp16:
+      return matmul_as<float>(work, a, b, c);
+    default:
+      unsupported(work.dtype, "matmul");
+  }
+}
+
+void emulate_reduce(const ReduceWork& work, unsigned char* dst, const unsigned char* src) {
+  switch (work.dtype) {
+    case DType::fp64:
+      return reduce_as<double>(work, dst, src);
+    case DType::fp32:
+    case DType::bf16:
+    case DType::fp16:
+      return reduce_as<float>(work, dst, src);
+    case DType::int32:
+      return reduce_integer<int32_t>(work, dst, src);
+    case DType::int64:
+      return reduce_integer<int64_t>(work, dst, src);
+    default:
+      unsupported(work.dtype, "reduce");
+  }
+}
+
+void emulate_copy(const CopyWork& w, unsigned char* dst, const unsigned char* src) {
+  if (w.bytes() <= 0) return;
+  // Gather every run first, then scatter: correct even when source and destination overlap.
+  std::vector<unsigned char> staged(static_cast<size_t>(w.bytes()));
+  size_t at = 0;
+  for (int64_t p = 0; p < w.planes; ++p)
+    for (int64_t r = 0; r < w.rows; ++r, at += static_cast<size_t>(w.row_bytes))
+      std::memcpy(staged.data() + at, src + p * w.src_plane_stride_bytes + r * w.src_stride_bytes,
+                  static_cast<size_t>(w.row_bytes));
+  at = 0;
+  for (int64_t p = 0; p < w.planes; ++p)
+    for (int64_t r = 0; r < w.rows; ++r, at += static_cast<size_t>(w.row_bytes))
+      std::memcpy(dst + p * w.dst_plane_stride_bytes + r * w.dst_stride_bytes, staged.data() + at,
+                  static_cast<size_t>(w.row_bytes));
+}
+
+}  // namespace symmesh::sim

@@ -1,0 +1,174 @@
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include "core/errors.hpp"
+#include "sim/compute_model.hpp"
+#include "sim/platform_builder.hpp"
+
+namespace symmesh::sim {
+
+namespace sg4 = simgrid::s4u;
+
+Simulation::Simulation(const Program& program, const ClusterSpec& cluster,
+                       const SimOptions& options, std::vector<sg4::Host*> hosts)
+    : program_(program),
+      cluster_(cluster),
+      options_(options),
+      hosts_(std::move(hosts)),
+      memory_(program, options.carry_data),
+      waits_([this](std::vector<BlockedStream> blocked) { deadlock_ = std::move(blocked); }),
+      events_(program.event_count()),
+      live_streams_(program.world_size(), 0) {
+  for (int rank = 0; rank < program.world_size(); ++rank) {
+    const auto& streams = program.streams(rank);
+    for (size_t s = 0; s < streams.size(); ++s)
+      for (const StreamOp& op : streams[s].ops)
+        if (op.kind == StreamOp::Kind::record_event)
+          events_.at(op.event).stream = static_cast<int>(s);
+  }
+}
+
+void Simulation::spawn_actors() {
+  for (int rank = 0; rank < program_.world_size(); ++rank) {
+    const auto& streams = program_.streams(rank);
+    for (size_t s = 0; s < streams.size(); ++s) {
+      const int stream = static_cast<int>(s);
+      waits_.actor_started();
+      ++live_streams_[rank];
+      std::string name = "r";  // built with append(): GCC 12 warns falsely on "r" + string
+      name.append(std::to_string(rank)).append(".").append(streams[s].name);
+      sg4::Actor::create(name, hosts_.at(rank), [this, rank, stream] { run_stream(rank, stream); });
+    }
+  }
+}
+
+void Simulation::run_stream(int rank, int stream) {
+  const auto& ops = program_.streams(rank)[stream].ops;
+  bool finished = false;
+  try {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (waits_.aborted()) throw RunAborted{};
+      const double start = sg4::Engine::get_clock();
+      const int64_t bytes = execute(rank, stream, ops[i]);
+      if (options_.record_timeline)
+        records_.push_back(
+            {rank, stream, static_cast<int>(i), start, sg4::Engine::get_clock(), bytes});
+    }
+    finished = true;
+  } catch (const RunAborted&) {
+  } catch (const simgrid::ForcefulKillException&) {
+    --live_streams_[rank];
+    waits_.actor_finished();
+    throw;  // SimGrid is unwinding a killed actor; it must not survive
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  if (finished) makespan_s_ = std::max(makespan_s_, sg4::Engine::get_clock());
+  --live_streams_[rank];
+  waits_.actor_finished();
+}
+
+void Simulation::fail(std::exception_ptr error) {
+  if (!error_) error_ = std::move(error);
+  waits_.abort_all();
+}
+
+int64_t Simulation::execute(int rank, int stream, const StreamOp& op) {
+  switch (op.kind) {
+    case StreamOp::Kind::put_signal:
+      return put_signal(rank, op);
+    case StreamOp::Kind::wait_signal:
+      wait_signal(rank, stream, op);
+      return 0;
+    case StreamOp::Kind::matmul:
+    case StreamOp::Kind::reduce:
+    case StreamOp::Kind::copy:
+      return compute(rank, op);
+    case StreamOp::Kind::record_event:
+      record_event(op);
+      return 0;
+    case StreamOp::Kind::wait_event:
+      wait_event(rank, stream, op);
+      return 0;
+    case StreamOp::Kind::barrier:
+      barrier(rank, stream, op);
+      return 0;
+    case StreamOp::Kind::free:
+      free_buffer(rank, op);
+      return 0;
+  }
+  throw InvalidArgument("unknown op kind " + std::to_string(static_cast<int>(op.kind)),
+                        "simulation", rank);
+}
+
+RunResult Simulation::collect() {
+  if (error_) std::rethrow_exception(error_);
+  if (deadlock_) throw DeadlockError(*deadlock_);
+  RunResult result;
+  result.makespan_s = makespan_s_;
+  result.timeline.reserve(records_.size());
+  for (const OpRecord& r : records_) {
+    TimelineEntry e;
+    e.rank = r.rank;
+    e.stream = r.stream;
+    e.op_index = r.op;
+    e.start_s = r.start_s;
+    e.end_s = r.end_s;
+    e.bytes = r.bytes;
+    result.timeline.push_back(std::move(e));
+  }
+  std::stable_sort(result.timeline.begin(), result.timeline.end(),
+                   [](const TimelineEntry& a, const TimelineEntry& b) {
+                     if (a.start_s != b.start_s) return a.start_s < b.start_s;
+                     if (a.rank != b.rank) return a.rank < b.rank;
+                     return a.stream != b.stream ? a.stream < b.stream : a.op_index < b.op_index;
+                   });
+  attach_labels(program_, result);
+  for (int rank = 0; rank < program_.world_size(); ++rank)
+    result.peak_memory_bytes.push_back(memory_.peak_bytes(rank));
+  result.hazards = hazards_;
+  if (options_.carry_data)
+    for (const OutputRequest& out : program_.outputs()) {
+      const unsigned char* p = memory_.bytes(out.rank, out.range, "output");
+      result.outputs.push_back(
+          {out.name, out.rank, std::vector<unsigned char>(p, p + out.range.size_bytes)});
+    }
+  signals_.for_each_pair([&](int handle, int sender, int receiver, const SignalPair& p) {
+    if (p.delivered > p.consumed)
+      result.warnings.push_back(
+          "rank " + std::to_string(receiver) + " left " + std::to_string(p.delivered - p.consumed) +
+          " of " + std::to_string(p.delivered) + " signals from rank " + std::to_string(sender) +
+          " on symmetric buffer " + std::to_string(handle) + " unconsumed");
+  });
+  std::sort(result.warnings.begin(), result.warnings.end());
+  return result;
+}
+
+RunResult simulate_in_this_process(const Program& program, const ClusterSpec& cluster,
+                                   const SimOptions& options) {
+  options.validate();
+  cluster.validate();
+  if (program.world_size() > cluster.num_gpus())
+    throw InvalidArgument("the program has " + std::to_string(program.world_size()) +
+                              " ranks but the cluster only " + std::to_string(cluster.num_gpus()) +
+                              " GPUs",
+                          "simulation");
+  // A dtype the cluster has no peak for is a clear error before anything runs.
+  for (int rank = 0; rank < program.world_size(); ++rank)
+    for (const Stream& s : program.streams(rank))
+      for (const StreamOp& op : s.ops)
+        if (op.kind == StreamOp::Kind::matmul) peak_flops_per_s(cluster.gpu, op.matmul.dtype);
+
+  sg4::Engine engine("symmesh-sim");
+  configure_network_model();
+  Simulation simulation(program, cluster, options, build_platform(cluster));
+  simulation.spawn_actors();
+  engine.run();
+  return simulation.collect();
+}
+
+}  // namespace symmesh::sim

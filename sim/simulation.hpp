@@ -1,0 +1,103 @@
+#pragma once
+// The executor: a Program run on the modelled cluster inside one SimGrid engine.
+//
+// Each (rank, stream) of the Program is one SimGrid actor on that rank's host, executing
+// its ops in order: a put is a flow between the two GPUs' hosts (a self-put a local copy),
+// compute ops are executions timed by sim/compute_model.hpp, waits suspend the actor until
+// the state they wait on changes (sim/wait_registry.hpp). With SimOptions::carry_data the
+// bytes move and compute for real (sim/emulated_ops.hpp).
+//
+// SimGrid 3.32 has one engine per process and its clock never resets: call
+// simulate_in_this_process at most once per process. run_simulation (sim/forked_run.hpp)
+// does it in a forked child and is what callers use.
+#include <exception>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cluster_spec.hpp"
+#include "core/program.hpp"
+#include "sim/hazard_tracker.hpp"
+#include "sim/one_sided_state.hpp"
+#include "sim/rank_memory.hpp"
+#include "sim/run_result.hpp"
+#include "sim/sim_options.hpp"
+#include "sim/wait_registry.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace symmesh::sim {
+
+// Runs `program` on `cluster` in this process's (only) SimGrid engine. Throws what the run
+// found: DeadlockError, HazardError (hazards_are_errors), InvalidArgument (use after free,
+// a program wider than the cluster, a dtype without a peak), Unsupported (emulation).
+RunResult simulate_in_this_process(const Program& program, const ClusterSpec& cluster,
+                                   const SimOptions& options);
+
+class Simulation {
+ public:
+  Simulation(const Program& program, const ClusterSpec& cluster, const SimOptions& options,
+             std::vector<simgrid::s4u::Host*> hosts);
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // Creates one actor per (rank, stream); Engine::run() then executes them.
+  void spawn_actors();
+  // After Engine::run(): the result, or the error that ended the run.
+  RunResult collect();
+
+ private:
+  // One executed op, kept compact; labels are attached once, at the end.
+  struct OpRecord {
+    int rank, stream, op;
+    double start_s, end_s;
+    int64_t bytes;
+  };
+
+  void run_stream(int rank, int stream);
+  void fail(std::exception_ptr error);
+  // Executes one op on the calling actor; returns the bytes it moved or touched.
+  int64_t execute(int rank, int stream, const StreamOp& op);
+
+  // stream_ops.cpp
+  int64_t put_signal(int rank, const StreamOp& op);
+  void deliver(int sender, int receiver, const StreamOp& op, const unsigned char* staged);
+  void wait_signal(int rank, int stream, const StreamOp& op);
+  int64_t compute(int rank, const StreamOp& op);
+  void record_event(const StreamOp& op);
+  void wait_event(int rank, int stream, const StreamOp& op);
+  void barrier(int rank, int stream, const StreamOp& op);
+  void free_buffer(int rank, const StreamOp& op);
+  void busy_for(double duration_s);
+  BlockedStream blocked_at(int rank, int stream, const StreamOp& op) const;
+  std::string rank_state(int rank) const;
+
+  const Program& program_;
+  const ClusterSpec& cluster_;
+  SimOptions options_;
+  std::vector<simgrid::s4u::Host*> hosts_;
+
+  RankMemory memory_;
+  OneSidedState signals_;
+  HazardTracker hazard_tracker_;
+  WaitRegistry waits_;
+
+  struct EventSource {
+    int stream = -1;
+    bool recorded = false;
+  };
+  std::vector<EventSource> events_;                   // by event id
+  std::unordered_map<int64_t, int> barrier_rounds_;   // (rank, group) → barriers reached
+  std::unordered_map<int64_t, int> barrier_arrived_;  // (group, round) → members arrived
+  std::vector<int> live_streams_;                     // per rank: streams not yet finished
+
+  std::vector<OpRecord> records_;
+  std::vector<Hazard> hazards_;
+  double makespan_s_ = 0;
+  std::exception_ptr error_;
+  std::optional<std::vector<BlockedStream>> deadlock_;
+};
+
+}  // namespace symmesh::sim

@@ -1,0 +1,75 @@
+#pragma once
+// Shared helpers for the simulator's tests: a DGX-H100-like cluster, byte patterns, and
+// lookups into a RunResult.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/cluster_spec.hpp"
+#include "core/program.hpp"
+#include "sim/forked_run.hpp"
+
+namespace symmesh::sim::testing {
+
+inline constexpr double kIntraBandwidth = 450e9;  // bytes/s, per GPU per direction
+inline constexpr double kIntraLatency = 1e-6;
+inline constexpr double kInterBandwidth = 50e9;  // 400 Gb/s per NIC
+inline constexpr double kInterLatency = 3e-6;
+inline constexpr double kHbmBandwidth = 3.35e12;
+
+inline ClusterSpec test_cluster(int nodes = 2, int gpus_per_node = 8,
+                                const std::string& inter_kind = "rail") {
+  ClusterSpec c;
+  c.name = "test-dgx";
+  c.nodes = nodes;
+  c.gpus_per_node = gpus_per_node;
+  c.gpu.name = "H100-SXM";
+  c.gpu.peak_flops_per_s = {
+      {"bf16", 989.4e12}, {"fp16", 989.4e12}, {"fp32", 67e12}, {"fp64", 34e12}};
+  c.gpu.memory_capacity_bytes = 80.0 * (1ull << 30);
+  c.gpu.memory_bandwidth_bytes_per_s = kHbmBandwidth;
+  c.intra_node = {"nvswitch", kIntraBandwidth, kIntraLatency};
+  c.inter_node = {inter_kind, inter_kind == "rail" ? gpus_per_node : 4, kInterBandwidth,
+                  kInterLatency};
+  return c;
+}
+
+inline std::vector<unsigned char> pattern(size_t n, unsigned seed) {
+  std::vector<unsigned char> v(n);
+  unsigned x = seed * 2654435761u + 12345u;
+  for (auto& b : v) {
+    x = x * 1103515245u + 12345u;
+    b = static_cast<unsigned char>(x >> 16);
+  }
+  return v;
+}
+
+// The timeline entry of the op labelled `name` on `rank` (the first one, if several).
+inline const TimelineEntry& entry(const RunResult& r, int rank, const std::string& name) {
+  for (const TimelineEntry& e : r.timeline)
+    if (e.rank == rank && e.label.name == name) return e;
+  ADD_FAILURE() << "no op '" << name << "' on rank " << rank;
+  static const TimelineEntry none;
+  return none;
+}
+
+inline double duration(const RunResult& r, int rank, const std::string& name) {
+  const TimelineEntry& e = entry(r, rank, name);
+  return e.end_s - e.start_s;
+}
+
+inline SimOptions with_data() {
+  SimOptions o;
+  o.carry_data = true;
+  return o;
+}
+
+// A local buffer on `rank` holding `bytes`.
+inline BufferRef local_with(Program& p, int rank, const std::vector<unsigned char>& bytes) {
+  const BufferRef ref = p.local_alloc(rank, static_cast<int64_t>(bytes.size()));
+  p.set_initial_bytes(rank, ref, bytes);
+  return ref;
+}
+
+}  // namespace symmesh::sim::testing
