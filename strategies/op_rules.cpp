@@ -28,9 +28,11 @@ Placement bias_placement(const Placement& output, const Shape& output_shape,
                          const Shape& bias_shape) {
   if (!output.is_shard()) return output;
   const int out_dim = output.shard_dim();
-  // Align from the right, as broadcasting does.
+  // Align from the right, as broadcasting does. A size-1 bias dim broadcasts (R) even when
+  // the output dim has size 1 too: DTensor decides from the bias shape alone.
   const int bias_dim = out_dim - static_cast<int>(output_shape.size() - bias_shape.size());
-  if (bias_dim < 0 || bias_shape[bias_dim] != output_shape[out_dim]) return Placement::replicate();
+  if (bias_dim < 0 || bias_shape[bias_dim] == 1 || bias_shape[bias_dim] != output_shape[out_dim])
+    return Placement::replicate();
   return Placement::shard(bias_dim);
 }
 
