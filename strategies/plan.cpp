@@ -1,5 +1,6 @@
 #include "strategies/plan.hpp"
 
+#include "core/errors.hpp"
 #include "strategies/selection.hpp"
 
 namespace symmesh::strategies {
@@ -22,13 +23,19 @@ LocalCompute local_compute_of(const OpProblem& problem,
   return {la[0], la[1], lb[2], la[2]};
 }
 
-Plan build_plan(const OpProblem& problem, const CostModel& model) {
+namespace {
+
+Plan priced_candidates(const OpProblem& problem, const CostModel& model) {
   problem.validate();
   Plan plan{problem, model.name(), {}, 0, {}, {}};
   plan.candidates = expand_candidates(problem, op_single_dim_rules(problem));
   model.price(problem, plan.candidates);
-  plan.chosen = select_candidate(problem, plan.candidates);
+  return plan;
+}
 
+// Fills in the redistributions and local compute of the chosen candidate.
+Plan finish(Plan plan, const CostModel& model) {
+  const OpProblem& problem = plan.problem;
   const Candidate& chosen = plan.chosen_candidate();
   for (size_t i = 0; i < problem.inputs.size(); ++i) {
     const TensorSpec& current = problem.inputs[i];
@@ -44,6 +51,28 @@ Plan build_plan(const OpProblem& problem, const CostModel& model) {
   for (int rank = 0; rank < problem.mesh.size(); ++rank)
     plan.local_compute.push_back(local_compute_of(problem, chosen.input_placements, rank));
   return plan;
+}
+
+}  // namespace
+
+Plan build_plan(const OpProblem& problem, const CostModel& model) {
+  Plan plan = priced_candidates(problem, model);
+  plan.chosen = select_candidate(problem, plan.candidates);
+  return finish(std::move(plan), model);
+}
+
+Plan build_plan_for(const OpProblem& problem, const CostModel& model, int candidate_index) {
+  Plan plan = priced_candidates(problem, model);
+  if (candidate_index < 0 || candidate_index >= static_cast<int>(plan.candidates.size()))
+    throw InvalidArgument("no candidate #" + std::to_string(candidate_index) + " (there are " +
+                              std::to_string(plan.candidates.size()) + ")",
+                          "candidate");
+  if (!plan.candidates[candidate_index].kept())
+    throw InvalidArgument("candidate #" + std::to_string(candidate_index) +
+                              " is filtered: " + plan.candidates[candidate_index].filtered,
+                          "candidate");
+  plan.chosen = candidate_index;
+  return finish(std::move(plan), model);
 }
 
 }  // namespace symmesh::strategies

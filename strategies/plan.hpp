@@ -45,6 +45,12 @@ struct Plan {
 // problems (naming the argument).
 Plan build_plan(const OpProblem& problem, const CostModel& model);
 
+// The plan DTensor's selection would not necessarily pick: candidate `candidate_index`
+// (its position in the enumeration), priced by `model`. For comparing strategies (the
+// simulated cost model re-ranks the best few) and for tests. Throws InvalidArgument for
+// an unknown index or a filtered candidate.
+Plan build_plan_for(const OpProblem& problem, const CostModel& model, int candidate_index);
+
 // The local matmul of `rank` when the inputs take `input_placements`.
 LocalCompute local_compute_of(const OpProblem& problem,
                               const std::vector<Placements>& input_placements, int rank);

@@ -1,0 +1,380 @@
+#include "strategies/plan_lowering.hpp"
+
+#include <array>
+#include <map>
+
+#include "core/collectives.hpp"
+#include "core/errors.hpp"
+
+namespace symmesh::strategies {
+namespace {
+
+using Dims3 = std::array<int64_t, 3>;
+
+// Shapes of rank <= 3 seen as 3-D by prepending ones (origins by prepending zeros).
+Dims3 as3(const Shape& s, int64_t fill) {
+  if (s.size() > 3) throw Unsupported("tensors of rank > 3 cannot be lowered", "plan lowering");
+  Dims3 out{fill, fill, fill};
+  for (size_t i = 0; i < s.size(); ++i) out[3 - s.size() + i] = s[i];
+  return out;
+}
+
+// Where a tensor currently is: its spec (placements) and every rank's piece.
+struct TensorState {
+  TensorSpec spec;
+  std::vector<LocalTensor> local;  // by mesh rank
+};
+
+class Lowerer {
+ public:
+  Lowerer(const Plan& plan, Program& program, const LoweringOptions& options)
+      : plan_(plan),
+        mesh_(plan.problem.mesh),
+        program_(program),
+        options_(options),
+        dtype_(plan.problem.dtype()),
+        e_(element_size_bytes(dtype_)),
+        data_(!options.global_inputs.empty()) {}
+
+  LoweredPlan run();
+
+ private:
+  int world(int mesh_rank) const { return options_.first_rank + mesh_rank; }
+  StreamId stream(int mesh_rank) { return program_.stream(world(mesh_rank), options_.stream); }
+  OpLabel label(const std::string& category, const std::string& detail) const {
+    return {options_.name, category, detail};
+  }
+  GroupId group_of(int mesh_dim, int index);
+  int64_t bytes_of(const Shape& shape) const { return numel(shape) * e_; }
+
+  TensorState initial_state(int input);
+  void copy_box(int mesh_rank, const LocalTensor& src, const Shape& src_origin,
+                const BufferRef& dst, const Shape& dst_shape, const Shape& dst_origin,
+                const Shape& box, const std::string& detail);
+  LocalTensor new_local(int mesh_rank, const Shape& shape);
+  void apply_step(TensorState& state, const RedistributionStep& step);
+  void all_gather(TensorState& state, const TensorSpec& after, int d, const std::vector<int>& group,
+                  GroupId gid);
+  void reduce_scatter(TensorState& state, const TensorSpec& after, int d,
+                      const std::vector<int>& group, GroupId gid, ReduceOp op);
+  void all_reduce(TensorState& state, const std::vector<int>& group, GroupId gid, ReduceOp op);
+  void all_to_all(TensorState& state, const TensorSpec& after, const std::vector<int>& group,
+                  GroupId gid, int from_dim, int to_dim);
+  LocalTensor local_chunk(const TensorState& state, const TensorSpec& after, int mesh_rank, int t);
+
+  const Plan& plan_;
+  const DeviceMesh& mesh_;
+  Program& program_;
+  const LoweringOptions& options_;
+  DType dtype_;
+  int64_t e_;
+  bool data_;
+  std::map<std::pair<int, int>, GroupId> groups_;
+};
+
+GroupId Lowerer::group_of(int mesh_dim, int index) {
+  auto key = std::make_pair(mesh_dim, index);
+  auto it = groups_.find(key);
+  if (it != groups_.end()) return it->second;
+  std::vector<int> ranks;
+  const auto groups = mesh_.groups(mesh_dim);  // kept alive: range-for over [index] would dangle
+  for (int r : groups[index]) ranks.push_back(world(r));
+  return groups_[key] = program_.add_group(ranks);
+}
+
+LocalTensor Lowerer::new_local(int mesh_rank, const Shape& shape) {
+  return {program_.local_alloc(world(mesh_rank), bytes_of(shape)), shape};
+}
+
+void Lowerer::copy_box(int mesh_rank, const LocalTensor& src, const Shape& src_origin,
+                       const BufferRef& dst, const Shape& dst_shape, const Shape& dst_origin,
+                       const Shape& box, const std::string& detail) {
+  if (numel(box) == 0) return;
+  const Dims3 s = as3(src.shape, 1), so = as3(src_origin, 0);
+  const Dims3 t = as3(dst_shape, 1), to = as3(dst_origin, 0);
+  const Dims3 b = as3(box, 1);
+  const int64_t src_off = ((so[0] * s[1] + so[1]) * s[2] + so[2]) * e_;
+  const int64_t dst_off = ((to[0] * t[1] + to[1]) * t[2] + to[2]) * e_;
+  CopyWork work;
+  work.src = src.ref.slice(src_off, src.ref.size_bytes - src_off);
+  work.dst = dst.slice(dst_off, dst.size_bytes - dst_off);
+  work.planes = b[0];
+  work.rows = b[1];
+  work.row_bytes = b[2] * e_;
+  work.src_plane_stride_bytes = s[1] * s[2] * e_;
+  work.dst_plane_stride_bytes = t[1] * t[2] * e_;
+  work.src_stride_bytes = s[2] * e_;
+  work.dst_stride_bytes = t[2] * e_;
+  program_.copy(world(mesh_rank), stream(mesh_rank), work, label("compute", detail));
+}
+
+TensorState Lowerer::initial_state(int input) {
+  TensorState state{plan_.problem.inputs[input], {}};
+  const Shape& global = state.spec.shape;
+  for (int r = 0; r < mesh_.size(); ++r) {
+    const LocalView view = local_view(state.spec, mesh_, r);
+    LocalTensor piece = new_local(r, view.shape);
+    if (data_) {
+      // A Partial(sum) input is whole on the ranks at coordinate 0 of its sum dims.
+      bool zero = false;
+      const auto coords = mesh_.coordinates(r);
+      for (int d = 0; d < mesh_.ndim(); ++d)
+        zero |= state.spec.placements[d] == Placement::partial(ReduceOp::sum) && coords[d] != 0;
+      std::vector<unsigned char> bytes(bytes_of(view.shape), 0);
+      if (!zero && !bytes.empty()) {
+        const auto& src = options_.global_inputs.at(input);
+        const Dims3 g = as3(global, 1), o = as3(view.offset, 0), l = as3(view.shape, 1);
+        for (int64_t p = 0; p < l[0]; ++p)
+          for (int64_t q = 0; q < l[1]; ++q) {
+            const int64_t from = (((o[0] + p) * g[1] + (o[1] + q)) * g[2] + o[2]) * e_;
+            const int64_t to = ((p * l[1] + q) * l[2]) * e_;
+            std::copy(src.begin() + from, src.begin() + from + l[2] * e_, bytes.begin() + to);
+          }
+      }
+      program_.set_initial_bytes(world(r), piece.ref, std::move(bytes));
+    }
+    state.local.push_back(piece);
+  }
+  return state;
+}
+
+void Lowerer::all_gather(TensorState& state, const TensorSpec& after, int d,
+                         const std::vector<int>& group, GroupId gid) {
+  const int p = static_cast<int>(group.size());
+  const int t = state.spec.placements[d].shard_dim();
+  const Shape padded = state.local[group[0]].shape;  // chunk 0 is the largest
+  const int64_t chunk = bytes_of(padded);
+  const SymmetricHandle data = program_.symm_alloc(gid, p * chunk);
+  for (int i = 0; i < p; ++i) {
+    const int r = group[i];
+    copy_box(r, state.local[r], Shape(padded.size(), 0), data.whole().slice(i * chunk, chunk),
+             padded, Shape(padded.size(), 0), state.local[r].shape, "pad into all_gather slot");
+  }
+  CollectiveSpec spec{gid, p * chunk, dtype_, ReduceOp::sum, options_.stream, options_.name};
+  ring_all_gather(program_, spec, data);
+  for (int i = 0; i < p; ++i) {
+    const int r = group[i];
+    const Shape full = local_view(after, mesh_, r).shape;
+    if (t == 0) {  // chunks along the leading dim concatenate in place
+      state.local[r] = {data.whole().slice(0, bytes_of(full)), full};
+      continue;
+    }
+    LocalTensor out = new_local(r, full);
+    for (int j = 0; j < p; ++j) {
+      const Chunk c = chunk_of(full[t], p, j);
+      Shape box = padded, dst_origin(full.size(), 0);
+      box[t] = c.size;
+      dst_origin[t] = c.offset;
+      copy_box(r, {data.whole().slice(j * chunk, chunk), padded}, Shape(full.size(), 0), out.ref,
+               full, dst_origin, box, "concat all_gather chunk");
+    }
+    state.local[r] = out;
+  }
+}
+
+void Lowerer::reduce_scatter(TensorState& state, const TensorSpec& after, int d,
+                             const std::vector<int>& group, GroupId gid, ReduceOp op) {
+  const int p = static_cast<int>(group.size());
+  const int t = after.placements[d].shard_dim();
+  const Shape full = state.local[group[0]].shape;
+  const Shape padded = local_view(after, mesh_, group[0]).shape;
+  const int64_t chunk = bytes_of(padded);
+  const SymmetricHandle data = program_.symm_alloc(gid, p * chunk);
+  for (int i = 0; i < p; ++i) {
+    const int r = group[i];
+    if (t == 0) {  // the leading dim splits in place: one copy of the whole partial value
+      copy_box(r, state.local[r], Shape(full.size(), 0), data.whole(), full, Shape(full.size(), 0),
+               full, "stage reduce_scatter input");
+      continue;
+    }
+    for (int j = 0; j < p; ++j) {
+      const Chunk c = chunk_of(full[t], p, j);
+      Shape box = full, src_origin(full.size(), 0);
+      box[t] = c.size;
+      src_origin[t] = c.offset;
+      copy_box(r, state.local[r], src_origin, data.whole().slice(j * chunk, chunk), padded,
+               Shape(full.size(), 0), box, "split into reduce_scatter slot");
+    }
+  }
+  CollectiveSpec spec{gid, p * chunk, dtype_, op, options_.stream, options_.name};
+  ring_reduce_scatter(program_, spec, data);
+  for (int i = 0; i < p; ++i) {
+    const int r = group[i];
+    const Shape mine = local_view(after, mesh_, r).shape;
+    if (t == 0 || mine == padded) {
+      state.local[r] = {data.whole().slice(i * chunk, bytes_of(mine)), mine};
+      continue;
+    }
+    LocalTensor out = new_local(r, mine);
+    copy_box(r, {data.whole().slice(i * chunk, chunk), padded}, Shape(mine.size(), 0), out.ref,
+             mine, Shape(mine.size(), 0), mine, "unpad reduce_scatter chunk");
+    state.local[r] = out;
+  }
+}
+
+void Lowerer::all_reduce(TensorState& state, const std::vector<int>& group, GroupId gid,
+                         ReduceOp op) {
+  const int p = static_cast<int>(group.size());
+  const Shape full = state.local[group[0]].shape;
+  CollectiveSpec spec{gid, bytes_of(full), dtype_, op, options_.stream, options_.name};
+  const SymmetricHandle data = program_.symm_alloc(gid, p * spec.chunk_bytes(p));
+  for (int r : group)
+    copy_box(r, state.local[r], Shape(full.size(), 0), data.whole(), full, Shape(full.size(), 0),
+             full, "stage all_reduce buffer");
+  ring_all_reduce(program_, spec, data);
+  for (int r : group) state.local[r] = {data.whole().slice(0, bytes_of(full)), full};
+}
+
+void Lowerer::all_to_all(TensorState& state, const TensorSpec& after, const std::vector<int>& group,
+                         GroupId gid, int from_dim, int to_dim) {
+  const int p = static_cast<int>(group.size());
+  // Every slot holds the largest piece: padded along the old shard dim (uneven ranks)
+  // and cut along the new one.
+  Shape slot = state.local[group[0]].shape;
+  const int64_t cut_extent = slot[to_dim];
+  slot[to_dim] = (cut_extent + p - 1) / p;
+  const int64_t chunk = bytes_of(slot);
+  const SymmetricHandle data = program_.symm_alloc(gid, p * chunk);
+  const Shape zero(slot.size(), 0);
+  for (int i = 0; i < p; ++i) {
+    const int r = group[i];
+    for (int k = 0; k < p; ++k) {
+      const Chunk c = chunk_of(cut_extent, p, k);
+      Shape box = state.local[r].shape, src_origin = zero;
+      box[to_dim] = c.size;
+      src_origin[to_dim] = c.offset;
+      copy_box(r, state.local[r], src_origin, data.whole().slice(k * chunk, chunk), slot, zero, box,
+               "split into all_to_all slot");
+    }
+  }
+  CollectiveSpec spec{gid, p * chunk, dtype_, ReduceOp::sum, options_.stream, options_.name};
+  const CollectiveBuffers buffers = pairwise_all_to_all(program_, spec, data);
+  std::vector<Shape> before(p);
+  for (int i = 0; i < p; ++i) before[i] = state.local[group[i]].shape;
+  for (int i = 0; i < p; ++i) {
+    const int r = group[i];
+    const Shape mine = local_view(after, mesh_, r).shape;
+    LocalTensor out = new_local(r, mine);
+    for (int k = 0; k < p; ++k) {
+      const SymmetricHandle& from = k == i ? buffers.data : buffers.result;
+      Shape box = mine, dst_origin = zero;
+      box[from_dim] = before[k][from_dim];
+      dst_origin[from_dim] = chunk_of(mine[from_dim], p, k).offset;
+      copy_box(r, {from.whole().slice(k * chunk, chunk), slot}, zero, out.ref, mine, dst_origin,
+               box, "concat all_to_all piece");
+    }
+    state.local[r] = out;
+  }
+}
+
+LocalTensor Lowerer::local_chunk(const TensorState& state, const TensorSpec& after, int mesh_rank,
+                                 int t) {
+  const LocalTensor& whole = state.local[mesh_rank];
+  const Shape mine = local_view(after, mesh_, mesh_rank).shape;
+  // Offset of this rank's chunk inside its current piece along t.
+  const LocalView before_view = local_view(state.spec, mesh_, mesh_rank);
+  const LocalView after_view = local_view(after, mesh_, mesh_rank);
+  Shape origin(mine.size(), 0);
+  origin[t] = after_view.offset[t] - before_view.offset[t];
+  if (t == 0) {
+    const int64_t row_bytes = bytes_of(whole.shape) / std::max<int64_t>(whole.shape[0], 1);
+    return {whole.ref.slice(origin[0] * row_bytes, bytes_of(mine)), mine};
+  }
+  LocalTensor out = new_local(mesh_rank, mine);
+  copy_box(mesh_rank, whole, origin, out.ref, mine, Shape(mine.size(), 0), mine, "local chunk");
+  return out;
+}
+
+void Lowerer::apply_step(TensorState& state, const RedistributionStep& step) {
+  const int d = step.mesh_dim;
+  TensorSpec after = state.spec;
+  after.placements[d] = step.to;
+  const auto groups = mesh_.groups(d);
+  for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+    const auto& group = groups[g];
+    switch (step.collective) {
+      case CollectiveKind::all_gather:
+        all_gather(state, after, d, group, group_of(d, g));
+        break;
+      case CollectiveKind::reduce_scatter:
+        reduce_scatter(state, after, d, group, group_of(d, g), step.from.reduce_op());
+        break;
+      case CollectiveKind::all_reduce:
+        all_reduce(state, group, group_of(d, g), step.from.reduce_op());
+        break;
+      case CollectiveKind::all_to_all:
+        all_to_all(state, after, group, group_of(d, g), step.from.shard_dim(), step.to.shard_dim());
+        break;
+      case CollectiveKind::local_chunk:
+        for (int r : group) state.local[r] = local_chunk(state, after, r, step.to.shard_dim());
+        break;
+      case CollectiveKind::local_partial:
+        // Sum: the value stays on coordinate 0 of this dim, the others hold zeros. Avg:
+        // every rank keeps it (the mean of equal values is the value).
+        if (step.to.reduce_op() == ReduceOp::sum)
+          for (size_t i = 1; i < group.size(); ++i)
+            state.local[group[i]] = new_local(group[i], state.local[group[i]].shape);
+        break;
+    }
+  }
+  state.spec = after;
+}
+
+LoweredPlan Lowerer::run() {
+  const OpProblem& problem = plan_.problem;
+  if (options_.first_rank < 0 || options_.first_rank + mesh_.size() > program_.world_size())
+    throw InvalidArgument("the mesh's " + std::to_string(mesh_.size()) + " ranks from rank " +
+                              std::to_string(options_.first_rank) + " do not fit a world of " +
+                              std::to_string(program_.world_size()),
+                          "plan lowering");
+  if (data_ && options_.global_inputs.size() != problem.inputs.size())
+    throw InvalidArgument("need the bytes of every input", "plan lowering");
+
+  std::vector<TensorState> inputs;
+  for (size_t i = 0; i < problem.inputs.size(); ++i)
+    inputs.push_back(initial_state(static_cast<int>(i)));
+  for (const auto& r : plan_.redistributions)
+    for (const auto& step : r.redistribution.steps) apply_step(inputs[r.input], step);
+
+  const Candidate& chosen = plan_.chosen_candidate();
+  LoweredPlan lowered;
+  lowered.output_placements = chosen.output_placements;
+  lowered.output_shape = problem.output_shape();
+  const TensorSpec out_spec{lowered.output_shape, dtype_, chosen.output_placements};
+  const bool bias = has_bias(problem.op);
+  for (int r = 0; r < mesh_.size(); ++r) {
+    const LocalCompute& lc = plan_.local_compute[r];
+    const Shape out_shape = local_view(out_spec, mesh_, r).shape;
+    LocalTensor out = new_local(r, out_shape);
+    MatmulWork work;
+    work.batch = lc.batch;
+    work.m = lc.m;
+    work.n = lc.n;
+    work.k = lc.k;
+    work.dtype = dtype_;
+    work.a = inputs[problem.lhs_index()].local[r].ref;
+    work.b = inputs[problem.rhs_index()].local[r].ref;
+    work.c = out.ref;
+    if (bias) {
+      // Right-aligned broadcast: a bias dim of size 1 (or missing) has stride 0.
+      const LocalTensor& b = inputs[0].local[r];
+      const Dims3 bs = as3(b.shape, 1);
+      work.bias = b.ref;
+      work.bias_col_stride = bs[2] == 1 ? 0 : 1;
+      work.bias_row_stride = bs[1] == 1 ? 0 : bs[2];
+      work.bias_batch_stride = bs[0] == 1 ? 0 : bs[1] * bs[2];
+    }
+    program_.matmul(world(r), stream(r), work, label("compute", to_string(problem.op)));
+    if (data_) program_.request_output(options_.name, world(r), out.ref);
+    lowered.outputs.push_back(out);
+  }
+  return lowered;
+}
+
+}  // namespace
+
+LoweredPlan lower_plan(const Plan& plan, Program& program, const LoweringOptions& options) {
+  return Lowerer(plan, program, options).run();
+}
+
+}  // namespace symmesh::strategies
