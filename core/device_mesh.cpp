@@ -117,6 +117,7 @@ std::string to_string(const DeviceMesh& mesh) {
 DeviceMesh parse_mesh(std::string_view text, std::string_view where) {
   std::vector<int> shape;
   size_t start = 0;
+  int64_t total = 1;
   const std::string s(text);
   if (s.empty()) throw InvalidArgument("empty mesh shape (expected e.g. 2x4)", std::string(where));
   for (size_t i = 0; i <= s.size(); ++i) {
@@ -128,6 +129,9 @@ DeviceMesh parse_mesh(std::string_view text, std::string_view where) {
         throw InvalidArgument("mesh shape '" + s + "' is not of the form 2x4", std::string(where));
       if (value < 1)
         throw InvalidArgument("mesh shape '" + s + "' has a dim < 1", std::string(where));
+      total *= value;  // both factors <= INT_MAX: no int64 overflow
+      if (total > std::numeric_limits<int>::max())
+        throw InvalidArgument("mesh shape '" + s + "' has too many ranks", std::string(where));
       shape.push_back(value);
       start = i + 1;
     }
