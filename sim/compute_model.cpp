@@ -43,7 +43,9 @@ double matmul_bytes_moved(const MatmulWork& work) {
   const double a = static_cast<double>(work.m) * static_cast<double>(work.k);
   const double b = static_cast<double>(work.k) * static_cast<double>(work.n);
   const double c = static_cast<double>(work.m) * static_cast<double>(work.n);
-  return batch * (a + b + c * (work.accumulate ? 2.0 : 1.0)) * e;
+  double bias = 0;  // the distinct bias elements read (a broadcast row is read once)
+  if (work.bias.id >= 0) bias = std::min(batch * c, static_cast<double>(work.bias.size_bytes) / e);
+  return (batch * (a + b + c * (work.accumulate ? 2.0 : 1.0)) + bias) * e;
 }
 
 double matmul_duration_s(const GpuSpec& gpu, const MatmulWork& work) {

@@ -41,7 +41,8 @@ double gemm_efficiency(int64_t m, int64_t n, int64_t k);
 // InvalidArgument naming the dtype and the keys the cluster does have.
 double peak_flops_per_s(const GpuSpec& gpu, DType dtype);
 
-// Bytes a matmul reads and writes in HBM: a, b and c once each, c twice when accumulating.
+// Bytes a matmul reads and writes in HBM: a, b and c once each, c twice when accumulating,
+// plus the bias range when there is one (at most one element per element of c).
 double matmul_bytes_moved(const MatmulWork& work);
 
 double matmul_duration_s(const GpuSpec& gpu, const MatmulWork& work);

@@ -58,7 +58,7 @@ void store_wide(DType dtype, unsigned char* p, const std::vector<Wide>& values) 
 
 template <typename T>
 void matmul_as(const MatmulWork& w, const unsigned char* a, const unsigned char* b,
-               unsigned char* c) {
+               unsigned char* c, const unsigned char* bias) {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const auto av = load_wide<T>(w.dtype, a, w.batch * w.m * w.k);
   const auto bv = load_wide<T>(w.dtype, b, w.batch * w.k * w.n);
@@ -69,6 +69,16 @@ void matmul_as(const MatmulWork& w, const unsigned char* a, const unsigned char*
     Eigen::Map<const Matrix> bm(bv.data() + i * w.k * w.n, w.k, w.n);
     Eigen::Map<Matrix> cm(cv.data() + i * w.m * w.n, w.m, w.n);
     cm.noalias() += am * bm;
+  }
+  if (bias != nullptr && w.batch > 0 && w.m > 0 && w.n > 0) {
+    const int64_t extent = (w.batch - 1) * w.bias_batch_stride + (w.m - 1) * w.bias_row_stride +
+                           (w.n - 1) * w.bias_col_stride + 1;
+    const auto bv = load_wide<T>(w.dtype, bias, extent);
+    for (int64_t i = 0; i < w.batch; ++i)
+      for (int64_t r = 0; r < w.m; ++r)
+        for (int64_t j = 0; j < w.n; ++j)
+          cv[static_cast<size_t>((i * w.m + r) * w.n + j)] += bv[static_cast<size_t>(
+              i * w.bias_batch_stride + r * w.bias_row_stride + j * w.bias_col_stride)];
   }
   store_wide<T>(w.dtype, c, cv);
 }
@@ -96,14 +106,14 @@ void reduce_integer(const ReduceWork& w, unsigned char* dst, const unsigned char
 }  // namespace
 
 void emulate_matmul(const MatmulWork& work, const unsigned char* a, const unsigned char* b,
-                    unsigned char* c) {
+                    unsigned char* c, const unsigned char* bias) {
   switch (work.dtype) {
     case DType::fp64:
-      return matmul_as<double>(work, a, b, c);
+      return matmul_as<double>(work, a, b, c, bias);
     case DType::fp32:
     case DType::bf16:
     case DType::fp16:
-      return matmul_as<float>(work, a, b, c);
+      return matmul_as<float>(work, a, b, c, bias);
     default:
       unsupported(work.dtype, "matmul");
   }

@@ -11,9 +11,11 @@
 
 namespace symmesh::sim {
 
-// c = a @ b (or c += a @ b), batched, row-major: a [batch,m,k], b [batch,k,n], c [batch,m,n].
+// c = a @ b (+ bias) or c += a @ b (+ bias), batched, row-major: a [batch,m,k],
+// b [batch,k,n], c [batch,m,n]; `bias` (nullptr when work.bias.id < 0) is indexed with the
+// work's bias strides, so a stride of 0 broadcasts.
 void emulate_matmul(const MatmulWork& work, const unsigned char* a, const unsigned char* b,
-                    unsigned char* c);
+                    unsigned char* c, const unsigned char* bias = nullptr);
 // dst[i] = (dst[i] + src[i]) * scale for i < elements.
 void emulate_reduce(const ReduceWork& work, unsigned char* dst, const unsigned char* src);
 // The strided box copy of CopyWork, byte-exact.
