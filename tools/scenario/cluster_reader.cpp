@@ -93,16 +93,8 @@ class ClusterBuilder {
     std::vector<std::string> required = kRequired;
     if (spec_.nodes > 1)
       required.insert(required.end(), kRequiredMultiNode.begin(), kRequiredMultiNode.end());
-    for (const std::string& field : required) {
-      if (written_at_.count(field)) continue;
-      const size_t dot = field.rfind('.');
-      const std::string key = dot == std::string::npos ? field : field.substr(dot + 1);
-      const std::string in = dot == std::string::npos ? "" : "." + field.substr(0, dot);
-      std::string why;
-      if (field.rfind("inter_node.", 0) == 0)
-        why = " (the cluster has " + std::to_string(spec_.nodes) + " nodes)";
-      top.fail("missing key '" + key + "' in cluster" + in + why);
-    }
+    for (const std::string& field : required)
+      if (!written_at_.count(field)) top.fail(missing_message(field));
     ClusterSpec spec = spec_;
     if (spec.name.empty()) spec.name = "inline";
     if (spec.gpu.name.empty()) spec.gpu.name = "gpu";
@@ -120,6 +112,29 @@ class ClusterBuilder {
   }
 
  private:
+  // The outermost part of `field` that is missing: "missing key 'inter_node' in cluster"
+  // when nothing of inter_node was given, else "missing key 'latency' in cluster.inter_node".
+  std::string missing_message(const std::string& field) const {
+    std::string in = "cluster";
+    size_t start = 0;
+    for (;;) {
+      const size_t dot = field.find('.', start);
+      const std::string prefix = field.substr(0, dot);
+      const bool any = std::any_of(written_at_.begin(), written_at_.end(), [&](const auto& w) {
+        return w.first == prefix || w.first.rfind(prefix + ".", 0) == 0;
+      });
+      if (!any || dot == std::string::npos) {
+        std::string why;
+        if (field.rfind("inter_node", 0) == 0)
+          why = " (needed with " + std::to_string(spec_.nodes) + " nodes)";
+        return "missing key '" + field.substr(start, dot == std::string::npos ? dot : dot - start) +
+               "' in " + in + why;
+      }
+      in = "cluster." + prefix;
+      start = dot + 1;
+    }
+  }
+
   static Value file_root(const std::string& file) {
     const Value root = read_yaml_file(file);
     if (root.node().IsNull())

@@ -74,20 +74,6 @@ void read_mesh(const Value& value, const ClusterSpec& cluster, Scenario& out) {
                       " x " + std::to_string(cluster.gpus_per_node) + ")");
 }
 
-// The highest rank a put_signal names, or -1.
-int highest_rank(const Scenario& s, std::string* op_name) {
-  int highest = -1;
-  for (const WorkloadOp& op : s.workload) {
-    if (op.kind != WorkloadKind::put_signal) continue;
-    const int r = std::max(op.src, op.dst);
-    if (r > highest) {
-      highest = r;
-      *op_name = op.name;
-    }
-  }
-  return highest;
-}
-
 SweepSpec read_sweep(const Value& value, const Scenario& s) {
   const MapReader sweep(value, {"nodes", "mesh"});
   SweepSpec spec;
@@ -100,8 +86,6 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
     node_items.assign(1, value);
   }
   const int gpus = s.cluster.gpus_per_node;
-  std::string op_name;
-  const int rank = highest_rank(s, &op_name);
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const int n = spec.nodes[i];
     for (size_t j = 0; j < i; ++j)
@@ -114,10 +98,6 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
       node_items[i].fail("the cluster is invalid at " + std::to_string(n) + " nodes: " + e.where() +
                          ": " + e.message());
     }
-    if (rank >= resized.num_gpus())
-      node_items[i].fail(std::to_string(n) + " node" + (n == 1 ? "" : "s") + " have " +
-                         std::to_string(resized.num_gpus()) + " GPUs, but op '" + op_name +
-                         "' uses rank " + std::to_string(rank));
   }
   const auto mesh = sweep.get("mesh");
   if (!mesh || (mesh->is_scalar() && mesh->as_string() == "auto")) {
