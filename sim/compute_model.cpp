@@ -38,6 +38,8 @@ double peak_flops_per_s(const GpuSpec& gpu, DType dtype) {
 }
 
 double matmul_bytes_moved(const MatmulWork& work) {
+  if (work.batch <= 0 || work.m <= 0 || work.n <= 0)
+    return 0.0;  // nothing to write: no kernel work
   const double e = static_cast<double>(element_size_bytes(work.dtype));
   const double batch = static_cast<double>(work.batch);
   const double a = static_cast<double>(work.m) * static_cast<double>(work.k);
