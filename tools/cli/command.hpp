@@ -14,5 +14,6 @@ using CommandAction = std::function<int()>;
 void register_commands(CLI::App& app, CommandAction& selected);
 
 void add_plan_command(CLI::App& app, CommandAction& selected);
+void add_simulate_command(CLI::App& app, CommandAction& selected);
 
 }  // namespace symmesh::cli

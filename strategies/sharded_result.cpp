@@ -1,0 +1,87 @@
+#include "strategies/sharded_result.hpp"
+
+#include <Eigen/Dense>
+#include <array>
+#include <cmath>
+
+#include "core/errors.hpp"
+
+namespace symmesh::strategies {
+namespace {
+
+std::array<int64_t, 3> as3(const Shape& s, int64_t fill) {
+  std::array<int64_t, 3> out{fill, fill, fill};
+  for (size_t i = 0; i < s.size(); ++i) out[3 - s.size() + i] = s[i];
+  return out;
+}
+
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+}  // namespace
+
+AssembledTensor assemble_global(const TensorSpec& spec, const DeviceMesh& mesh,
+                                const std::vector<std::vector<double>>& pieces) {
+  if (spec.shape.size() > 3) throw Unsupported("tensors of rank > 3", "assemble_global");
+  if (static_cast<int>(pieces.size()) != mesh.size())
+    throw InvalidArgument("one piece per rank is needed", "assemble_global");
+  AssembledTensor out;
+  out.values.assign(numel(spec.shape), 0.0);
+  double avg_divisor = 1;
+  for (int d = 0; d < mesh.ndim(); ++d)
+    if (spec.placements[d] == Placement::partial(ReduceOp::avg)) avg_divisor *= mesh.size(d);
+  const auto g = as3(spec.shape, 1);
+  for (int r = 0; r < mesh.size(); ++r) {
+    auto canonical_coords = mesh.coordinates(r);
+    for (int d = 0; d < mesh.ndim(); ++d)
+      if (spec.placements[d].is_replicate()) canonical_coords[d] = 0;
+    const int canonical = mesh.rank(canonical_coords);
+    const LocalView view = local_view(spec, mesh, r);
+    if (static_cast<int64_t>(pieces[r].size()) != view.numel())
+      throw InvalidArgument("piece of rank " + std::to_string(r) + " has " +
+                                std::to_string(pieces[r].size()) + " values, expected " +
+                                std::to_string(view.numel()),
+                            "assemble_global");
+    if (canonical != r) {
+      for (size_t i = 0; i < pieces[r].size(); ++i)
+        out.max_replica_mismatch =
+            std::max(out.max_replica_mismatch, std::abs(pieces[r][i] - pieces[canonical][i]));
+      continue;
+    }
+    const auto l = as3(view.shape, 1), o = as3(view.offset, 0);
+    for (int64_t a = 0; a < l[0]; ++a)
+      for (int64_t b = 0; b < l[1]; ++b)
+        for (int64_t c = 0; c < l[2]; ++c)
+          out.values[((a + o[0]) * g[1] + (b + o[1])) * g[2] + (c + o[2])] +=
+              pieces[r][(a * l[1] + b) * l[2] + c];
+  }
+  for (double& v : out.values) v /= avg_divisor;
+  return out;
+}
+
+std::vector<double> unsharded_result(const OpProblem& problem,
+                                     const std::vector<std::vector<double>>& inputs) {
+  const Shape out_shape = problem.output_shape();
+  const auto o = as3(out_shape, 1);
+  const Shape& a_shape = problem.inputs[problem.lhs_index()].shape;
+  const int64_t K = a_shape.back();
+  std::vector<double> out(numel(out_shape));
+  for (int64_t q = 0; q < o[0]; ++q) {
+    Eigen::Map<const RowMatrix> a(inputs[problem.lhs_index()].data() + q * o[1] * K, o[1], K);
+    Eigen::Map<const RowMatrix> b(inputs[problem.rhs_index()].data() + q * K * o[2], K, o[2]);
+    Eigen::Map<RowMatrix> c(out.data() + q * o[1] * o[2], o[1], o[2]);
+    c.noalias() = a * b;
+  }
+  if (has_bias(problem.op)) {
+    const auto bs = as3(problem.inputs[0].shape, 1);
+    const auto& bias = inputs[0];
+    for (int64_t q = 0; q < o[0]; ++q)
+      for (int64_t i = 0; i < o[1]; ++i)
+        for (int64_t j = 0; j < o[2]; ++j)
+          out[(q * o[1] + i) * o[2] + j] +=
+              bias[((bs[0] == 1 ? 0 : q) * bs[1] + (bs[1] == 1 ? 0 : i)) * bs[2] +
+                   (bs[2] == 1 ? 0 : j)];
+  }
+  return out;
+}
+
+}  // namespace symmesh::strategies

@@ -1,0 +1,49 @@
+#pragma once
+// What `symmesh simulate` reports per workload op, from a simulated run: time,
+// communication and compute time, memory, strategy, and (emulation) the error against the
+// unsharded result. The same shape serves the hardware backend later.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+#include "sim/run_result.hpp"
+#include "strategies/workload_lowering.hpp"
+
+namespace symmesh::cli {
+
+struct OpReport {
+  std::string name;
+  std::string op;             // "mm", "put_signal", "all_reduce", …
+  double time_s = 0;          // first start to last end over all ranks
+  double comm_time_s = 0;     // busiest rank's time in communication (puts, waits)
+  double compute_time_s = 0;  // busiest rank's time in local compute (matmul, copies)
+  int64_t peak_memory_bytes_per_rank = 0;
+  int64_t bytes = 0;  // put_signal / collectives: the op's byte count
+  std::optional<std::vector<Placements>> input_placements;  // matmuls: the chosen strategy
+  std::optional<Placements> output_placements;
+  std::optional<double> max_abs_error;  // emulation
+};
+
+struct SimulationReport {
+  std::string scenario;
+  std::string backend = "sim";
+  std::string cluster;  // one line
+  std::string mesh;
+  std::string cost_model;
+  double total_time_s = 0;
+  std::vector<OpReport> ops;
+  std::vector<std::string> warnings;
+};
+
+SimulationReport build_simulation_report(const Scenario& scenario,
+                                         const strategies::LoweredWorkload& workload,
+                                         const sim::RunResult& result, bool emulated);
+std::string simulation_report_text(const SimulationReport& report);
+nlohmann::json simulation_report_json(const SimulationReport& report);
+
+// "1.50 GiB", "64.0 MiB", "512 B".
+std::string format_bytes(int64_t bytes);
+
+}  // namespace symmesh::cli
