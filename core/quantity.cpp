@@ -181,11 +181,7 @@ class QuantityParser {
       if (value > limit / factor) too_large();
       value *= factor;
     };
-    auto fractional = [&] {
-      fail(label() + " is not a whole number of bytes (" + std::string(s.integer) +
-           (s.fraction.empty() ? "" : ".") + std::string(s.fraction) + " " + std::string(s.unit) +
-           ")");
-    };
+    auto fractional = [&] { fail(label() + " is not a whole number of bytes"); };
     int twos = unit.pow2;
     if (exponent >= 0) {
       for (int k = 0; k < exponent; ++k) multiply(digits, 10);
