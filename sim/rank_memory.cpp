@@ -26,9 +26,9 @@ RankMemory::RankMemory(const Program& program, bool carry_data)
   peak_ = live_;  // every allocation exists from the start; frees only lower the total
 }
 
-void RankMemory::check_live(int rank, const BufferRef& ref, const char* what) const {
+void RankMemory::check_live(int rank, const BufferRef& ref, const std::string& what) const {
   if (ref.space == BufferRef::Space::symmetric && freed_.count(key(rank, ref.id)))
-    throw InvalidArgument("use after free: " + std::string(what) + " uses symmetric buffer " +
+    throw InvalidArgument("use after free: " + what + " uses symmetric buffer " +
                               std::to_string(ref.id) + ", which rank " + std::to_string(rank) +
                               " has already freed",
                           "simulation", rank);

@@ -3,6 +3,7 @@
 // at that rank's free), how many bytes are allocated (peak per rank), and — only when the
 // run carries data — the bytes themselves. Without data nothing is kept per byte.
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -18,7 +19,7 @@ class RankMemory {
   bool carries_data() const { return carry_data_; }
   // Throws InvalidArgument "use after free" when `ref` is a symmetric buffer that `rank`
   // has freed; `what` names the use ("put_signal src", "matmul a" …).
-  void check_live(int rank, const BufferRef& ref, const char* what) const;
+  void check_live(int rank, const BufferRef& ref, const std::string& what) const;
   // The first byte of `ref` on `rank` (after check_live); nullptr when not carrying data.
   unsigned char* bytes(int rank, const BufferRef& ref, const char* what);
   // Releases `rank`'s copy of symmetric buffer `handle` (a second free is a use after free).

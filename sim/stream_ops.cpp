@@ -37,8 +37,8 @@ void Simulation::busy_for(double duration_s) {
 // bytes and then the signal when the put is delivered (sim/one_sided_state.hpp).
 int64_t Simulation::put_signal(int rank, const StreamOp& op) {
   const int receiver = program_.group(op.handle.group).ranks.at(op.peer);
-  memory_.check_live(rank, op.src, "put_signal source");
-  memory_.check_live(rank, op.dst, "put_signal (the sender's own copy of its buffer)");
+  memory_.check_live(rank, op.src, "the source of put_signal '" + op.label.name + "'");
+  memory_.check_live(rank, op.dst, "put_signal '" + op.label.name + "'");
   const int64_t bytes = op.src.size_bytes;
   const uint64_t ticket = signals_.open_ticket(rank, receiver);
   if (receiver == rank)
@@ -94,7 +94,7 @@ void Simulation::deliver(int sender, int receiver, const StreamOp& op,
 // consume one. Checking and consuming happen without yielding, so two streams of one rank
 // waiting on the same pair never take the same credit.
 void Simulation::wait_signal(int rank, int stream, const StreamOp& op) {
-  memory_.check_live(rank, op.handle.whole(), "wait_signal");
+  memory_.check_live(rank, op.handle.whole(), "wait_signal '" + op.label.name + "'");
   const int sender = program_.group(op.handle.group).ranks.at(op.peer);
   SignalPair& pair = signals_.pair(op.handle.id, sender, rank);
   const std::function<BlockedStream()> describe = [&, this] {

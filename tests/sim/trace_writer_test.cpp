@@ -1,0 +1,69 @@
+// The Chrome trace-event JSON: one track per rank and stream, "X" events in microseconds.
+#include "sim/trace_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/forked_run.hpp"
+#include "sim_test_support.hpp"
+
+namespace symmesh::sim {
+namespace {
+
+using namespace testing;
+
+TEST(TraceWriter, OneTrackPerRankAndStreamWithMicrosecondEvents) {
+  Program p(2);
+  const SymmetricHandle h = p.symm_alloc(p.world_group(), 1 << 20);
+  const StreamId comm = p.stream(0, "comm");
+  p.stream(0, "compute");
+  p.put_signal(0, comm, p.local_alloc(0, 1 << 20), h, 0, 1, {"send", "comm", "step 1/1"});
+  p.put_signal(0, comm, p.local_alloc(0, 1 << 20), h, 0, 1, {"again", "comm", ""});
+  const StreamId s1 = p.stream(1, "main");
+  const BufferRef scratch = p.local_alloc(1, 64 << 20);
+  p.copy(1, s1, CopyWork{scratch, scratch, 1, 1, 64 << 20, 0, 0, 0, 0}, {"busy", "compute", ""});
+  p.wait_signal(1, s1, h, 0, {"recv", "comm", ""});
+  const RunResult r = run_simulation(p, test_cluster(1, 8));
+  ASSERT_EQ(r.hazards.size(), 1u);
+
+  std::stringstream out;
+  write_chrome_trace(r, out);
+  const auto doc = nlohmann::json::parse(out.str());
+  const auto& events = doc.at("traceEvents");
+  int complete = 0, instants = 0;
+  bool named_rank0 = false, named_comm = false;
+  for (const auto& e : events) {
+    const std::string ph = e.at("ph");
+    if (ph == "X") {
+      ++complete;
+      if (e.at("name") == "send") {
+        EXPECT_EQ(e.at("pid"), 0);
+        EXPECT_EQ(e.at("tid"), comm);
+        EXPECT_EQ(e.at("cat"), "comm");
+        EXPECT_EQ(e.at("args").at("detail"), "step 1/1");
+        EXPECT_EQ(e.at("args").at("bytes"), 1 << 20);
+        const TimelineEntry& t = entry(r, 0, "send");
+        EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), t.start_s * 1e6);
+        EXPECT_DOUBLE_EQ(e.at("dur").get<double>(), (t.end_s - t.start_s) * 1e6);
+      }
+    } else if (ph == "i") {
+      ++instants;
+      EXPECT_EQ(e.at("pid"), 1);
+    } else if (ph == "M") {
+      if (e.at("name") == "process_name" && e.at("pid") == 0)
+        named_rank0 = e.at("args").at("name") == "rank 0";
+      if (e.at("name") == "thread_name" && e.at("pid") == 0 && e.at("tid") == comm)
+        named_comm = e.at("args").at("name") == "comm";
+    }
+  }
+  EXPECT_EQ(complete, 4);
+  EXPECT_EQ(instants, 1);
+  EXPECT_TRUE(named_rank0);
+  EXPECT_TRUE(named_comm);
+  EXPECT_DOUBLE_EQ(doc.at("otherData").at("makespan_s").get<double>(), r.makespan_s);
+}
+
+}  // namespace
+}  // namespace symmesh::sim
