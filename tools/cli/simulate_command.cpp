@@ -1,17 +1,11 @@
 // symmesh simulate: plan every matmul of a scenario, run the whole workload on the
 // SimGrid-modelled cluster and report per op.
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
-#include "core/errors.hpp"
-#include "sim/forked_run.hpp"
 #include "sim/trace_writer.hpp"
-#include "strategies/workload_lowering.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/dtype_values.hpp"
-#include "tools/cli/simulation_report.hpp"
+#include "tools/cli/scenario_evaluation.hpp"
 #include "tools/scenario/scenario_loader.hpp"
 
 namespace symmesh::cli {
@@ -25,50 +19,18 @@ struct SimulateArgs {
   double time_limit_s = 0;
 };
 
-// Writes through a temporary file and a rename, so a reader never sees half a file.
-void write_atomically(const std::string& path, const std::string& text, const char* what) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out)
-      throw InvalidArgument("cannot write " + std::string(what) + " to '" + path + "'", what);
-    out << text;
-    if (!out.flush())
-      throw InvalidArgument("cannot write " + std::string(what) + " to '" + path + "'", what);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InvalidArgument("cannot write " + std::string(what) + " to '" + path + "'", what);
-  }
-}
-
 int run_simulate(const SimulateArgs& args) {
   const Scenario scenario = load_scenario(args.scenario);
-  strategies::CostModelOptions model_options;
-  model_options.devices_per_host = scenario.cluster.gpus_per_node;
-  const auto model = strategies::make_cost_model(scenario.cost_model, model_options);
-
-  strategies::WorkloadOptions options;
+  EvaluationOptions options;
   options.emulate = args.emulate;
-  options.encode = encode_values;
-  const auto workload = strategies::lower_workload(scenario, *model, options);
-
-  sim::SimOptions sim_options;
-  sim_options.carry_data = args.emulate;
-  sim_options.wall_clock_limit_s = args.time_limit_s;
-  sim_options.validate();
-  const sim::RunResult result =
-      sim::run_simulation(workload.program, scenario.cluster, sim_options);
-
-  const SimulationReport report = build_simulation_report(scenario, workload, result, args.emulate);
+  options.wall_clock_limit_s = args.time_limit_s;
+  const Evaluation evaluation = evaluate_scenario(scenario, options);
   if (!args.trace.empty())
-    write_atomically(args.trace, sim::chrome_trace_json(result).dump(), "--trace");
+    write_file_atomically(args.trace, sim::chrome_trace_json(evaluation.result).dump(), "--trace");
   if (args.json)
-    std::cout << simulation_report_json(report).dump(2) << "\n";
+    std::cout << simulation_report_json(evaluation.report).dump(2) << "\n";
   else
-    std::cout << simulation_report_text(report);
+    std::cout << simulation_report_text(evaluation.report);
   return 0;
 }
 

@@ -1,0 +1,187 @@
+// symmesh simulate end to end: shipped scenarios against closed forms worked out by hand,
+// golden JSON for regressions, emulation against the unsharded product, bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/tools/run_symmesh.hpp"
+
+namespace {
+
+using symmesh::testing::read_file;
+using symmesh::testing::run_symmesh;
+using ::testing::HasSubstr;
+
+const std::string kScenarios = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/";
+const std::string kGolden = std::string(SYMMESH_SOURCE_DIR) + "/tests/tools/golden/";
+
+nlohmann::json simulate_json(const std::string& args) {
+  const auto r = run_symmesh("simulate " + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+const nlohmann::json& op_named(const nlohmann::json& report, const std::string& name) {
+  for (const auto& op : report["ops"])
+    if (op["name"] == name) return op;
+  throw std::runtime_error("no op " + name);
+}
+
+// dgx-h100.yaml: NVSwitch 450 GB/s per direction per GPU, 1 us one-way latency.
+constexpr double kAlpha = 1e-6;
+constexpr double kBeta = 450e9;
+
+TEST(SimulateCommand, PingPongLegsAreLatencyPlusBytesOverBandwidth) {
+  // Each leg: 1 MiB between two GPUs of a node: 1 us + 1,048,576 / 450e9 = 3.3302 us.
+  const auto report = simulate_json(kScenarios + "pingpong.yaml");
+  const double leg = kAlpha + 1048576.0 / kBeta;
+  EXPECT_NEAR(op_named(report, "ping")["time_s"].get<double>(), leg, leg * 0.005);
+  EXPECT_NEAR(op_named(report, "pong")["time_s"].get<double>(), leg, leg * 0.005);
+  EXPECT_NEAR(report["total_time_s"].get<double>(), 2 * leg, 2 * leg * 0.005);
+  EXPECT_EQ(report["backend"], "sim");
+}
+
+TEST(SimulateCommand, RingAllGatherOnOneNodeMatchesTheClosedForm) {
+  // 1 GiB gathered over 8 GPUs: 7 x (1 us + 134,217,728 B / 450e9) = 2.0948 ms.
+  const auto report = simulate_json(kScenarios + "ring-allgather-8gpu.yaml");
+  const double expected = 7 * (kAlpha + 134217728.0 / kBeta);
+  EXPECT_NEAR(op_named(report, "gather")["time_s"].get<double>(), expected, expected * 0.01);
+  EXPECT_EQ(op_named(report, "gather")["bytes"], 1073741824);
+}
+
+TEST(SimulateCommand, MeshMatmulComputeFollowsTheRoofline) {
+  // up_proj on 2x8: (S0,R) x (R,S1) needs no redistribution; each rank multiplies
+  // 4096x8192 by 8192x3584 in bf16: 2*4096*3584*8192 = 2.4052e11 FLOP.
+  // efficiency = 0.85 * 4096/4160 * 3584/3648 * 8192/8256 = 0.815866;
+  // time = 2.4052e11 / (989.4e12 * 0.815866) + 5 us launch = 0.29796 + 0.005 = 0.30296 ms.
+  const auto report = simulate_json(kScenarios + "mesh-2x8-mm.yaml");
+  const auto& op = op_named(report, "up_proj");
+  EXPECT_NEAR(op["compute_time_s"].get<double>(), 3.0296e-4, 3.0296e-4 * 0.001);
+  EXPECT_EQ(op["comm_time_s"].get<double>(), 0.0);
+  EXPECT_EQ(op["strategy"]["output_placements"], nlohmann::json::parse(R"j(["S(0)","S(1)"])j"));
+  // a 4096x8192 + b 8192x3584 + out 4096x3584, bf16 = (33,554,432 + 29,360,128 + 14,680,064) x 2.
+  EXPECT_EQ(op["peak_memory_bytes_per_rank"], (33554432 + 29360128 + 14680064) * 2);
+}
+
+TEST(SimulateCommand, MoeAllToAllIsPairwiseExchange) {
+  // 16 MiB over 8 ranks: chunks of 2 MiB, 7 steps of 1 us + 2,097,152 / 450e9 = 39.62 us.
+  const auto report = simulate_json(kScenarios + "moe-expert-bmm.yaml");
+  const double expected = 7 * (kAlpha + 2097152.0 / kBeta);
+  EXPECT_NEAR(op_named(report, "dispatch")["time_s"].get<double>(), expected, expected * 0.01);
+}
+
+// Regression guard: every figure of the shipped scenarios' JSON as first checked above.
+class SimulateGolden : public ::testing::TestWithParam<const char*> {};
+
+void expect_same(const nlohmann::json& got, const nlohmann::json& want, const std::string& path) {
+  if (want.is_number_float()) {
+    EXPECT_NEAR(got.get<double>(), want.get<double>(), 1e-9 * std::abs(want.get<double>()) + 1e-15)
+        << path;
+  } else if (want.is_object()) {
+    ASSERT_TRUE(got.is_object()) << path;
+    EXPECT_EQ(got.size(), want.size()) << path;
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      ASSERT_TRUE(got.contains(it.key())) << path << "." << it.key();
+      expect_same(got[it.key()], it.value(), path + "." + it.key());
+    }
+  } else if (want.is_array()) {
+    ASSERT_EQ(got.size(), want.size()) << path;
+    for (size_t i = 0; i < want.size(); ++i)
+      expect_same(got[i], want[i], path + "[" + std::to_string(i) + "]");
+  } else {
+    EXPECT_EQ(got, want) << path;
+  }
+}
+
+TEST_P(SimulateGolden, MatchesTheCheckedInReport) {
+  const std::string name = GetParam();
+  const auto want = nlohmann::json::parse(read_file(kGolden + "simulate-" + name + ".json"));
+  expect_same(simulate_json(kScenarios + name + ".yaml"), want, name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, SimulateGolden,
+                         ::testing::Values("pingpong", "ring-allgather-8gpu", "mesh-2x8-mm",
+                                           "moe-expert-bmm", "quickstart"));
+
+std::string temp_scenario(const std::string& body) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("symmesh_sim_" + std::to_string(std::hash<std::string>{}(body)) + ".yaml");
+  std::ofstream(path) << body;
+  return path.string();
+}
+
+TEST(SimulateCommand, EmulationMatchesTheUnshardedProduct) {
+  // fp32 shapes that shard unevenly and need all-to-all, all-gather along an inner dim
+  // and local chunks; the error is against the same product computed on one CPU.
+  const auto path = temp_scenario(R"y(
+name: emulation-check
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+dtype: fp32
+cost_model: dtensor
+workload:
+  - {name: uneven, op: mm, a: [37, 29], b: [29, 23], a_placements: ["S(1)", "S(0)"], b_placements: ["S(0)", "R"]}
+  - {name: batched, op: bmm, a: [6, 9, 11], b: [6, 11, 5], a_placements: ["S(0)", "S(2)"], b_placements: ["R", "S(1)"]}
+  - {name: gathered, op: mm, a: [16, 12], b: [12, 10], a_placements: ["R", "S(1)"], b_placements: ["S(1)", "S(0)"]}
+)y");
+  const auto report = simulate_json(path + " --emulate");
+  for (const auto& op : report["ops"]) {
+    ASSERT_TRUE(op.contains("max_abs_error")) << op["name"];
+    // k <= 29 products of values in [-1, 1] summed in fp32: far below 1e-4.
+    EXPECT_LT(op["max_abs_error"].get<double>(), 1e-4) << op["name"];
+  }
+  std::remove(path.c_str());
+}
+
+TEST(SimulateCommand, TraceIsChromeTraceJson) {
+  const std::string trace =
+      (std::filesystem::temp_directory_path() / "symmesh_trace_test.json").string();
+  const auto r = run_symmesh("simulate " + kScenarios + "quickstart.yaml --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_file(trace));
+  ASSERT_TRUE(j.contains("traceEvents"));
+  int complete = 0;
+  for (const auto& e : j["traceEvents"]) complete += e["ph"] == "X";
+  EXPECT_GT(complete, 0);
+  std::remove(trace.c_str());
+}
+
+TEST(SimulateCommand, BadInputExitsTwoAndWritesNothing) {
+  const auto missing = run_symmesh("simulate /nonexistent/scenario.yaml");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/scenario.yaml"));
+
+  const auto typo = temp_scenario(
+      "name: t\ncluster: clusters/dgx-h100.yaml\nmeshh: {shape: [8]}\nworkload: []\n");
+  const auto r = run_symmesh("simulate " + typo);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(":3:1"));
+  EXPECT_THAT(r.err, HasSubstr("did you mean 'mesh'"));
+  std::remove(typo.c_str());
+
+  const std::string trace = "/nonexistent-dir/trace.json";
+  const auto unwritable = run_symmesh("simulate " + kScenarios + "pingpong.yaml --trace " + trace);
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_THAT(unwritable.err, HasSubstr("--trace"));
+  EXPECT_TRUE(unwritable.out.empty());
+
+  const auto huge = temp_scenario(R"y(
+name: huge
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [8]}
+dtype: bf16
+cost_model: dtensor
+workload:
+  - {name: big, op: mm, a: [65536, 65536], b: [65536, 65536], a_placements: ["S(0)"], b_placements: ["R"]}
+)y");
+  const auto too_big = run_symmesh("simulate " + huge + " --emulate");
+  EXPECT_EQ(too_big.exit_code, 2);
+  EXPECT_THAT(too_big.err, HasSubstr("too large to emulate"));
+  std::remove(huge.c_str());
+}
+
+}  // namespace

@@ -1,0 +1,31 @@
+#pragma once
+// One scenario evaluated end to end on the simulator: cost model chosen by name, every
+// matmul planned, the workload lowered to one Program, simulated in its own process, and
+// reported per op. `symmesh simulate` runs it once; `symmesh sweep` once per point.
+#include <string>
+
+#include "core/scenario.hpp"
+#include "sim/run_result.hpp"
+#include "tools/cli/simulation_report.hpp"
+
+namespace symmesh::cli {
+
+struct EvaluationOptions {
+  bool emulate = false;
+  double wall_clock_limit_s = 0;  // per simulation; 0 = none
+};
+
+struct Evaluation {
+  SimulationReport report;
+  sim::RunResult result;  // the timeline, for traces
+};
+
+// Throws symmesh errors; cost-model and workload errors name the scenario file.
+Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options);
+
+// Writes through a temporary file and a rename, so a reader never sees half a file.
+// Throws InvalidArgument naming `what` (e.g. "--trace") when the path cannot be written.
+void write_file_atomically(const std::string& path, const std::string& text,
+                           const std::string& what);
+
+}  // namespace symmesh::cli
