@@ -1,10 +1,10 @@
-#include "sim/compute_model.hpp"
+#include "core/roofline.hpp"
 
 #include <algorithm>
 
 #include "core/errors.hpp"
 
-namespace symmesh::sim {
+namespace symmesh::roofline {
 namespace {
 
 double saturation(int64_t x) {
@@ -12,17 +12,18 @@ double saturation(int64_t x) {
   return v / (v + kHalfDim);
 }
 
-double hbm_time_s(const GpuSpec& gpu, double bytes) {
-  if (!(gpu.memory_bandwidth_bytes_per_s > 0))
-    throw InvalidArgument("must be > 0 to time memory-bound ops", "cluster.gpu.memory.bandwidth");
-  return bytes / gpu.memory_bandwidth_bytes_per_s;
-}
-
 }  // namespace
 
 double gemm_efficiency(int64_t m, int64_t n, int64_t k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
   return kPeakEfficiency * saturation(m) * saturation(n) * saturation(k);
+}
+
+double gemm_effective_flops(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  if (batch <= 0 || m <= 0 || n <= 0 || k <= 0) return 0.0;
+  const double flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) *
+                       static_cast<double>(n) * static_cast<double>(k);
+  return flops / gemm_efficiency(m, n, k);
 }
 
 double peak_flops_per_s(const GpuSpec& gpu, DType dtype) {
@@ -50,9 +51,16 @@ double matmul_bytes_moved(const MatmulWork& work) {
   return (batch * (a + b + c * (work.accumulate ? 2.0 : 1.0)) + bias) * e;
 }
 
+double hbm_time_s(const GpuSpec& gpu, double bytes) {
+  if (!(gpu.memory_bandwidth_bytes_per_s > 0))
+    throw InvalidArgument("must be > 0 to time memory-bound ops", "cluster.gpu.memory.bandwidth");
+  return bytes / gpu.memory_bandwidth_bytes_per_s;
+}
+
 double matmul_duration_s(const GpuSpec& gpu, const MatmulWork& work) {
   const double peak = peak_flops_per_s(gpu, work.dtype);
   const double flops = work.flops();
+  // Same arithmetic as before the roofline moved to core/, so simulated times are unchanged.
   const double compute_s =
       flops > 0 ? flops / (peak * gemm_efficiency(work.m, work.n, work.k)) : 0.0;
   return std::max(compute_s, hbm_time_s(gpu, matmul_bytes_moved(work))) + kLaunchOverhead_s;
@@ -73,4 +81,4 @@ double local_copy_duration_s(const GpuSpec& gpu, int64_t bytes) {
   return hbm_time_s(gpu, 2.0 * static_cast<double>(bytes)) + kLaunchOverhead_s;
 }
 
-}  // namespace symmesh::sim
+}  // namespace symmesh::roofline
