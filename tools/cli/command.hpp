@@ -15,5 +15,6 @@ void register_commands(CLI::App& app, CommandAction& selected);
 
 void add_plan_command(CLI::App& app, CommandAction& selected);
 void add_simulate_command(CLI::App& app, CommandAction& selected);
+void add_validate_command(CLI::App& app, CommandAction& selected);
 
 }  // namespace symmesh::cli
