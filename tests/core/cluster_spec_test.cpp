@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/thrown.hpp"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -13,17 +15,7 @@
 namespace symmesh {
 namespace {
 
-// Returns the exception `f` throws as E; records a failure when it throws nothing.
-template <typename E, typename F>
-E thrown(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return E("<nothing thrown>", "");
-}
+using testing::thrown;
 
 // The scenario-format.md example cluster: 4 DGX-H100 nodes on a rail network, in SI units.
 ClusterSpec dgx_h100(int nodes = 4) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/thrown.hpp"
+
 #include <set>
 #include <string>
 #include <vector>
@@ -13,17 +15,7 @@
 namespace symmesh {
 namespace {
 
-// Returns the exception `f` throws as E; records a failure when it throws nothing.
-template <typename E, typename F>
-E thrown(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return E("<nothing thrown>", "");
-}
+using testing::thrown;
 
 // Row-major coordinates written out independently of the implementation: the last dim
 // varies fastest, so coord[d] = (rank / prod(shape[d+1:])) % shape[d].

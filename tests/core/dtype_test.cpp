@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/thrown.hpp"
+
 #include <string>
 #include <vector>
 
@@ -15,17 +17,7 @@ const std::vector<DType> kAll = {DType::bf16, DType::fp16,     DType::fp32,
                                  DType::fp64, DType::fp8_e4m3, DType::fp8_e5m2,
                                  DType::int8, DType::int32,    DType::int64};
 
-// Returns the exception `f` throws as E; records a failure when it throws nothing.
-template <typename E, typename F>
-E thrown(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return E("<nothing thrown>", "");
-}
+using testing::thrown;
 
 TEST(DType, SixteenBitTypesAreTwoBytes) {
   EXPECT_EQ(element_size_bytes(DType::bf16), 2);

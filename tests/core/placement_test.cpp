@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/thrown.hpp"
+
 #include <string>
 
 #include "core/errors.hpp"
@@ -13,17 +15,7 @@
 namespace symmesh {
 namespace {
 
-// Returns the exception `f` throws as E; records a failure when it throws nothing.
-template <typename E, typename F>
-E thrown(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return E("<nothing thrown>", "");
-}
+using testing::thrown;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

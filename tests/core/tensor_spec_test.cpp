@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/thrown.hpp"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -15,17 +17,7 @@
 namespace symmesh {
 namespace {
 
-// Returns the exception `f` throws as E; records a failure when it throws nothing.
-template <typename E, typename F>
-E thrown(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return E("<nothing thrown>", "");
-}
+using testing::thrown;
 
 Placements P(std::initializer_list<Placement> list) {
   return Placements(list);
