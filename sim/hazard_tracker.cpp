@@ -4,22 +4,12 @@
 
 namespace symmesh::sim {
 
-std::string Hazard::to_string() const {
-  return "put '" + later_label + "' from rank " + std::to_string(later_sender) +
-         " overwrote bytes [" + std::to_string(begin_bytes) + ", " + std::to_string(end_bytes) +
-         ") of rank " + std::to_string(receiver) + "'s copy of symmetric buffer " +
-         std::to_string(handle) + " that put '" + earlier_label + "' from rank " +
-         std::to_string(earlier_sender) + " had delivered and rank " + std::to_string(receiver) +
-         " had not consumed (no wait_signal covering it) at t=" + std::to_string(time_s) + " s";
-}
-
 std::vector<Hazard> HazardTracker::on_delivery(int receiver, int handle, int sender, int64_t seq,
-                                               int64_t begin, int64_t end, const std::string& label,
-                                               double now_s) {
+                                               int64_t begin, int64_t end, const std::string* label,
+                                               double now_s, PendingPuts& pending) {
   std::vector<Hazard> found;
   if (end <= begin) return found;
-  BufferState& state = buffers_[key(receiver, handle)];
-  auto& ranges = state.ranges;
+  Ranges& ranges = buffers_[key(receiver, handle)];
   // The first range that could overlap [begin, end): the one starting at or before begin.
   auto it = ranges.upper_bound(begin);
   if (it != ranges.begin() && std::prev(it)->second.end > begin) --it;
@@ -32,35 +22,49 @@ std::vector<Hazard> HazardTracker::on_delivery(int receiver, int handle, int sen
     h.later_sender = sender;
     h.begin_bytes = std::max(begin, it->first);
     h.end_bytes = std::min(end, old.end);
-    h.earlier_label = old.label;
-    h.later_label = label;
+    h.earlier_label = *old.label;
+    h.later_label = *label;
     h.time_s = now_s;
     found.push_back(std::move(h));
-    it = ranges.erase(it);  // its sender's Pending entry goes stale and is skipped later
+    it = ranges.erase(it);  // its pair's pending entry goes stale and is skipped later
   }
-  ranges.emplace(begin, Range{end, sender, seq, label});
-  state.by_sender[sender].push_back({begin, seq});
+  ranges.emplace_hint(it, begin, Range{end, sender, seq, label});
+  pending.entries_.push_back({begin, seq});
   return found;
 }
 
-void HazardTracker::on_consumed(int receiver, int handle, int sender, int64_t credit) {
-  const auto buffer = buffers_.find(key(receiver, handle));
-  if (buffer == buffers_.end()) return;
-  BufferState& state = buffer->second;
-  const auto queue = state.by_sender.find(sender);
-  if (queue == state.by_sender.end()) return;
-  auto& pending = queue->second;
-  while (!pending.empty() && pending.front().seq <= credit) {
-    const auto range = state.ranges.find(pending.front().begin);
-    if (range != state.ranges.end() && range->second.sender == sender &&
-        range->second.seq == pending.front().seq)
-      state.ranges.erase(range);
-    pending.pop_front();
+void HazardTracker::on_consumed(int receiver, int handle, int sender, int64_t credit,
+                                PendingPuts& pending) {
+  if (pending.empty()) return;
+  Ranges* ranges = nullptr;
+  auto& entries = pending.entries_;
+  while (pending.head_ < entries.size() && entries[pending.head_].seq <= credit) {
+    if (!ranges) ranges = &buffers_[key(receiver, handle)];
+    const PendingPuts::Entry e = entries[pending.head_++];
+    const auto range = ranges->find(e.begin);
+    if (range != ranges->end() && range->second.sender == sender && range->second.seq == e.seq)
+      ranges->erase(range);
+  }
+  if (pending.head_ == entries.size()) {
+    entries.clear();
+    pending.head_ = 0;
+  } else if (pending.head_ > 64 && pending.head_ * 2 > entries.size()) {
+    entries.erase(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(pending.head_));
+    pending.head_ = 0;
   }
 }
 
 void HazardTracker::on_free(int receiver, int handle) {
   buffers_.erase(key(receiver, handle));
+}
+
+std::string Hazard::to_string() const {
+  return "put '" + later_label + "' from rank " + std::to_string(later_sender) +
+         " overwrote bytes [" + std::to_string(begin_bytes) + ", " + std::to_string(end_bytes) +
+         ") of rank " + std::to_string(receiver) + "'s copy of symmetric buffer " +
+         std::to_string(handle) + " that put '" + earlier_label + "' from rank " +
+         std::to_string(earlier_sender) + " had delivered and rank " + std::to_string(receiver) +
+         " had not consumed (no wait_signal covering it) at t=" + std::to_string(time_s) + " s";
 }
 
 }  // namespace symmesh::sim

@@ -11,11 +11,10 @@
 // and both puts' labels. The later put's bytes then replace every overlapped earlier
 // record (each overwritten put is reported once, not again for its remaining bytes).
 //
-// State is per (receiver, buffer): an ordered map of disjoint unconsumed ranges plus, per
-// sender, the ranges in signal order, so a wait consumes in O(ranges it frees). Nothing is
-// kept per byte.
+// State: per (receiver, buffer) an ordered map of disjoint unconsumed ranges; per signal
+// pair (H, S → R) the ranges it delivered in signal order (a PendingPuts the caller keeps
+// with the pair's counter), so a wait consumes in O(ranges it frees). Nothing per byte.
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -25,15 +24,32 @@
 
 namespace symmesh::sim {
 
+// The puts of one signal pair whose bytes are not yet consumed, oldest first.
+class PendingPuts {
+ public:
+  bool empty() const { return head_ == entries_.size(); }
+
+ private:
+  friend class HazardTracker;
+  struct Entry {
+    int64_t begin;
+    int64_t seq;
+  };
+  std::vector<Entry> entries_;
+  size_t head_ = 0;  // entries_[0, head_) are consumed
+};
+
 class HazardTracker {
  public:
-  // A put from `sender` delivering signal number `seq` on (handle, sender → receiver) landed
-  // on [begin, end) of the receiver's copy at `now_s`. Returns the hazards it caused.
+  // A put from `sender` delivering signal number `seq` of its pair landed on [begin, end)
+  // of the receiver's copy of `handle` at `now_s`; `pending` is that pair's list and
+  // `label` (which must outlive the tracker) names the put. Returns the hazards it caused.
   std::vector<Hazard> on_delivery(int receiver, int handle, int sender, int64_t seq, int64_t begin,
-                                  int64_t end, const std::string& label, double now_s);
-  // The receiver consumed credit number `credit` on (handle, sender → receiver): the bytes
-  // of that pair's puts 1..credit are consumed.
-  void on_consumed(int receiver, int handle, int sender, int64_t credit);
+                                  int64_t end, const std::string* label, double now_s,
+                                  PendingPuts& pending);
+  // The receiver consumed credit number `credit` of the pair whose list is `pending`: the
+  // bytes of that pair's puts 1..credit are consumed.
+  void on_consumed(int receiver, int handle, int sender, int64_t credit, PendingPuts& pending);
   // The receiver freed its copy: nothing on it is pending any more.
   void on_free(int receiver, int handle);
 
@@ -42,20 +58,13 @@ class HazardTracker {
     int64_t end = 0;
     int sender = -1;
     int64_t seq = 0;
-    std::string label;
+    const std::string* label = nullptr;
   };
-  struct Pending {
-    int64_t begin = 0;
-    int64_t seq = 0;
-  };
-  struct BufferState {
-    std::map<int64_t, Range> ranges;                         // begin → range, disjoint
-    std::unordered_map<int, std::deque<Pending>> by_sender;  // in signal order
-  };
+  using Ranges = std::map<int64_t, Range>;  // begin → range, disjoint
   static int64_t key(int receiver, int handle) {
     return (static_cast<int64_t>(receiver) << 32) | static_cast<uint32_t>(handle);
   }
-  std::unordered_map<int64_t, BufferState> buffers_;
+  std::unordered_map<int64_t, Ranges> buffers_;
 };
 
 }  // namespace symmesh::sim

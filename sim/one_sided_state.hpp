@@ -4,47 +4,52 @@
 // per-pair FIFO that makes "a visible signal implies every earlier put from the same sender
 // to the same peer is delivered" true.
 //
-// FIFO: each put takes a ticket from its (sender, receiver) queue when its transfer starts.
+// FIFO: each put takes a ticket on its (sender → receiver) route when its transfer starts.
 // Transfers run concurrently and may finish in any order (a small put issued after a large
 // one from another stream of the sender finishes first), but a put is *delivered* — bytes
-// written, counter bumped, waiters woken — only once every earlier ticket of its pair is
-// delivered. A put that finishes early parks with a snapshot of its source bytes (emulation
-// only) and is delivered, in the same simulated instant, by the put that unblocks it.
-// Different pairs never wait for each other.
+// written, counter bumped, waiters woken — only once every earlier ticket of its route is
+// delivered. A put that finishes early is parked (with a snapshot of its source bytes when
+// carrying data) and delivered, in the same simulated instant, right after the put that
+// unblocks it. Different routes never wait for each other.
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <unordered_map>
-#include <vector>
+
+#include "sim/hazard_tracker.hpp"
+#include "sim/wait_registry.hpp"
 
 namespace symmesh::sim {
 
+// One counter: (buffer, sender → receiver), world ranks.
 struct SignalPair {
   int64_t delivered = 0;  // puts delivered so far (the counter)
   int64_t consumed = 0;   // waits completed so far
+  WaitList waiters;       // the receiver's streams blocked on this pair
+  PendingPuts pending;    // delivered bytes not yet consumed (hazard detection)
 };
 
 class OneSidedState {
  public:
-  // The counter of (handle, sender → receiver), world ranks; created at zero.
+  // The counter of (handle, sender → receiver); created at zero. References stay valid.
   SignalPair& pair(int handle, int sender, int receiver);
   const SignalPair* find_pair(int handle, int sender, int receiver) const;
-
-  // A put from sender to receiver starts its transfer: its place in the pair's order.
-  uint64_t open_ticket(int sender, int receiver);
-  // The transfer of `ticket` finished. `deliver(snapshot)` performs its delivery; it is
-  // called now if every earlier ticket is delivered (snapshot = false: read the source in
-  // place), else later (snapshot = true) — `park()` is called first, now, so the caller can
-  // copy what the delayed delivery will need. Returns whether delivery happened now.
-  bool complete_ticket(int sender, int receiver, uint64_t ticket, std::function<void()> deliver,
-                       const std::function<void()>& park);
-  // Puts of (sender → receiver) whose transfer finished but wait for an earlier one.
-  size_t parked(int sender, int receiver) const;
-  // Every pair with delivered > consumed (unconsumed credits at the end of a run).
   template <typename F>
   void for_each_pair(F&& f) const {
     for (const auto& [k, p] : pairs_) f(k.handle, k.sender, k.receiver, p);
   }
+
+  // A put from sender to receiver starts its transfer: its place in the route's order.
+  uint64_t open_ticket(int sender, int receiver);
+  // The transfer of `ticket` finished. True when every earlier put of the route is
+  // delivered: the caller delivers it now, then calls drain(). False: the caller must
+  // park() it.
+  bool finish_ticket(int sender, int receiver, uint64_t ticket);
+  void park(int sender, int receiver, uint64_t ticket, std::function<void()> deliver);
+  // Delivers, in ticket order, the parked puts that are now at the head of the route.
+  void drain(int sender, int receiver);
+  // Puts of the route whose transfer finished but wait for an earlier one.
+  size_t parked(int sender, int receiver) const;
 
  private:
   struct PairKey {
@@ -61,9 +66,9 @@ class OneSidedState {
   };
   struct Slot {
     bool finished = false;
-    std::function<void()> deliver;
+    std::function<void()> deliver;  // set when parked
   };
-  struct Queue {
+  struct Route {
     uint64_t next_ticket = 0;   // ticket the next put will take
     uint64_t first_ticket = 0;  // ticket of slots.front()
     std::deque<Slot> slots;     // tickets [first_ticket, next_ticket) not yet delivered
@@ -73,7 +78,7 @@ class OneSidedState {
   }
 
   std::unordered_map<PairKey, SignalPair, PairKeyHash> pairs_;
-  std::unordered_map<int64_t, Queue> queues_;
+  std::unordered_map<int64_t, Route> routes_;
 };
 
 }  // namespace symmesh::sim

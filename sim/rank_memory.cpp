@@ -26,16 +26,15 @@ RankMemory::RankMemory(const Program& program, bool carry_data)
   peak_ = live_;  // every allocation exists from the start; frees only lower the total
 }
 
-void RankMemory::check_live(int rank, const BufferRef& ref, const std::string& what) const {
-  if (ref.space == BufferRef::Space::symmetric && freed_.count(key(rank, ref.id)))
-    throw InvalidArgument("use after free: " + what + " uses symmetric buffer " +
-                              std::to_string(ref.id) + ", which rank " + std::to_string(rank) +
-                              " has already freed",
-                          "simulation", rank);
+void RankMemory::throw_use_after_free(int rank, const BufferRef& ref, const std::string& label,
+                                      const char* role) {
+  throw InvalidArgument("use after free: " + std::string(role) + " '" + label +
+                            "' uses symmetric buffer " + std::to_string(ref.id) + ", which rank " +
+                            std::to_string(rank) + " has already freed",
+                        "simulation", rank);
 }
 
-unsigned char* RankMemory::bytes(int rank, const BufferRef& ref, const char* what) {
-  check_live(rank, ref, what);
+unsigned char* RankMemory::bytes(int rank, const BufferRef& ref) {
   if (!carry_data_) return nullptr;
   std::vector<unsigned char>& data = ref.space == BufferRef::Space::symmetric
                                          ? symmetric_data_.at(key(rank, ref.id))
@@ -45,7 +44,7 @@ unsigned char* RankMemory::bytes(int rank, const BufferRef& ref, const char* wha
 
 void RankMemory::free_symmetric(int rank, int handle) {
   const BufferRef whole{BufferRef::Space::symmetric, handle, 0, 0};
-  check_live(rank, whole, "free");
+  check_live(rank, whole, "", "free");
   freed_.insert(key(rank, handle));
   live_[rank] -= program_.symmetric_allocations().at(handle).size_bytes;
   symmetric_data_.erase(key(rank, handle));

@@ -17,11 +17,15 @@ class RankMemory {
   RankMemory(const Program& program, bool carry_data);
 
   bool carries_data() const { return carry_data_; }
-  // Throws InvalidArgument "use after free" when `ref` is a symmetric buffer that `rank`
-  // has freed; `what` names the use ("put_signal src", "matmul a" …).
-  void check_live(int rank, const BufferRef& ref, const std::string& what) const;
-  // The first byte of `ref` on `rank` (after check_live); nullptr when not carrying data.
-  unsigned char* bytes(int rank, const BufferRef& ref, const char* what);
+  // Throws InvalidArgument "use after free: <role> '<label>' uses symmetric buffer …" when
+  // `ref` is a symmetric buffer that `rank` has freed.
+  void check_live(int rank, const BufferRef& ref, const std::string& label,
+                  const char* role) const {
+    if (ref.space == BufferRef::Space::symmetric && !freed_.empty() && is_freed(rank, ref.id))
+      throw_use_after_free(rank, ref, label, role);
+  }
+  // The first byte of `ref` on `rank` (checked live before); nullptr when not carrying data.
+  unsigned char* bytes(int rank, const BufferRef& ref);
   // Releases `rank`'s copy of symmetric buffer `handle` (a second free is a use after free).
   void free_symmetric(int rank, int handle);
   bool is_freed(int rank, int handle) const;
@@ -30,6 +34,8 @@ class RankMemory {
   int64_t live_bytes(int rank) const { return live_[rank]; }
 
  private:
+  [[noreturn]] static void throw_use_after_free(int rank, const BufferRef& ref,
+                                                const std::string& label, const char* role);
   static int64_t key(int rank, int id) {
     return (static_cast<int64_t>(rank) << 32) | static_cast<uint32_t>(id);
   }

@@ -173,6 +173,9 @@ std::string encode_result(const RunResult& result) {
   }
   w.put<int64_t>(static_cast<int64_t>(result.warnings.size()));
   for (const std::string& s : result.warnings) w.put(s);
+  w.put<int64_t>(result.simulator_memory_bytes);
+  w.put<double>(result.simulator_wall_s);
+  w.put<double>(result.simulator_cpu_s);
   return w.take();
 }
 
@@ -254,6 +257,9 @@ RunResult decode_message(const std::string& message) {
   }
   result.warnings.resize(r.get_size());
   for (std::string& s : result.warnings) s = r.get_string();
+  result.simulator_memory_bytes = r.get<int64_t>();
+  result.simulator_wall_s = r.get<double>();
+  result.simulator_cpu_s = r.get<double>();
   if (!r.done()) throw BackendError("the simulation process sent trailing bytes", "run_simulation");
   return result;
 }

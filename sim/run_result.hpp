@@ -54,6 +54,12 @@ struct RunResult {
   std::vector<OutputBytes> outputs;  // empty unless carry_data
   // Findings that are not errors, e.g. signals a receiver never consumed (credits left).
   std::vector<std::string> warnings;
+  // What simulating cost the simulation process: its peak resident memory minus its
+  // resident memory when the run began (Linux /proc; 0 where unknown), its wall time and
+  // its CPU time (user + system), from engine creation to the result.
+  int64_t simulator_memory_bytes = 0;
+  double simulator_wall_s = 0;
+  double simulator_cpu_s = 0;
   // The output named `name` on `rank`; throws InvalidArgument when there is none.
   const OutputBytes& output(const std::string& name, int rank) const;
 };

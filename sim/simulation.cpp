@@ -1,9 +1,14 @@
 #include "sim/simulation.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <string>
 
 #include "core/errors.hpp"
 #include "sim/compute_model.hpp"
@@ -13,6 +18,30 @@ namespace symmesh::sim {
 
 namespace sg4 = simgrid::s4u;
 
+namespace {
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// A "VmRSS:" / "VmHWM:" line of /proc/self/status, in bytes (0 when unavailable).
+int64_t proc_status_bytes(const std::string& key) {
+  std::ifstream status("/proc/self/status");
+  std::string word;
+  while (status >> word)
+    if (word == key) {
+      int64_t kib = 0;
+      status >> kib;
+      return kib * 1024;
+    }
+  return 0;
+}
+
+}  // namespace
+
 Simulation::Simulation(const Program& program, const ClusterSpec& cluster,
                        const SimOptions& options, std::vector<sg4::Host*> hosts)
     : program_(program),
@@ -20,7 +49,8 @@ Simulation::Simulation(const Program& program, const ClusterSpec& cluster,
       options_(options),
       hosts_(std::move(hosts)),
       memory_(program, options.carry_data),
-      waits_([this](std::vector<BlockedStream> blocked) { deadlock_ = std::move(blocked); }),
+      waits_([this](const WaitSite& site) { return blocked_at(site.rank, site.stream, *site.op); },
+             [this](std::vector<BlockedStream> blocked) { deadlock_ = std::move(blocked); }),
       events_(program.event_count()),
       live_streams_(program.world_size(), 0) {
   for (int rank = 0; rank < program.world_size(); ++rank) {
@@ -133,7 +163,8 @@ RunResult Simulation::collect() {
   result.hazards = hazards_;
   if (options_.carry_data)
     for (const OutputRequest& out : program_.outputs()) {
-      const unsigned char* p = memory_.bytes(out.rank, out.range, "output");
+      memory_.check_live(out.rank, out.range, out.name, "output");
+      const unsigned char* p = memory_.bytes(out.rank, out.range);
       result.outputs.push_back(
           {out.name, out.rank, std::vector<unsigned char>(p, p + out.range.size_bytes)});
     }
@@ -163,12 +194,22 @@ RunResult simulate_in_this_process(const Program& program, const ClusterSpec& cl
       for (const StreamOp& op : s.ops)
         if (op.kind == StreamOp::Kind::matmul) peak_flops_per_s(cluster.gpu, op.matmul.dtype);
 
+  // Reset the peak-RSS mark (what a forked child inherits says nothing about this run).
+  std::ofstream("/proc/self/clear_refs") << "5";
+  const int64_t rss_at_start = proc_status_bytes("VmRSS:");
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double cpu_start = cpu_seconds();
   sg4::Engine engine("symmesh-sim");
   configure_network_model();
   Simulation simulation(program, cluster, options, build_platform(cluster));
   simulation.spawn_actors();
   engine.run();
-  return simulation.collect();
+  RunResult result = simulation.collect();
+  result.simulator_wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.simulator_cpu_s = cpu_seconds() - cpu_start;
+  result.simulator_memory_bytes = std::max<int64_t>(0, proc_status_bytes("VmHWM:") - rss_at_start);
+  return result;
 }
 
 }  // namespace symmesh::sim

@@ -85,13 +85,18 @@ class Simulation {
   WaitRegistry waits_;
 
   struct EventSource {
-    int stream = -1;
+    int stream = -1;  // the stream of the event's rank that records it
     bool recorded = false;
+    WaitList waiters;
   };
-  std::vector<EventSource> events_;                   // by event id
-  std::unordered_map<int64_t, int> barrier_rounds_;   // (rank, group) → barriers reached
-  std::unordered_map<int64_t, int> barrier_arrived_;  // (group, round) → members arrived
-  std::vector<int> live_streams_;                     // per rank: streams not yet finished
+  struct BarrierRound {
+    int arrived = 0;
+    WaitList waiters;
+  };
+  std::vector<EventSource> events_;                            // by event id
+  std::unordered_map<int64_t, int> barrier_rounds_;            // (rank, group) → barriers reached
+  std::unordered_map<int64_t, BarrierRound> barrier_arrived_;  // (group, round)
+  std::vector<int> live_streams_;                              // per rank: streams not yet finished
 
   std::vector<OpRecord> records_;
   std::vector<Hazard> hazards_;

@@ -36,9 +36,9 @@ void Simulation::busy_for(double duration_s) {
 // or a local copy for a self-put) and continues when it completes; the receiver sees the
 // bytes and then the signal when the put is delivered (sim/one_sided_state.hpp).
 int64_t Simulation::put_signal(int rank, const StreamOp& op) {
-  const int receiver = program_.group(op.handle.group).ranks.at(op.peer);
-  memory_.check_live(rank, op.src, "the source of put_signal '" + op.label.name + "'");
-  memory_.check_live(rank, op.dst, "put_signal '" + op.label.name + "'");
+  const int receiver = program_.group(op.handle.group).ranks[op.peer];
+  memory_.check_live(rank, op.src, op.label.name, "the source of put_signal");
+  memory_.check_live(rank, op.dst, op.label.name, "put_signal");
   const int64_t bytes = op.src.size_bytes;
   const uint64_t ticket = signals_.open_ticket(rank, receiver);
   if (receiver == rank)
@@ -46,20 +46,21 @@ int64_t Simulation::put_signal(int rank, const StreamOp& op) {
   else
     sg4::Comm::sendto(hosts_[rank], hosts_[receiver], static_cast<uint64_t>(bytes));
 
-  // A put delivered later (behind an earlier one to the same peer) reads a snapshot of its
-  // source taken now: the sender may reuse the source as soon as its put completes.
-  auto staged = std::make_shared<std::vector<unsigned char>>();
-  signals_.complete_ticket(
-      rank, receiver, ticket,
-      [this, rank, receiver, &op, staged] {
-        deliver(rank, receiver, op, staged->empty() ? nullptr : staged->data());
-      },
-      [&] {
-        if (memory_.carries_data() && bytes > 0) {
-          const unsigned char* src = memory_.bytes(rank, op.src, "put_signal source");
-          staged->assign(src, src + bytes);
-        }
-      });
+  if (signals_.finish_ticket(rank, receiver, ticket)) {
+    deliver(rank, receiver, op, nullptr);
+    signals_.drain(rank, receiver);
+  } else {
+    // Delivered later, behind an earlier put to the same peer: snapshot the source now,
+    // since the sender may reuse it as soon as its put completes.
+    auto staged = std::make_shared<std::vector<unsigned char>>();
+    if (memory_.carries_data() && bytes > 0) {
+      const unsigned char* src = memory_.bytes(rank, op.src);
+      staged->assign(src, src + bytes);
+    }
+    signals_.park(rank, receiver, ticket, [this, rank, receiver, &op, staged] {
+      deliver(rank, receiver, op, staged->empty() ? nullptr : staged->data());
+    });
+  }
   return bytes;
 }
 
@@ -75,36 +76,35 @@ void Simulation::deliver(int sender, int receiver, const StreamOp& op,
                           "simulation", sender);
   const int64_t bytes = op.src.size_bytes;
   if (memory_.carries_data() && bytes > 0) {
-    unsigned char* dst = memory_.bytes(receiver, op.dst, "put_signal destination");
-    const unsigned char* src = staged ? staged : memory_.bytes(sender, op.src, "put_signal source");
+    unsigned char* dst = memory_.bytes(receiver, op.dst);
+    const unsigned char* src = staged ? staged : memory_.bytes(sender, op.src);
     std::memmove(dst, src, static_cast<size_t>(bytes));
   }
   SignalPair& pair = signals_.pair(handle, sender, receiver);
   ++pair.delivered;  // bytes first, then the signal
-  for (Hazard& h : hazard_tracker_.on_delivery(receiver, handle, sender, pair.delivered,
-                                               op.dst.offset_bytes, op.dst.offset_bytes + bytes,
-                                               op.label.name, sg4::Engine::get_clock())) {
-    if (options_.hazards_are_errors) throw HazardError(h.to_string(), "simulation", receiver);
-    hazards_.push_back(std::move(h));
+  if (bytes > 0) {
+    for (Hazard& h : hazard_tracker_.on_delivery(
+             receiver, handle, sender, pair.delivered, op.dst.offset_bytes,
+             op.dst.offset_bytes + bytes, &op.label.name, sg4::Engine::get_clock(), pair.pending)) {
+      if (options_.hazards_are_errors) throw HazardError(h.to_string(), "simulation", receiver);
+      hazards_.push_back(std::move(h));
+    }
   }
-  waits_.wake({WaitKey::Kind::signal, handle, sender, receiver});
+  waits_.wake(pair.waiters);
 }
 
 // wait_signal: block until (peer → me) has delivered more signals than I consumed, then
 // consume one. Checking and consuming happen without yielding, so two streams of one rank
 // waiting on the same pair never take the same credit.
 void Simulation::wait_signal(int rank, int stream, const StreamOp& op) {
-  memory_.check_live(rank, op.handle.whole(), "wait_signal '" + op.label.name + "'");
-  const int sender = program_.group(op.handle.group).ranks.at(op.peer);
+  memory_.check_live(rank, op.handle.whole(), op.label.name, "wait_signal");
+  const int sender = program_.group(op.handle.group).ranks[op.peer];
   SignalPair& pair = signals_.pair(op.handle.id, sender, rank);
-  const std::function<BlockedStream()> describe = [&, this] {
-    return blocked_at(rank, stream, op);
-  };
   waits_.block_until(
-      {WaitKey::Kind::signal, op.handle.id, sender, rank},
-      [&pair] { return pair.delivered > pair.consumed; }, describe);
+      pair.waiters, [&pair] { return pair.delivered > pair.consumed; },
+      WaitSite{rank, stream, &op});
   ++pair.consumed;
-  hazard_tracker_.on_consumed(rank, op.handle.id, sender, pair.consumed);
+  hazard_tracker_.on_consumed(rank, op.handle.id, sender, pair.consumed, pair.pending);
 }
 
 int64_t Simulation::compute(int rank, const StreamOp& op) {
@@ -112,69 +112,61 @@ int64_t Simulation::compute(int rank, const StreamOp& op) {
   switch (op.kind) {
     case StreamOp::Kind::matmul: {
       const MatmulWork& w = op.matmul;
-      memory_.check_live(rank, w.a, "matmul a");
-      memory_.check_live(rank, w.b, "matmul b");
-      memory_.check_live(rank, w.c, "matmul c");
+      memory_.check_live(rank, w.a, op.label.name, "matmul (a)");
+      memory_.check_live(rank, w.b, op.label.name, "matmul (b)");
+      memory_.check_live(rank, w.c, op.label.name, "matmul (c)");
+      const bool has_bias = w.bias.id >= 0;
+      if (has_bias) memory_.check_live(rank, w.bias, op.label.name, "matmul (bias)");
       busy_for(matmul_duration_s(cluster_.gpu, w));
       if (data)
-        emulate_matmul(w, memory_.bytes(rank, w.a, "matmul a"),
-                       memory_.bytes(rank, w.b, "matmul b"), memory_.bytes(rank, w.c, "matmul c"));
+        emulate_matmul(w, memory_.bytes(rank, w.a), memory_.bytes(rank, w.b),
+                       memory_.bytes(rank, w.c), has_bias ? memory_.bytes(rank, w.bias) : nullptr);
       return static_cast<int64_t>(matmul_bytes_moved(w));
     }
     case StreamOp::Kind::reduce: {
       const ReduceWork& w = op.reduce;
-      memory_.check_live(rank, w.dst, "reduce dst");
-      memory_.check_live(rank, w.src, "reduce src");
+      memory_.check_live(rank, w.dst, op.label.name, "reduce (dst)");
+      memory_.check_live(rank, w.src, op.label.name, "reduce (src)");
       busy_for(reduce_duration_s(cluster_.gpu, w));
-      if (data)
-        emulate_reduce(w, memory_.bytes(rank, w.dst, "reduce dst"),
-                       memory_.bytes(rank, w.src, "reduce src"));
+      if (data) emulate_reduce(w, memory_.bytes(rank, w.dst), memory_.bytes(rank, w.src));
       return 3 * w.elements * element_size_bytes(w.dtype);
     }
     default: {
       const CopyWork& w = op.copy;
-      memory_.check_live(rank, w.dst, "copy dst");
-      memory_.check_live(rank, w.src, "copy src");
+      memory_.check_live(rank, w.dst, op.label.name, "copy (dst)");
+      memory_.check_live(rank, w.src, op.label.name, "copy (src)");
       if (copy_extent(w, w.src_plane_stride_bytes, w.src_stride_bytes) > w.src.size_bytes ||
           copy_extent(w, w.dst_plane_stride_bytes, w.dst_stride_bytes) > w.dst.size_bytes)
         throw InvalidArgument("strided copy '" + op.label.name + "' reaches beyond its ranges",
                               "simulation", rank);
       busy_for(copy_duration_s(cluster_.gpu, w));
-      if (data)
-        emulate_copy(w, memory_.bytes(rank, w.dst, "copy dst"),
-                     memory_.bytes(rank, w.src, "copy src"));
+      if (data) emulate_copy(w, memory_.bytes(rank, w.dst), memory_.bytes(rank, w.src));
       return 2 * w.bytes();
     }
   }
 }
 
 void Simulation::record_event(const StreamOp& op) {
-  events_.at(op.event).recorded = true;
-  waits_.wake({WaitKey::Kind::event, op.event, 0, 0});
+  EventSource& source = events_.at(op.event);
+  source.recorded = true;
+  waits_.wake(source.waiters);
 }
 
 void Simulation::wait_event(int rank, int stream, const StreamOp& op) {
-  const EventSource& source = events_.at(op.event);
-  const std::function<BlockedStream()> describe = [&, this] {
-    return blocked_at(rank, stream, op);
-  };
+  EventSource& source = events_.at(op.event);
   waits_.block_until(
-      {WaitKey::Kind::event, op.event, 0, 0}, [&source] { return source.recorded; }, describe);
+      source.waiters, [&source] { return source.recorded; }, WaitSite{rank, stream, &op});
 }
 
 // barrier: a member's k-th barrier on a group meets every other member's k-th one.
 void Simulation::barrier(int rank, int stream, const StreamOp& op) {
   const int size = static_cast<int>(program_.group(op.group).ranks.size());
   const int round = barrier_rounds_[pair_key(rank, op.group)]++;
-  int& arrived = barrier_arrived_[pair_key(op.group, round)];
-  ++arrived;
-  const WaitKey key{WaitKey::Kind::barrier, op.group, round, 0};
-  waits_.wake(key);
-  const std::function<BlockedStream()> describe = [&, this] {
-    return blocked_at(rank, stream, op);
-  };
+  BarrierRound& state = barrier_arrived_[pair_key(op.group, round)];
+  ++state.arrived;
+  waits_.wake(state.waiters);
   waits_.block_until(
-      key, [&arrived, size] { return arrived >= size; }, describe);
+      state.waiters, [&state, size] { return state.arrived >= size; }, WaitSite{rank, stream, &op});
 }
 
 void Simulation::free_buffer(int rank, const StreamOp& op) {

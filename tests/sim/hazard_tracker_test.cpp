@@ -3,18 +3,40 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace symmesh::sim {
 namespace {
 
+// Drives a HazardTracker the way the simulator does: one PendingPuts per signal pair.
+struct Harness {
+  HazardTracker tracker;
+  std::map<std::tuple<int, int, int>, PendingPuts> pending;  // (handle, sender, receiver)
+  std::map<std::tuple<int, int, int>, int64_t> delivered;
+  std::vector<std::string> labels{"a", "b", "c", "d", "e", "f"};
+  size_t next_label = 0;
+
+  std::vector<Hazard> put(int receiver, int handle, int sender, int64_t begin, int64_t end) {
+    const auto k = std::make_tuple(handle, sender, receiver);
+    return tracker.on_delivery(receiver, handle, sender, ++delivered[k], begin, end,
+                               &labels[next_label++ % labels.size()], 0.0, pending[k]);
+  }
+  void consume(int receiver, int handle, int sender, int64_t credit) {
+    tracker.on_consumed(receiver, handle, sender, credit,
+                        pending[std::make_tuple(handle, sender, receiver)]);
+  }
+};
+
 TEST(HazardTracker, OverlapWithUnconsumedBytesIsAHazard) {
-  HazardTracker t;
-  EXPECT_TRUE(t.on_delivery(1, 7, 0, 1, 0, 100, "a", 0.0).empty());
-  EXPECT_TRUE(t.on_delivery(1, 7, 0, 2, 100, 200, "b", 0.0).empty());  // adjacent: fine
-  const auto h = t.on_delivery(1, 7, 2, 1, 50, 150, "c", 1.0);
-  ASSERT_EQ(h.size(), 2u);  // overlaps both earlier puts
+  Harness t;
+  EXPECT_TRUE(t.put(1, 7, 0, 0, 100).empty());    // "a"
+  EXPECT_TRUE(t.put(1, 7, 0, 100, 200).empty());  // "b", adjacent: fine
+  const auto h = t.put(1, 7, 2, 50, 150);         // "c" overlaps both
+  ASSERT_EQ(h.size(), 2u);
   EXPECT_EQ(h[0].begin_bytes, 50);
   EXPECT_EQ(h[0].end_bytes, 100);
   EXPECT_EQ(h[0].earlier_label, "a");
+  EXPECT_EQ(h[0].later_label, "c");
   EXPECT_EQ(h[1].begin_bytes, 100);
   EXPECT_EQ(h[1].end_bytes, 150);
   EXPECT_EQ(h[1].earlier_sender, 0);
@@ -22,24 +44,33 @@ TEST(HazardTracker, OverlapWithUnconsumedBytesIsAHazard) {
 }
 
 TEST(HazardTracker, AWaitConsumesThatSendersPutsUpToItsCredit) {
-  HazardTracker t;
-  t.on_delivery(1, 7, 0, 1, 0, 100, "p1", 0.0);
-  t.on_delivery(1, 7, 0, 2, 100, 200, "p2", 0.0);
-  t.on_consumed(1, 7, 0, 1);  // consumes p1 only
-  EXPECT_TRUE(t.on_delivery(1, 7, 0, 3, 0, 100, "p3", 0.0).empty());
-  EXPECT_EQ(t.on_delivery(1, 7, 0, 4, 150, 160, "p4", 0.0).size(), 1u);  // p2 unconsumed
-  t.on_consumed(1, 7, 3, 5);  // another sender's wait consumes nothing of sender 0's
-  EXPECT_EQ(t.on_delivery(1, 7, 3, 1, 0, 10, "q", 0.0).size(), 1u);
+  Harness t;
+  t.put(1, 7, 0, 0, 100);
+  t.put(1, 7, 0, 100, 200);
+  t.consume(1, 7, 0, 1);  // consumes the first put only
+  EXPECT_TRUE(t.put(1, 7, 0, 0, 100).empty());
+  EXPECT_EQ(t.put(1, 7, 0, 150, 160).size(), 1u);  // the second is still unconsumed
+  t.consume(1, 7, 3, 5);  // another sender's wait consumes nothing of sender 0's
+  EXPECT_EQ(t.put(1, 7, 3, 0, 10).size(), 1u);
 }
 
 TEST(HazardTracker, BuffersAndReceiversAreSeparate) {
-  HazardTracker t;
-  t.on_delivery(1, 7, 0, 1, 0, 100, "a", 0.0);
-  EXPECT_TRUE(t.on_delivery(2, 7, 0, 1, 0, 100, "other receiver", 0.0).empty());
-  EXPECT_TRUE(t.on_delivery(1, 8, 0, 1, 0, 100, "other buffer", 0.0).empty());
-  EXPECT_TRUE(t.on_delivery(1, 7, 0, 2, 0, 0, "empty", 0.0).empty());
-  t.on_free(1, 7);
-  EXPECT_TRUE(t.on_delivery(1, 7, 0, 3, 0, 100, "after free", 0.0).empty());
+  Harness t;
+  t.put(1, 7, 0, 0, 100);
+  EXPECT_TRUE(t.put(2, 7, 0, 0, 100).empty());  // other receiver
+  EXPECT_TRUE(t.put(1, 8, 0, 0, 100).empty());  // other buffer
+  EXPECT_TRUE(t.put(1, 7, 0, 0, 0).empty());    // empty put
+  t.tracker.on_free(1, 7);
+  EXPECT_TRUE(t.put(1, 7, 0, 0, 100).empty());
+}
+
+TEST(HazardTracker, ManyConsumedPutsLeaveNothingBehind) {
+  Harness t;
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_TRUE(t.put(1, 7, 0, 0, 64).empty()) << i;
+    t.consume(1, 7, 0, i + 1);
+  }
+  EXPECT_TRUE(t.pending[std::make_tuple(7, 0, 1)].empty());
 }
 
 }  // namespace
