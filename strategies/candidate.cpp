@@ -1,11 +1,23 @@
 #include "strategies/candidate.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include "core/errors.hpp"
 
 namespace symmesh::strategies {
 
 bool is_shardable(const Shape& shape, const Placements& placements, const DeviceMesh& mesh) {
-  std::vector<int64_t> pieces(shape.size(), 1);
+  // Called for every input of every candidate: no heap allocation for ranks up to 8.
+  constexpr size_t kInline = 8;
+  std::array<int64_t, kInline> inline_pieces;
+  std::vector<int64_t> heap_pieces;
+  int64_t* pieces = inline_pieces.data();
+  if (shape.size() > kInline) {
+    heap_pieces.resize(shape.size());
+    pieces = heap_pieces.data();
+  }
+  std::fill(pieces, pieces + shape.size(), int64_t{1});
   for (int d = 0; d < mesh.ndim(); ++d) {
     if (!placements[d].is_shard()) continue;
     const int t = placements[d].shard_dim();
