@@ -100,4 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlanCase{"plan --op mm --a 6x8 --b 8x12 --mesh 4 --in R R --gpus-per-host 0",
                     "--gpus-per-host"},
         BadPlanCase{"plan --op mm --b 8x12 --mesh 4 --in R R", "--a"},
-        BadPlanCase{"frobnicate", "frobnicate"}));
+        BadPlanCase{"frobnicate", "frobnicate"}),
+    [](const ::testing::TestParamInfo<BadPlanCase>& info) {
+      return "case" + std::to_string(info.index);
+    });
