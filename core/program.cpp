@@ -302,7 +302,9 @@ void Program::barrier(GroupId group_id, const std::string& stream_name, OpLabel 
 
 void Program::symm_free(const SymmetricHandle& handle, const std::string& stream_name,
                         OpLabel label) {
-  for (int rank : group(handle.group).ranks) {
+  const std::vector<int>& members = group(handle.group).ranks;
+  for (int rank : members) check_range(rank, handle.whole(), "symm_free");  // a real handle
+  for (int rank : members) {
     StreamOp op;
     op.kind = StreamOp::Kind::free;
     op.label = label;

@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "core/errors.hpp"
@@ -92,8 +98,19 @@ TEST(ForkedRun, DeadlockCrossesWithItsBlockedStreams) {
   }
 }
 
-TEST(ForkedRun, WallClockLimitKillsTheChild) {
-  // Emulating a 2048³ fp32 matmul takes far longer than 50 ms of CPU.
+// The children of this process, from /proc (empty when the kernel does not list them).
+std::vector<pid_t> child_pids() {
+  std::vector<pid_t> pids;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream children(task.path() / "children");
+    pid_t pid = 0;
+    while (children >> pid) pids.push_back(pid);
+  }
+  return pids;
+}
+
+Program slow_emulated_program() {
+  // Emulating 2048³ fp32 matmuls takes seconds of CPU.
   Program p(1);
   MatmulWork w;
   w.m = w.n = w.k = 2048;
@@ -101,6 +118,42 @@ TEST(ForkedRun, WallClockLimitKillsTheChild) {
   w.b = p.local_alloc(0, 2048 * 2048 * 4);
   w.c = p.local_alloc(0, 2048 * 2048 * 4);
   for (int i = 0; i < 8; ++i) p.matmul(0, p.stream(0, "main"), w, {"mm", "compute", ""});
+  return p;
+}
+
+TEST(ForkedRun, AChildThatDiesIsABackendError) {
+  if (!std::filesystem::exists("/proc/self/task/" + std::to_string(getpid()) + "/children"))
+    GTEST_SKIP() << "this kernel does not list children in /proc";
+  const Program p = slow_emulated_program();
+  std::atomic<bool> done{false};
+  // Plays the crash with SIGKILL, which no runtime (a sanitizer's SIGSEGV handler, say)
+  // can turn into an ordinary exit.
+  std::thread crasher([&] {
+    while (!done) {
+      const auto pids = child_pids();
+      if (!pids.empty()) {
+        kill(pids.front(), SIGKILL);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  try {
+    run_simulation(p, test_cluster(1, 8), with_data());
+    done = true;
+    crasher.join();
+    FAIL() << "expected BackendError";
+  } catch (const BackendError& e) {
+    done = true;
+    crasher.join();
+    EXPECT_NE(std::string(e.what()).find("the simulation process died from signal 9"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ForkedRun, WallClockLimitKillsTheChild) {
+  const Program p = slow_emulated_program();  // far longer than 50 ms
   SimOptions o = with_data();
   o.wall_clock_limit_s = 0.05;
   const auto start = std::chrono::steady_clock::now();
