@@ -127,6 +127,8 @@ workload:
   - {name: uneven, op: mm, a: [37, 29], b: [29, 23], a_placements: ["S(1)", "S(0)"], b_placements: ["S(0)", "R"]}
   - {name: batched, op: bmm, a: [6, 9, 11], b: [6, 11, 5], a_placements: ["S(0)", "S(2)"], b_placements: ["R", "S(1)"]}
   - {name: gathered, op: mm, a: [16, 12], b: [12, 10], a_placements: ["R", "S(1)"], b_placements: ["S(1)", "S(0)"]}
+  - {name: biased, op: addmm, bias: [23], a: [37, 29], b: [29, 23], bias_placements: ["R", "R"],
+     a_placements: ["P(sum)", "S(1)"], b_placements: ["S(0)", "S(0)"]}
 )y");
   const auto report = simulate_json(path + " --emulate");
   for (const auto& op : report["ops"]) {
