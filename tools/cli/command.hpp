@@ -15,6 +15,7 @@ void register_commands(CLI::App& app, CommandAction& selected);
 
 void add_plan_command(CLI::App& app, CommandAction& selected);
 void add_simulate_command(CLI::App& app, CommandAction& selected);
+void add_sweep_command(CLI::App& app, CommandAction& selected);
 void add_validate_command(CLI::App& app, CommandAction& selected);
 
 }  // namespace symmesh::cli

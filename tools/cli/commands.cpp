@@ -5,6 +5,7 @@ namespace symmesh::cli {
 void register_commands(CLI::App& app, CommandAction& selected) {
   add_plan_command(app, selected);
   add_simulate_command(app, selected);
+  add_sweep_command(app, selected);
   add_validate_command(app, selected);
 }
 

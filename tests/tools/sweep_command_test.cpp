@@ -1,0 +1,254 @@
+// symmesh sweep's behaviour beyond the quickstart: the closed form on an all-reduce-only
+// sweep, objectives nobody meets, no objective, points skipped at sizes where the
+// workload does not fit, no `sweep:`, bad input and unwritable output folders (exit 2,
+// nothing written), reruns and interrupted runs, --jobs, the default folder, gnuplot.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "tests/tools/sweep_test_support.hpp"
+
+namespace {
+
+using namespace symmesh::testing;
+using ::testing::HasSubstr;
+
+nlohmann::json results_json(const fs::path& dir) {
+  return nlohmann::json::parse(read_file((dir / "results.json").string()));
+}
+
+std::string quickstart_with(const std::string& name, const std::string& sweep_and_objective) {
+  std::string body = read_file(kScenarioDir + "quickstart.yaml");
+  body = body.substr(0, body.find("\nsweep:") + 1);  // the workload, without sweep/objective
+  body = std::regex_replace(body, std::regex("cluster: clusters/"),
+                            "cluster: " + kScenarioDir + "clusters/");
+  return write_temp_scenario(name, body + sweep_and_objective);
+}
+
+TEST(SweepCommand, AllReduceOnlySweepMatchesTheRingClosedForm) {
+  // 64 MiB all-reduced over the 8 GPUs of one DGX H100 (1-D mesh): one point,
+  // 2 x 7 x (1 us + 8 MiB / 450 GB/s) = 274.6 us.
+  const auto scenario = write_temp_scenario("allreduce", R"y(
+name: allreduce-only
+cluster: )y" + kScenarioDir + R"y(clusters/dgx-h100.yaml
+mesh: {shape: [8], names: [dp]}
+workload:
+  - {name: grads, op: all_reduce, bytes: 64 MiB, mesh_dim: dp}
+sweep: {nodes: [1, 2], mesh: auto}
+)y");
+  const auto dir = fresh_dir("allreduce");
+  const auto r = run_sweep_shell("", scenario + " --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = results_json(dir);
+  ASSERT_EQ(j["points"].size(), 2u);  // 1-D: one shape per node count
+  const double expected = 2 * 7 * (1e-6 + 8.0 * 1024 * 1024 / 450e9);
+  EXPECT_NEAR(j["points"][0]["total_time_s"].get<double>(), expected, expected * 0.01);
+  // 16 ranks over 2 nodes: every step waits for the hop between nodes (3 us, 50 GB/s).
+  const double across = 2 * 15 * (3e-6 + 4.0 * 1024 * 1024 / 50e9);
+  EXPECT_NEAR(j["points"][1]["total_time_s"].get<double>(), across, across * 0.01);
+  // No objective: the fastest point per GPU count, and the fastest overall.
+  EXPECT_TRUE(j["answer"]["met"].is_null());
+  EXPECT_EQ(j["answer"]["point"], 0);
+  ASSERT_EQ(j["answer"]["fastest_per_gpu_count"].size(), 2u);
+  EXPECT_EQ(j["answer"]["fastest_per_gpu_count"][1]["gpus"], 16);
+  EXPECT_THAT(r.out, HasSubstr("Answer (no objective): fastest 1 node (8 GPUs), mesh 8 (dp)"));
+  EXPECT_TRUE(j["points"][0]["meets_objective"].is_null());
+}
+
+TEST(SweepCommand, AnObjectiveNobodyMeetsIsAnAnswerWithTheMiss) {
+  const auto scenario = quickstart_with(
+      "unmeetable", "sweep: {nodes: [1, 2], mesh: auto}\nobjective: {max_time: 1 us}\n");
+  const auto dir = fresh_dir("unmeetable");
+  const auto r = run_sweep_shell("", scenario + " --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("no point meets the 1 us objective"));
+  const auto j = results_json(dir);
+  const auto& answer = j["answer"];
+  EXPECT_EQ(answer["met"], false);
+  // The closest is the fastest point, recomputed here.
+  size_t fastest = 0;
+  for (size_t i = 0; i < j["points"].size(); ++i) {
+    EXPECT_EQ(j["points"][i]["meets_objective"], false);
+    if (j["points"][i]["total_time_s"] < j["points"][fastest]["total_time_s"]) fastest = i;
+  }
+  EXPECT_EQ(answer["point"], fastest);
+  const double t = j["points"][fastest]["total_time_s"].get<double>();
+  EXPECT_NEAR(answer["miss_s"].get<double>(), t - 1e-6, 1e-15);
+  EXPECT_NEAR(answer["miss_percent"].get<double>(), 100 * (t - 1e-6) / 1e-6, 1e-9);
+  char line[128];
+  std::snprintf(line, sizeof line, "(%.1f%%) over", 100 * (t - 1e-6) / 1e-6);
+  EXPECT_THAT(r.out, HasSubstr(line));
+}
+
+TEST(SweepCommand, PointsInvalidAtTheirSizeAreSkippedWithTheReason) {
+  // The put goes to rank 12: fine on 2 and 4 nodes, outside the cluster on 1.
+  const auto scenario = write_temp_scenario("skips", R"y(
+name: skips
+cluster: {base: )y" + kScenarioDir + R"y(clusters/dgx-h100.yaml, nodes: 2}
+mesh: {shape: [16]}
+dtype: fp32
+workload:
+  - {name: tiny, op: mm, a: [4, 6], b: [6, 3], a_placements: ["S(0)"], b_placements: ["R"]}
+  - {name: far, op: put_signal, bytes: 1 KiB, src: 0, dst: 12}
+sweep: {nodes: [1, 2, 4]}
+objective: {max_time: 1 s}
+)y");
+  const auto dir = fresh_dir("skips");
+  const auto r = run_sweep_shell("", scenario + " --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = results_json(dir);
+  ASSERT_EQ(j["points"].size(), 3u);
+  EXPECT_EQ(j["points"][0]["status"], "skipped");
+  EXPECT_THAT(j["points"][0]["reason"].get<std::string>(), HasSubstr("rank 12"));
+  EXPECT_FALSE(j["points"][0].contains("ops"));
+  EXPECT_EQ(j["points"][1]["status"], "ok");
+  EXPECT_EQ(j["answer"]["gpus"], 16);  // the smallest cluster that can run it at all
+  EXPECT_THAT(r.out, HasSubstr("skipped: 1 node, mesh 8: op 'far' puts from rank 0 to rank 12"));
+  const auto csv = parse_csv(read_file((dir / "results.csv").string()));
+  EXPECT_EQ(csv[1][3], "skipped");
+  EXPECT_THAT(csv[1].back(), HasSubstr("rank 12"));
+  EXPECT_THAT(read_file((dir / "summary.md").string()), HasSubstr("## Skipped points"));
+}
+
+TEST(SweepCommand, EveryPointSkippedIsBadInput) {
+  const auto scenario = write_temp_scenario("all_skipped", R"y(
+name: all-skipped
+cluster: {base: )y" + kScenarioDir + R"y(clusters/dgx-h100.yaml, nodes: 2}
+mesh: {shape: [16]}
+workload:
+  - {name: far, op: put_signal, bytes: 1 KiB, src: 0, dst: 12}
+sweep: {nodes: [1]}
+)y");
+  const auto dir = fresh_dir("all_skipped");
+  const auto r = run_sweep_shell("", scenario + " --out " + dir.string() + "/out");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("rank 12"));
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "out" / "results.json"));
+}
+
+TEST(SweepCommand, WithoutSweepItEvaluatesTheScenariosOwnSizeAndSaysSo) {
+  const auto dir = fresh_dir("nosweep");
+  const auto r = run_sweep_shell("", kScenarioDir + "pingpong.yaml --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no `sweep:`, so only its own size is evaluated"));
+  const auto j = results_json(dir);
+  ASSERT_EQ(j["points"].size(), 1u);
+  EXPECT_EQ(j["sweep"]["from_scenario"], false);
+  const auto simulate = nlohmann::json::parse(read_file(kGoldenDir + "simulate-pingpong.json"));
+  expect_same_json(j["points"][0]["ops"], simulate["ops"], "ops");
+}
+
+TEST(SweepCommand, BadInputIsReportedAsSimulateDoes) {
+  const auto missing = run_sweep_shell("", "/nonexistent/scenario.yaml");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/scenario.yaml"));
+
+  const auto dir = fresh_dir("typo");
+  const auto typo = write_temp_scenario(
+      "typo", "name: t\ncluster: clusters/dgx-h100.yaml\nmeshh: {shape: [8]}\nworkload: []\n");
+  const auto r = run_sweep_shell("", typo + " --out " + dir.string() + "/out");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("typo.yaml:3:1"));
+  EXPECT_THAT(r.err, HasSubstr("did you mean 'mesh'"));
+  EXPECT_FALSE(fs::exists(dir / "out"));
+
+  const auto jobs = run_sweep_shell("", kScenarioDir + "pingpong.yaml --jobs 0");
+  EXPECT_EQ(jobs.exit_code, 2);
+}
+
+TEST(SweepCommand, UnwritableOutExitsTwoNamingItAndWritesNothing) {
+  const auto dir = fresh_dir("unwritable");
+  const fs::path file = dir / "a-file";
+  std::ofstream(file) << "not a folder";
+  const std::string out = (file / "sweep").string();  // under a regular file
+  const auto r = run_sweep_shell("", kScenarioDir + "quickstart.yaml --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--out"));
+  EXPECT_THAT(r.err, HasSubstr(out));
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(read_file(file.string()), "not a folder");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+}
+
+TEST(SweepCommand, RerunOverwritesCleanlyAndAnInterruptedRunLeavesNoTruncatedFile) {
+  const auto dir = fresh_dir("rerun");
+  const std::string args = kScenarioDir + "quickstart.yaml --out " + dir.string();
+  const std::string no_gnuplot = "PATH=" + path_without_gnuplot();
+  ASSERT_EQ(run_sweep_shell(no_gnuplot, args).exit_code, 0);
+  const std::string summary = read_file((dir / "summary.md").string());
+  const std::string csv = read_file((dir / "results.csv").string());
+  const std::string json = read_file((dir / "results.json").string());
+
+  // As if a crash had cut the files short, with a stray temporary file next to them.
+  std::ofstream(dir / "results.json") << "{\"points\": [";
+  std::ofstream(dir / "summary.md") << "# sym";
+  std::ofstream(dir / "results.csv.tmp") << "nodes,gp";
+  ASSERT_EQ(run_sweep_shell(no_gnuplot, args).exit_code, 0);
+  EXPECT_EQ(read_file((dir / "summary.md").string()), summary);
+  EXPECT_EQ(read_file((dir / "results.csv").string()), csv);
+  EXPECT_EQ(read_file((dir / "results.json").string()), json);
+
+  // Killed at some moment of a run (whenever that falls): each file is the old or the new
+  // one, whole — never a prefix.
+  for (const char* delay : {"0.05", "0.3", "0.6"}) {
+    run_sweep_shell(no_gnuplot + " timeout -s KILL " + std::string(delay), args);
+    EXPECT_EQ(read_file((dir / "summary.md").string()), summary) << delay;
+    EXPECT_EQ(read_file((dir / "results.json").string()), json) << delay;
+    EXPECT_EQ(read_file((dir / "results.csv").string()), csv) << delay;
+  }
+}
+
+TEST(SweepCommand, JobsChangeNothingButTheWallTime) {
+  const auto one = fresh_dir("jobs1");
+  const auto four = fresh_dir("jobs4");
+  const std::string no_gnuplot = "PATH=" + path_without_gnuplot();
+  ASSERT_EQ(
+      run_sweep_shell(no_gnuplot, kScenarioDir + "quickstart.yaml --jobs 1 --out " + one.string())
+          .exit_code,
+      0);
+  ASSERT_EQ(
+      run_sweep_shell(no_gnuplot, kScenarioDir + "quickstart.yaml --jobs 4 --out " + four.string())
+          .exit_code,
+      0);
+  for (const char* f : {"summary.md", "results.csv", "results.json", "step-time.dat"})
+    EXPECT_EQ(read_file((one / f).string()), read_file((four / f).string())) << f;
+}
+
+TEST(SweepCommand, DefaultFolderIsSweepDashScenarioNameInTheCurrentFolder) {
+  const auto cwd = fresh_dir("cwd");
+  const auto r =
+      run_sweep_shell("cd " + cwd.string() + " &&", kScenarioDir + "pingpong.yaml --jobs 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(cwd / "sweep-pingpong" / "summary.md"));
+  EXPECT_THAT(r.out, HasSubstr("Outputs in sweep-pingpong/"));
+}
+
+TEST(SweepCommand, RendersSvgAndPngWhenGnuplotIsOnPath) {
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "gnuplot is not installed (tools/setup installs gnuplot-nox)";
+  const auto dir = fresh_dir("gnuplot");
+  const auto r = run_sweep_shell("", kScenarioDir + "quickstart.yaml --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("gnuplot")));
+  for (const char* plot : {"step-time", "breakdown"}) {
+    const std::string svg = read_file((dir / (std::string(plot) + ".svg")).string());
+    EXPECT_THAT(svg, HasSubstr("<svg")) << plot;
+    EXPECT_THAT(svg, HasSubstr("</svg>")) << plot;
+    const std::string png = read_file((dir / (std::string(plot) + ".png")).string());
+    ASSERT_GT(png.size(), 8u) << plot;
+    EXPECT_EQ(png.substr(1, 3), "PNG") << plot;
+  }
+  EXPECT_THAT(read_file((dir / "summary.md").string()),
+              HasSubstr("[step-time.svg](step-time.svg)"));
+  // A later run without gnuplot removes the now stale images.
+  ASSERT_EQ(run_sweep_shell("PATH=" + path_without_gnuplot(),
+                            kScenarioDir + "quickstart.yaml --out " + dir.string())
+                .exit_code,
+            0);
+  EXPECT_FALSE(fs::exists(dir / "step-time.svg"));
+  EXPECT_FALSE(fs::exists(dir / "breakdown.png"));
+}
+
+}  // namespace

@@ -1,0 +1,121 @@
+#pragma once
+// Helpers for the `symmesh sweep` tests: run the binary through a shell (so a test can set
+// PATH or the working folder), fresh temporary folders, CSV parsing, tolerant JSON
+// comparison.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/tools/run_symmesh.hpp"
+
+namespace symmesh::testing {
+
+namespace fs = std::filesystem;
+
+inline const std::string kScenarioDir = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/";
+inline const std::string kGoldenDir = std::string(SYMMESH_SOURCE_DIR) + "/tests/tools/golden/";
+
+// An empty folder under the temp dir, unique to this process and `name`.
+inline fs::path fresh_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("symmesh_sweep_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A PATH with no gnuplot on it (the binary is called by absolute path).
+inline std::string path_without_gnuplot() {
+  return fresh_dir("empty_path").string();
+}
+
+// `shell_prefix` runs before the binary, e.g. "cd /tmp && PATH=/x"; `args` follow it.
+inline RunResult run_sweep_shell(const std::string& shell_prefix, const std::string& args) {
+  const fs::path out =
+      fs::temp_directory_path() / ("symmesh_sweep_out_" + std::to_string(getpid()) + ".txt");
+  const fs::path err =
+      fs::temp_directory_path() / ("symmesh_sweep_err_" + std::to_string(getpid()) + ".txt");
+  const std::string command = (shell_prefix.empty() ? "" : shell_prefix + " ") + SYMMESH_BINARY +
+                              " sweep " + args + " >" + out.string() + " 2>" + err.string() +
+                              " </dev/null";
+  const int status = std::system(command.c_str());
+  RunResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_file(out.string());
+  result.err = read_file(err.string());
+  fs::remove(out);
+  fs::remove(err);
+  return result;
+}
+
+inline std::string write_temp_scenario(const std::string& name, const std::string& body) {
+  const fs::path path = fresh_dir("scenario_" + name) / (name + ".yaml");
+  std::ofstream(path) << body;
+  return path.string();
+}
+
+// RFC 4180 rows: quoted cells may hold commas and doubled quotes.
+inline std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(cell);
+      cell.clear();
+    } else if (c == '\n') {
+      row.push_back(cell);
+      rows.push_back(row);
+      row.clear();
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  return rows;
+}
+
+// Same structure and values; floating-point values to 1e-9 relative.
+inline void expect_same_json(const nlohmann::json& got, const nlohmann::json& want,
+                             const std::string& path) {
+  if (want.is_number_float()) {
+    ASSERT_TRUE(got.is_number()) << path;
+    EXPECT_NEAR(got.get<double>(), want.get<double>(), 1e-9 * std::abs(want.get<double>()) + 1e-15)
+        << path;
+  } else if (want.is_object()) {
+    ASSERT_TRUE(got.is_object()) << path;
+    EXPECT_EQ(got.size(), want.size()) << path;
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      ASSERT_TRUE(got.contains(it.key())) << path << "." << it.key();
+      expect_same_json(got[it.key()], it.value(), path + "." + it.key());
+    }
+  } else if (want.is_array()) {
+    ASSERT_EQ(got.size(), want.size()) << path;
+    for (size_t i = 0; i < want.size(); ++i)
+      expect_same_json(got[i], want[i], path + "[" + std::to_string(i) + "]");
+  } else {
+    EXPECT_EQ(got, want) << path;
+  }
+}
+
+}  // namespace symmesh::testing

@@ -1,0 +1,121 @@
+// symmesh sweep: the capacity-planning answer. Every node count x mesh shape of the
+// scenario's `sweep:` is evaluated as `symmesh simulate` would (several at once), and the
+// smallest cluster meeting `objective.max_time` is reported with its strategies; the
+// tables, CSV, JSON, plots and the best point's trace go to an output folder.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "core/errors.hpp"
+#include "sim/trace_writer.hpp"
+#include "tools/cli/command.hpp"
+#include "tools/cli/scenario_evaluation.hpp"
+#include "tools/cli/sweep_plots.hpp"
+#include "tools/cli/sweep_report.hpp"
+#include "tools/scenario/scenario_loader.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepArgs {
+  std::string scenario;
+  std::string out;
+  int jobs = 0;  // 0: one per core
+};
+
+// "sweep-<name>" with anything but letters, digits, '.', '_' and '-' replaced.
+std::string default_out_dir(const std::string& scenario_name) {
+  std::string out = "sweep-";
+  for (char c : scenario_name)
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '-';
+  return out;
+}
+
+// Creates the folder and checks that a file can be written in it, before any work.
+void prepare_out_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec))
+    throw InvalidArgument("cannot create the output folder '" + dir + "'" +
+                              (ec ? ": " + ec.message() : std::string(": not a folder")),
+                          "--out");
+  const fs::path probe = fs::path(dir) / ".symmesh-sweep-write-test";
+  const bool writable = static_cast<bool>(std::ofstream(probe));
+  fs::remove(probe, ec);
+  if (!writable) throw InvalidArgument("the output folder '" + dir + "' is not writable", "--out");
+}
+
+// Every point skipped: the scenario cannot be evaluated at any size; bad input.
+[[noreturn]] void fail_all_skipped(const SweepRun& run, const std::string& scenario_path) {
+  const std::string first = run.points.front().skip_reason.value_or("");
+  bool same = true;
+  for (const auto& p : run.points) same &= p.skip_reason == first;
+  if (same && run.points.size() == 1) throw InvalidArgument(first, "");
+  throw InvalidArgument("no point of the sweep can be simulated (" +
+                            std::to_string(run.points.size()) + " skipped); " +
+                            (same ? "every one: " : "the first: ") + first,
+                        scenario_path);
+}
+
+int run_sweep_command(const SweepArgs& args) {
+  const Scenario scenario = load_scenario(args.scenario);
+  const std::string dir = args.out.empty() ? default_out_dir(scenario.name) : args.out;
+  prepare_out_dir(dir);
+  if (!scenario.sweep) std::cerr << "symmesh sweep: note: " << sweep_scope_text(scenario) << "\n";
+
+  SweepOptions options;
+  options.jobs = args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.progress = isatty(STDERR_FILENO) != 0;
+  if (scenario.objective) options.max_time_s = scenario.objective->max_time_s;
+  const SweepRun run = run_sweep(scenario, options);
+  const SweepAnswer answer = answer_sweep(run.points, options.max_time_s);
+  if (!answer.best) fail_all_skipped(run, scenario.path);
+
+  // Every file through a temporary name and a rename; summary.md, which lists the
+  // others, last.
+  SweepOutcome outcome{scenario, run, answer, {}};
+  auto write = [&](const std::string& name, const std::string& text) {
+    write_file_atomically((fs::path(dir) / name).string(), text, "--out");
+    outcome.files.push_back(name);
+  };
+  write("results.csv", sweep_results_csv(outcome));
+  write("results.json", sweep_results_json(outcome).dump(2) + "\n");
+  write("best-trace.json", sim::chrome_trace_json(run.best_result).dump());
+  const PlotOutput plots = write_sweep_plots(dir, outcome);
+  outcome.files.insert(outcome.files.end(), plots.files.begin(), plots.files.end());
+  write_file_atomically((fs::path(dir) / "summary.md").string(), sweep_summary_markdown(outcome),
+                        "--out");
+
+  std::cout << sweep_terminal_text(outcome) << "Outputs in " << dir
+            << "/: summary.md, results.csv, results.json, best-trace.json, "
+            << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
+                               : "step-time.dat/.gp, breakdown.dat/.gp")
+            << "\n";
+  if (!plots.note.empty()) std::cerr << "symmesh sweep: " << plots.note << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, CommandAction& selected) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Evaluate a scenario over its sweep of node counts and mesh shapes; report the smallest "
+      "cluster meeting its objective");
+  cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
+  cmd->add_option("--out", args->out,
+                  "output folder (default: sweep-<scenario name> in the current folder)");
+  cmd->add_option("--jobs,-j", args->jobs, "points simulated at once (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([args, &selected] { selected = [args] { return run_sweep_command(*args); }; });
+}
+
+}  // namespace symmesh::cli

@@ -1,0 +1,250 @@
+#include "tools/cli/sweep_plots.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "tools/cli/scenario_evaluation.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kPlots[] = {"step-time", "breakdown"};
+
+// gnuplot strings are double-quoted; keep names printable and quote-free.
+std::string gp_string(const std::string& text) {
+  std::string out;
+  for (char c : text) out += (c == '"' || c == '\\' || c == '\n') ? '\'' : c;
+  return "\"" + out + "\"";
+}
+
+std::string unit_value(double seconds, const SweepTimeUnit& unit) {
+  std::ostringstream out;
+  out.precision(9);
+  out << seconds * unit.per_second;
+  return out.str();
+}
+
+// Both terminals from one script: the caller may set svg_out / png_out (the sweep sets
+// temporary names); by default the images land next to the script.
+std::string render_block(const std::string& name) {
+  return "if (!exists(\"svg_out\")) svg_out = \"" + name +
+         ".svg\"\n"
+         "if (!exists(\"png_out\")) png_out = \"" +
+         name +
+         ".png\"\n"
+         "set terminal svg size 900,540 dynamic font \"sans,12\"\n"
+         "set termoption noenhanced\n"
+         "set output svg_out\n"
+         "replot\n"
+         "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+         "  set terminal pngcairo size 900,540 font \"sans,10\"\n"
+         "} else {\n"
+         "  set terminal png size 900,540\n"
+         "}\n"
+         "set termoption noenhanced\n"
+         "set output png_out\n"
+         "replot\n"
+         "unset output\n"
+         "undefine svg_out png_out\n";
+}
+
+// "*x8": the mesh with its first (outermost) dim left free; "*" for 1-D meshes.
+std::vector<int> mesh_kind(const std::vector<int>& mesh) {
+  return std::vector<int>(mesh.begin() + (mesh.empty() ? 0 : 1), mesh.end());
+}
+
+std::string kind_text(const std::vector<int>& kind) {
+  std::string out = "*";
+  for (int d : kind) out.append("x").append(std::to_string(d));
+  return out;
+}
+
+std::pair<std::string, std::string> step_time_sources(const SweepOutcome& o) {
+  const SweepTimeUnit unit = sweep_time_unit(o.run);
+  std::map<std::vector<int>, std::vector<const SweepPoint*>> kinds;
+  for (const auto& p : o.run.points)
+    if (p.simulated()) kinds[mesh_kind(p.mesh)].push_back(&p);
+  std::string dat = "# symmesh sweep " + o.scenario.name +
+                    ": step time vs GPUs, one block per mesh kind (first mesh dim free)\n"
+                    "# gpus time_" +
+                    unit.name + " nodes mesh\n";
+  std::string plot;
+  int block = 0;
+  for (auto& [kind, points] : kinds) {
+    std::stable_sort(points.begin(), points.end(),
+                     [](const SweepPoint* a, const SweepPoint* b) { return a->gpus < b->gpus; });
+    if (block > 0) dat += "\n\n";
+    dat += "# mesh " + kind_text(kind) + "\n";
+    for (const SweepPoint* p : points)
+      dat += std::to_string(p->gpus) + " " + unit_value(p->total_time_s(), unit) + " " +
+             std::to_string(p->nodes) + " " + mesh_text(p->mesh) + "\n";
+    plot += std::string(block ? ", \\\n     " : "plot ") + "'step-time.dat' index " +
+            std::to_string(block) + " using 1:2 with linespoints lw 2 pt 7 title " +
+            gp_string("mesh " + kind_text(kind));
+    ++block;
+  }
+  if (o.answer.max_time_s)
+    plot += std::string(block ? ", \\\n     " : "plot ") + unit_value(*o.answer.max_time_s, unit) +
+            " with lines dt 2 lw 2 lc rgb \"red\" title " +
+            gp_string("objective " + format_time(*o.answer.max_time_s));
+  if (plot.empty()) plot = "plot 1/0 notitle";
+  std::string names;
+  for (const auto& n : o.scenario.mesh_names) names += (names.empty() ? "" : " x ") + n;
+  const std::string gp =
+      "# symmesh sweep: step time vs GPUs, one line per mesh kind (the mesh with its first dim\n"
+      "# free, e.g. *x8). Render in this folder: gnuplot step-time.gp\n"
+      "set title " +
+      gp_string(o.scenario.name + ": step time vs GPUs" +
+                (names.empty() ? "" : " (mesh " + names + ")")) +
+      "\nset xlabel \"GPUs\"\nset ylabel \"step time (" + unit.name +
+      ")\"\n"
+      "set logscale x 2\nset logscale y 10\nset grid\nset key outside right top\n"
+      "set terminal unknown\n" +
+      plot + "\n" + render_block("step-time");
+  return {dat, gp};
+}
+
+std::pair<std::string, std::string> breakdown_sources(const SweepOutcome& o) {
+  const SweepTimeUnit unit = sweep_time_unit(o.run);
+  std::string dat =
+      "# op comm_" + unit.name + " compute_" + unit.name + " time_" + unit.name + "\n";
+  std::string title = o.scenario.name + ": per-op time";
+  if (o.answer.best) {
+    const SweepPoint& best = o.run.points[*o.answer.best];
+    title += " at " + std::to_string(best.gpus) + " GPUs, mesh " + mesh_text(best.mesh);
+    for (const auto& op : best.report.ops)
+      dat += gp_string(op.name) + " " + unit_value(op.comm_time_s, unit) + " " +
+             unit_value(op.compute_time_s, unit) + " " + unit_value(op.time_s, unit) + "\n";
+  }
+  const std::string gp =
+      "# symmesh sweep: the best point's time per op, communication vs compute (busiest\n"
+      "# rank; they may overlap). Render in this folder: gnuplot breakdown.gp\n"
+      "set title " +
+      gp_string(title) + "\nset ylabel \"time (" + unit.name +
+      ")\"\nset grid ytics\nset key outside right top\n"
+      "set style data histograms\nset style histogram rowstacked\n"
+      "set style fill solid 0.85 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
+      "set xtics rotate by -30\n"
+      "set terminal unknown\n"
+      "plot 'breakdown.dat' using 2:xtic(1) title \"comm\", \\\n"
+      "     '' using 3 title \"compute\", \\\n"
+      "     '' using 0:4 with points pt 7 ps 1.5 lc rgb \"black\" title \"op time\"\n" +
+      render_block("breakdown");
+  return {dat, gp};
+}
+
+// Runs gnuplot on `script` inside `dir`; returns its exit status and what it printed.
+int run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& script,
+                const std::string& svg_tmp, const std::string& png_tmp, std::string& errors) {
+  char log_path[] = "/tmp/symmesh_gnuplot_XXXXXX";
+  const int log_fd = mkstemp(log_path);
+  if (log_fd < 0) return -1;
+  const std::string vars = "svg_out='" + svg_tmp + "'; png_out='" + png_tmp + "'";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null_fd = open("/dev/null", O_RDWR);
+    dup2(null_fd, STDIN_FILENO);
+    dup2(null_fd, STDOUT_FILENO);
+    dup2(log_fd, STDERR_FILENO);
+    if (chdir(dir.c_str()) != 0) _exit(127);
+    execl(gnuplot.c_str(), "gnuplot", "-e", vars.c_str(), script.c_str(), nullptr);
+    _exit(127);
+  }
+  int status = -1;
+  if (pid > 0) waitpid(pid, &status, 0);
+  close(log_fd);
+  std::ifstream in(log_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  errors = text.str();
+  std::remove(log_path);
+  if (pid < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+std::string find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return "";
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec) && access(candidate.c_str(), X_OK) == 0)
+      return fs::absolute(candidate, ec).string();
+  }
+  return "";
+}
+
+std::vector<std::pair<std::string, std::string>> sweep_plot_sources(const SweepOutcome& o) {
+  const auto [step_dat, step_gp] = step_time_sources(o);
+  const auto [bar_dat, bar_gp] = breakdown_sources(o);
+  return {{"step-time.dat", step_dat},
+          {"step-time.gp", step_gp},
+          {"breakdown.dat", bar_dat},
+          {"breakdown.gp", bar_gp}};
+}
+
+PlotOutput write_sweep_plots(const std::string& dir, const SweepOutcome& outcome) {
+  PlotOutput out;
+  for (const auto& [name, text] : sweep_plot_sources(outcome)) {
+    write_file_atomically((fs::path(dir) / name).string(), text, "--out");
+    out.files.push_back(name);
+  }
+  const std::string gnuplot = find_on_path("gnuplot");
+  std::string failure;
+  for (const char* plot : kPlots) {
+    const std::string name = plot;
+    std::error_code ec;
+    if (gnuplot.empty() || !failure.empty()) {
+      for (const char* ext : {".svg", ".png"}) fs::remove(fs::path(dir) / (name + ext), ec);
+      continue;
+    }
+    std::string errors;
+    const int status =
+        run_gnuplot(gnuplot, dir, name + ".gp", name + ".svg.tmp", name + ".png.tmp", errors);
+    bool ok = status == 0;
+    for (const char* ext : {".svg", ".png"}) {
+      const fs::path tmp = fs::path(dir) / (name + ext + ".tmp");
+      if (ok && fs::is_regular_file(tmp, ec)) {
+        fs::rename(tmp, fs::path(dir) / (name + ext), ec);
+        ok = !ec;
+      } else {
+        ok = false;
+      }
+      fs::remove(tmp, ec);
+    }
+    if (!ok) {
+      const std::string first = errors.substr(0, errors.find('\n'));
+      failure = "gnuplot failed on " + name + ".gp (exit " + std::to_string(status) + ")" +
+                (first.empty() ? "" : ": " + first);
+      for (const char* ext : {".svg", ".png"}) fs::remove(fs::path(dir) / (name + ext), ec);
+      continue;
+    }
+    out.files.push_back(name + ".svg");
+    out.files.push_back(name + ".png");
+  }
+  out.rendered = !gnuplot.empty() && failure.empty();
+  const std::string how = "render with: cd " + dir +
+                          " && gnuplot step-time.gp breakdown.gp (on Debian: apt-get "
+                          "install gnuplot-nox)";
+  if (gnuplot.empty())
+    out.note = "gnuplot not found on PATH: wrote the plots' data (.dat) and scripts (.gp); " + how;
+  else if (!failure.empty())
+    out.note = failure + "; " + how;
+  return out;
+}
+
+}  // namespace symmesh::cli

@@ -1,0 +1,28 @@
+#pragma once
+// The sweep's plots: step time vs GPUs (one line per mesh kind: the mesh with its first
+// dim left free, e.g. "*x8") and the best point's per-op time split into communication
+// and compute. Always written as gnuplot data (.dat) and scripts (.gp); rendered to SVG
+// and PNG when gnuplot is on PATH (each image written under a temporary name, then
+// renamed). Without gnuplot, images of an earlier run are removed so none is stale.
+#include <string>
+#include <vector>
+
+#include "tools/cli/sweep_report.hpp"
+
+namespace symmesh::cli {
+
+struct PlotOutput {
+  std::vector<std::string> files;  // file names written in the output folder
+  bool rendered = false;
+  std::string note;  // one line for the user when not rendered ("" when rendered)
+};
+
+PlotOutput write_sweep_plots(const std::string& dir, const SweepOutcome& outcome);
+
+// The plots' data and scripts, without touching the file system: name -> content.
+std::vector<std::pair<std::string, std::string>> sweep_plot_sources(const SweepOutcome& outcome);
+
+// The absolute path of `program` in a PATH folder, or "" when none has it.
+std::string find_on_path(const std::string& program);
+
+}  // namespace symmesh::cli

@@ -1,0 +1,360 @@
+#include "tools/cli/sweep_report.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "tools/cli/text_table.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+// Shortest text that reads back as the same double.
+std::string number_text(double value) {
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  return std::string(buffer, end);
+}
+
+// RFC 4180: quote cells holding a comma, a quote or a line break; double the quotes.
+std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
+  std::string out = "\"";
+  for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string out;
+  for (size_t i = 0; i < cells.size(); ++i) out.append(i ? "," : "").append(csv_cell(cells[i]));
+  return out + "\n";
+}
+
+std::string markdown_cell(const std::string& cell) {
+  std::string out;
+  for (char c : cell) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string markdown_row(const std::vector<std::string>& cells) {
+  std::string out = "|";
+  for (const auto& c : cells) out.append(" ").append(markdown_cell(c)).append(" |");
+  return out + "\n";
+}
+
+// The workload's op names in order (every simulated point has the same ops).
+const std::vector<OpReport>* reference_ops(const SweepRun& run) {
+  for (const auto& p : run.points)
+    if (p.simulated()) return &p.report.ops;
+  return nullptr;
+}
+
+std::string meets_cell(const SweepOutcome& o, const SweepPoint& p) {
+  if (!o.answer.max_time_s || !p.simulated()) return "";
+  return meets_objective(p, o.answer.max_time_s) ? "yes" : "no";
+}
+
+std::string nodes_text(int nodes) {
+  return std::to_string(nodes) + (nodes == 1 ? " node" : " nodes");
+}
+
+}  // namespace
+
+SweepTimeUnit sweep_time_unit(const SweepRun& run) {
+  double longest = 0;
+  for (const auto& p : run.points)
+    if (p.simulated()) longest = std::max(longest, p.total_time_s());
+  return longest < 10e-3 ? SweepTimeUnit{"us", 1e6, 2} : SweepTimeUnit{"ms", 1e3, 3};
+}
+
+std::string SweepTimeUnit::cell(double seconds) const {
+  return format_fixed(seconds * per_second, decimals);
+}
+
+const std::vector<std::string>& sweep_csv_columns() {
+  static const std::vector<std::string> columns{"nodes",
+                                                "gpus",
+                                                "mesh",
+                                                "status",
+                                                "total_time_s",
+                                                "meets_objective",
+                                                "op",
+                                                "kind",
+                                                "time_s",
+                                                "comm_time_s",
+                                                "compute_time_s",
+                                                "peak_memory_bytes_per_rank",
+                                                "bytes",
+                                                "input_placements",
+                                                "output_placements",
+                                                "reason"};
+  return columns;
+}
+
+std::string sweep_scope_text(const Scenario& scenario) {
+  if (!scenario.sweep)
+    return "the scenario has no `sweep:`, so only its own size is evaluated: " +
+           nodes_text(scenario.cluster.nodes) + ", mesh " +
+           named_mesh_text(scenario.mesh_shape, scenario.mesh_names);
+  std::string nodes;
+  for (int n : scenario.sweep->nodes)
+    nodes.append(nodes.empty() ? "" : ", ").append(std::to_string(n));
+  std::string meshes;
+  if (scenario.sweep->mesh_auto) {
+    meshes = "auto (every factorisation of the GPU count into " +
+             std::to_string(scenario.mesh_shape.size()) + " mesh dims)";
+  } else {
+    for (const auto& s : scenario.sweep->mesh_shapes)
+      meshes.append(meshes.empty() ? "" : ", ").append(mesh_text(s));
+  }
+  return "nodes " + nodes + " (" + std::to_string(scenario.cluster.gpus_per_node) +
+         " GPUs each); mesh " + meshes;
+}
+
+std::string sweep_summary_markdown(const SweepOutcome& o) {
+  const Scenario& s = o.scenario;
+  const auto& points = o.run.points;
+  std::string out = "# symmesh sweep: " + s.name + "\n\n";
+  // The answer's lines as paragraphs, the first one bold.
+  const std::string answer = answer_text(o.answer, points, s.mesh_names);
+  for (size_t begin = 0, end; begin < answer.size(); begin = end + 1) {
+    end = answer.find('\n', begin);
+    const std::string line = answer.substr(begin, end - begin);
+    out += (begin == 0 ? "**" + line + "**" : line) + "\n\n";
+  }
+  const ClusterSpec& c = s.cluster;
+  out += "- Cluster: " + c.name + ", " + std::to_string(c.gpus_per_node) + " x " + c.gpu.name +
+         " per node (" + c.intra_node.kind + " inside a node, " + c.inter_node.kind +
+         " between nodes)\n";
+  out += "- Swept: " + sweep_scope_text(s) + "\n";
+  out += "- Mesh dims: " + (s.mesh_names.empty() ? std::string("unnamed") : [&] {
+    std::string n;
+    for (const auto& name : s.mesh_names) n.append(n.empty() ? "" : " x ").append(name);
+    return n;
+  }()) + "\n";
+  out += "- Objective: " +
+         (o.answer.max_time_s ? "step time <= " + format_time(*o.answer.max_time_s)
+                              : std::string("none (fastest point per GPU count)")) +
+         "\n";
+  out += "- Cost model: " + s.cost_model + "\n";
+  out += "- Points: " + std::to_string(points.size()) + " (" + std::to_string(o.answer.simulated) +
+         " simulated, " + std::to_string(o.answer.skipped) + " skipped)\n\n";
+
+  // One row per point: totals, then each op's time (and strategy for matmuls).
+  const auto* ops = reference_ops(o.run);
+  const SweepTimeUnit unit = sweep_time_unit(o.run);
+  const std::string in_unit = " (" + unit.name + ")";
+  std::vector<std::string> header{"nodes", "GPUs", "mesh", "total" + in_unit};
+  std::string align = "|---:|---:|---|---:|";
+  if (o.answer.max_time_s)
+    header.push_back("meets " + format_time(*o.answer.max_time_s)), align += "---|";
+  if (ops)
+    for (const auto& op : *ops) {
+      header.push_back(op.name + in_unit), align += "---:|";
+      if (op.input_placements) header.push_back(op.name + " strategy"), align += "---|";
+    }
+  out += "## Points\n\n" + markdown_row(header) + align + "\n";
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint& p = points[i];
+    std::vector<std::string> row{std::to_string(p.nodes), std::to_string(p.gpus),
+                                 mesh_text(p.mesh)};
+    if (!p.simulated()) {
+      row.push_back("skipped");
+      out += markdown_row(row);
+      continue;
+    }
+    const bool best = o.answer.best == i;
+    row.push_back(best ? "**" + unit.cell(p.total_time_s()) + "**" : unit.cell(p.total_time_s()));
+    if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
+    for (const auto& op : p.report.ops) {
+      row.push_back(unit.cell(op.time_s));
+      if (op.input_placements) row.push_back(strategy_text(op));
+    }
+    out += markdown_row(row);
+  }
+  if (o.answer.best)
+    out +=
+        "\nThe bold total is the " + std::string(o.answer.met ? "answer" : "fastest point") + ".\n";
+
+  if (o.answer.skipped > 0) {
+    out += "\n## Skipped points\n\n" + markdown_row({"nodes", "GPUs", "mesh", "reason"}) +
+           "|---:|---:|---|---|\n";
+    for (const auto& p : points)
+      if (!p.simulated())
+        out += markdown_row(
+            {std::to_string(p.nodes), std::to_string(p.gpus), mesh_text(p.mesh), *p.skip_reason});
+  }
+
+  if (o.answer.best) {
+    const SweepPoint& best = points[*o.answer.best];
+    out += "\n## " + std::string(o.answer.met ? "Answer" : "Fastest point") + ": " +
+           nodes_text(best.nodes) + " (" + std::to_string(best.gpus) + " GPUs), mesh " +
+           named_mesh_text(best.mesh, s.mesh_names) + "\n\n";
+    out += markdown_row({"op", "kind", "time" + in_unit, "comm" + in_unit, "compute" + in_unit,
+                         "strategy / bytes"}) +
+           "|---|---|---:|---:|---:|---|\n";
+    for (const auto& op : best.report.ops)
+      out += markdown_row({op.name, op.op, unit.cell(op.time_s), unit.cell(op.comm_time_s),
+                           unit.cell(op.compute_time_s),
+                           op.input_placements ? strategy_text(op) : format_bytes(op.bytes)});
+    out += "\ncomm and compute are the busiest rank's time in each; they may overlap.\n";
+    for (const auto& w : best.report.warnings) out += "\nwarning: " + w + "\n";
+  }
+  if (!o.files.empty()) {
+    out += "\n## Files\n\n";
+    for (const auto& f : o.files) out += "- [" + f + "](" + f + ")\n";
+  }
+  return out;
+}
+
+std::string sweep_results_csv(const SweepOutcome& o) {
+  std::string out = csv_line(sweep_csv_columns());
+  for (const auto& p : o.run.points) {
+    const std::vector<std::string> lead{std::to_string(p.nodes), std::to_string(p.gpus),
+                                        mesh_text(p.mesh), p.simulated() ? "ok" : "skipped"};
+    if (!p.simulated()) {
+      std::vector<std::string> row = lead;
+      row.resize(sweep_csv_columns().size());
+      row.back() = *p.skip_reason;
+      out += csv_line(row);
+      continue;
+    }
+    const std::string meets =
+        o.answer.max_time_s ? (meets_objective(p, o.answer.max_time_s) ? "true" : "false") : "";
+    for (const auto& op : p.report.ops) {
+      std::vector<std::string> row = lead;
+      std::string inputs;
+      if (op.input_placements)
+        for (const auto& pl : *op.input_placements)
+          inputs += (inputs.empty() ? "" : " x ") + to_string(pl);
+      const std::vector<std::string> rest{
+          number_text(p.total_time_s()),
+          meets,
+          op.name,
+          op.op,
+          number_text(op.time_s),
+          number_text(op.comm_time_s),
+          number_text(op.compute_time_s),
+          std::to_string(op.peak_memory_bytes_per_rank),
+          op.input_placements ? "" : std::to_string(op.bytes),
+          inputs,
+          op.output_placements ? to_string(*op.output_placements) : "",
+          ""};
+      row.insert(row.end(), rest.begin(), rest.end());
+      out += csv_line(row);
+    }
+  }
+  return out;
+}
+
+nlohmann::json sweep_results_json(const SweepOutcome& o) {
+  const Scenario& s = o.scenario;
+  const auto& points = o.run.points;
+  const SweepAnswer& a = o.answer;
+  nlohmann::json j;
+  j["scenario"] = s.name;
+  j["backend"] = "sim";
+  j["cost_model"] = s.cost_model;
+  j["cluster"] = s.cluster.name;
+  j["gpus_per_node"] = s.cluster.gpus_per_node;
+  j["mesh_names"] = s.mesh_names;
+  nlohmann::json sweep;
+  if (s.sweep) {
+    sweep["nodes"] = s.sweep->nodes;
+    sweep["mesh"] =
+        s.sweep->mesh_auto ? nlohmann::json("auto") : nlohmann::json(s.sweep->mesh_shapes);
+  } else {
+    sweep["nodes"] = {s.cluster.nodes};
+    sweep["mesh"] = {s.mesh_shape};
+  }
+  sweep["from_scenario"] = s.sweep.has_value();
+  j["sweep"] = sweep;
+  j["objective"] = a.max_time_s ? nlohmann::json{{"max_time_s", *a.max_time_s}} : nlohmann::json();
+
+  nlohmann::json answer;
+  answer["text"] = answer_text(a, points, s.mesh_names);
+  answer["objective_max_time_s"] = a.max_time_s ? nlohmann::json(*a.max_time_s) : nlohmann::json();
+  answer["met"] = a.max_time_s ? nlohmann::json(a.met) : nlohmann::json();
+  answer["point"] = a.best ? nlohmann::json(*a.best) : nlohmann::json();
+  if (a.best) {
+    const SweepPoint& best = points[*a.best];
+    answer["nodes"] = best.nodes;
+    answer["gpus"] = best.gpus;
+    answer["mesh"] = best.mesh;
+    answer["total_time_s"] = best.total_time_s();
+    nlohmann::json strategies = nlohmann::json::array();
+    const nlohmann::json report = simulation_report_json(best.report);
+    for (const auto& op : report["ops"])
+      if (op.contains("strategy"))
+        strategies.push_back({{"name", op["name"]}, {"strategy", op["strategy"]}});
+    answer["strategies"] = strategies;
+    if (a.max_time_s && !a.met) {
+      answer["miss_s"] = a.miss_s;
+      answer["miss_percent"] = a.miss_percent;
+    }
+  }
+  answer["points_meeting"] = a.max_time_s ? nlohmann::json(a.meeting) : nlohmann::json();
+  nlohmann::json fastest = nlohmann::json::array();
+  for (size_t i : a.fastest_per_gpu_count)
+    fastest.push_back({{"gpus", points[i].gpus},
+                       {"nodes", points[i].nodes},
+                       {"mesh", points[i].mesh},
+                       {"point", i},
+                       {"total_time_s", points[i].total_time_s()}});
+  answer["fastest_per_gpu_count"] = fastest;
+  j["answer"] = answer;
+
+  j["points"] = nlohmann::json::array();
+  for (const auto& p : points) {
+    nlohmann::json point = {{"nodes", p.nodes}, {"gpus", p.gpus}, {"mesh", p.mesh}};
+    if (!p.simulated()) {
+      point["status"] = "skipped";
+      point["reason"] = *p.skip_reason;
+    } else {
+      const nlohmann::json report = simulation_report_json(p.report);
+      point["status"] = "ok";
+      point["total_time_s"] = p.total_time_s();
+      point["meets_objective"] =
+          a.max_time_s ? nlohmann::json(meets_objective(p, a.max_time_s)) : nlohmann::json();
+      point["ops"] = report["ops"];
+      point["warnings"] = report["warnings"];
+    }
+    j["points"].push_back(point);
+  }
+  return j;
+}
+
+std::string sweep_terminal_text(const SweepOutcome& o) {
+  const auto& points = o.run.points;
+  std::string out = answer_text(o.answer, points, o.scenario.mesh_names) + "\n";
+  const auto* ops = reference_ops(o.run);
+  const SweepTimeUnit unit = sweep_time_unit(o.run);
+  const std::string in_unit = " (" + unit.name + ")";
+  std::vector<std::string> header{"", "nodes", "GPUs", "mesh", "total" + in_unit};
+  if (o.answer.max_time_s) header.push_back("meets " + format_time(*o.answer.max_time_s));
+  if (ops)
+    for (const auto& op : *ops) header.push_back(op.name + in_unit);
+  TextTable table(header);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint& p = points[i];
+    std::vector<std::string> row{o.answer.best == i ? "*" : "", std::to_string(p.nodes),
+                                 std::to_string(p.gpus), mesh_text(p.mesh)};
+    if (!p.simulated()) {
+      row.push_back("skipped");
+    } else {
+      row.push_back(unit.cell(p.total_time_s()));
+      if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
+      for (const auto& op : p.report.ops) row.push_back(unit.cell(op.time_s));
+    }
+    table.add_row(row);
+  }
+  out += table.render();
+  if (o.answer.best)
+    out += "  * the " + std::string(o.answer.met ? "answer" : "fastest point") + "\n";
+  for (const auto& p : points)
+    if (!p.simulated())
+      out += "skipped: " + nodes_text(p.nodes) + ", mesh " + mesh_text(p.mesh) + ": " +
+             *p.skip_reason + "\n";
+  return out;
+}
+
+}  // namespace symmesh::cli

@@ -1,0 +1,47 @@
+#pragma once
+// What `symmesh sweep` writes and prints: summary.md (the answer, then one table row per
+// point with per-op times and strategies), results.csv (one row per point and op; columns
+// below, documented in the README), results.json (per point the keys of
+// `symmesh simulate --json`, plus the answer), and the terminal summary.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+#include "tools/cli/sweep_answer.hpp"
+#include "tools/cli/sweep_runner.hpp"
+
+namespace symmesh::cli {
+
+struct SweepOutcome {
+  const Scenario& scenario;
+  const SweepRun& run;
+  const SweepAnswer& answer;
+  std::vector<std::string> files;  // written next to summary.md, for its "Files" list
+};
+
+// The time unit of tables and plots: microseconds while every step takes under 10 ms,
+// else milliseconds. (CSV and JSON are in seconds.)
+struct SweepTimeUnit {
+  std::string name;  // "us" | "ms"
+  double per_second;
+  int decimals;  // in tables
+  std::string cell(double seconds) const;
+};
+SweepTimeUnit sweep_time_unit(const SweepRun& run);
+
+// The stable CSV columns, in order.
+const std::vector<std::string>& sweep_csv_columns();
+
+std::string sweep_summary_markdown(const SweepOutcome& outcome);
+std::string sweep_results_csv(const SweepOutcome& outcome);
+nlohmann::json sweep_results_json(const SweepOutcome& outcome);
+// The answer in one or two lines, then the table of points (per-op times), then the
+// skipped points with their reasons.
+std::string sweep_terminal_text(const SweepOutcome& outcome);
+
+// "2 nodes (16 GPUs)" style notes on what was swept, e.g. that a scenario without
+// `sweep:` was evaluated at its own size only.
+std::string sweep_scope_text(const Scenario& scenario);
+
+}  // namespace symmesh::cli

@@ -1,0 +1,183 @@
+#include "tools/cli/sweep_runner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "core/errors.hpp"
+#include "tools/cli/sweep_answer.hpp"
+#include "tools/scenario/scenario_loader.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string seconds_text(double s) {
+  char buffer[32];
+  if (s < 60)
+    std::snprintf(buffer, sizeof buffer, "%.1f s", s);
+  else
+    std::snprintf(buffer, sizeof buffer, "%dm%02ds", static_cast<int>(s) / 60,
+                  static_cast<int>(s) % 60);
+  return buffer;
+}
+
+// "[########............] 7/15 points  1.2 s elapsed  ~1.4 s left", redrawn in place.
+class ProgressBar {
+ public:
+  ProgressBar(bool enabled, size_t total) : enabled_(enabled), total_(total) { draw(0); }
+
+  void draw(size_t done) const {
+    if (!enabled_) return;
+    constexpr size_t kWidth = 24;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const size_t filled = total_ ? kWidth * done / total_ : kWidth;
+    std::string line = "\r\033[Ksweep [" + std::string(filled, '#') +
+                       std::string(kWidth - filled, '.') + "] " + std::to_string(done) + "/" +
+                       std::to_string(total_) + " points  " + seconds_text(elapsed) + " elapsed";
+    if (done > 0 && done < total_)
+      line += "  ~" + seconds_text(elapsed / done * (total_ - done)) + " left";
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+  }
+
+  void finish() const {
+    if (!enabled_) return;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    std::fprintf(stderr, "\r\033[Ksweep: %zu points in %s\n", total_,
+                 seconds_text(elapsed).c_str());
+  }
+
+ private:
+  bool enabled_;
+  size_t total_;
+  Clock::time_point start_ = Clock::now();
+};
+
+// Simulates one point; returns its timeline. Invalid-at-this-size errors skip the point.
+std::optional<sim::RunResult> evaluate_point(const Scenario& scenario, SweepPoint& point,
+                                             const EvaluationOptions& options) {
+  Scenario resized;
+  try {
+    resized = with_cluster_size(scenario, point.nodes, point.mesh);
+  } catch (const InvalidArgument& e) {
+    point.skip_reason = e.message();
+    return std::nullopt;
+  }
+  try {
+    Evaluation evaluation = evaluate_scenario(resized, options);
+    point.report = std::move(evaluation.report);
+    return std::move(evaluation.result);
+  } catch (const InvalidArgument& e) {
+    point.skip_reason = e.what();
+  } catch (const Unsupported& e) {
+    point.skip_reason = e.what();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string mesh_text(const std::vector<int>& mesh) {
+  if (mesh.empty()) return "-";
+  std::string out;
+  for (int d : mesh) out.append(out.empty() ? "" : "x").append(std::to_string(d));
+  return out;
+}
+
+std::vector<SweepPoint> sweep_points(const Scenario& scenario) {
+  std::vector<SweepPoint> points;
+  if (!scenario.sweep) {
+    SweepPoint p;
+    p.nodes = scenario.cluster.nodes;
+    p.gpus = scenario.cluster.num_gpus();
+    p.mesh = scenario.mesh_shape;
+    points.push_back(p);
+    return points;
+  }
+  for (int nodes : scenario.sweep->nodes) {
+    SweepPoint p;
+    p.nodes = nodes;
+    p.gpus = int64_t{nodes} * scenario.cluster.gpus_per_node;
+    const auto shapes = sweep_mesh_shapes(scenario, nodes);
+    if (shapes.empty()) {
+      p.skip_reason = "no listed mesh shape covers " + std::to_string(p.gpus) + " GPUs";
+      points.push_back(p);
+    }
+    for (const auto& shape : shapes) {
+      p.mesh = shape;
+      points.push_back(p);
+    }
+  }
+  return points;
+}
+
+SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
+  const auto start = Clock::now();
+  SweepRun run;
+  run.points = sweep_points(scenario);
+  const size_t total = run.points.size();
+
+  std::mutex mutex;  // guards best, errors, done and the progress bar
+  std::vector<std::exception_ptr> errors(total);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  size_t done = 0;
+  ProgressBar progress(options.progress, total);
+
+  auto work = [&] {
+    for (;;) {
+      const size_t i = next.fetch_add(1);
+      if (i >= total || failed) return;
+      SweepPoint& point = run.points[i];
+      std::optional<sim::RunResult> result;
+      std::exception_ptr error;
+      if (!point.skip_reason) {
+        try {
+          result = evaluate_point(scenario, point, options.evaluation);
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+      const std::lock_guard lock(mutex);
+      if (error) {
+        errors[i] = error;
+        failed = true;
+      } else if (result && (!run.best || better_point(point, i, run.points[*run.best], *run.best,
+                                                      options.max_time_s))) {
+        run.best = i;
+        run.best_result = std::move(*result);
+      }
+      progress.draw(++done);
+    }
+  };
+  const size_t jobs = std::clamp<size_t>(options.jobs, 1, std::max<size_t>(total, 1));
+  {
+    std::vector<std::jthread> workers;
+    for (size_t t = 1; t < jobs; ++t) workers.emplace_back(work);
+    work();
+  }
+  for (size_t i = 0; i < total; ++i) {
+    if (!errors[i]) continue;
+    progress.finish();
+    const SweepPoint& p = run.points[i];
+    const std::string where = "sweep point " + std::to_string(p.nodes) + " node" +
+                              (p.nodes == 1 ? "" : "s") + ", mesh " + mesh_text(p.mesh);
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const std::exception& e) {
+      throw BackendError(e.what(), where);
+    }
+  }
+  progress.finish();
+  run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return run;
+}
+
+}  // namespace symmesh::cli
