@@ -11,4 +11,14 @@ std::string toolkit_description() {
          std::to_string(CUDART_VERSION);
 }
 
+std::string one_sided_path() {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 29, 0)
+  return "CUDA kernels on the NCCL device API (LSA); this NCCL also has host "
+         "ncclPutSignal/ncclWaitSignal, not used";
+#else
+  return "CUDA kernels on the NCCL device API (LSA pointers, system-scope release/acquire "
+         "counters); NCCL < 2.29 has no host ncclPutSignal/ncclWaitSignal";
+#endif
+}
+
 }  // namespace symmesh::hw

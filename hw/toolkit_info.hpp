@@ -1,11 +1,17 @@
 #pragma once
-// What the NCCL/CUDA backend was built against; the backend itself arrives with the
-// hardware issue. Nothing here needs a GPU.
+// What the NCCL/CUDA backend was built against and how it moves one-sided data. Nothing
+// here needs a GPU.
 #include <string>
 
 namespace symmesh::hw {
 
 // "NCCL 2.28.9 (headers), CUDA runtime 13000" — versions known at compile time.
 std::string toolkit_description();
+
+// How put_signal / wait_signal run in this build. NCCL 2.28 has no host one-sided API, so
+// they are CUDA kernels on its device API (LSA pointers); a build against NCCL >= 2.29,
+// whose ncclPutSignal / ncclWaitSignal exist, says so — the kernels are still used, which
+// keeps one code path and the device-side timeout.
+std::string one_sided_path();
 
 }  // namespace symmesh::hw

@@ -13,7 +13,10 @@ using CommandAction = std::function<int()>;
 
 void register_commands(CLI::App& app, CommandAction& selected);
 
+void add_calibrate_command(CLI::App& app, CommandAction& selected);
+void add_compare_command(CLI::App& app, CommandAction& selected);
 void add_plan_command(CLI::App& app, CommandAction& selected);
+void add_run_command(CLI::App& app, CommandAction& selected);
 void add_simulate_command(CLI::App& app, CommandAction& selected);
 void add_sweep_command(CLI::App& app, CommandAction& selected);
 void add_validate_command(CLI::App& app, CommandAction& selected);

@@ -1,0 +1,215 @@
+// symmesh run / compare / calibrate as a user runs them, on any machine: bad arguments exit
+// 2 with the reason; a machine that cannot run them (hw/ not built, no GPU, too few GPUs)
+// exits 1 saying which; --dry-run shows the hardware plan without a GPU; calibrate --from
+// fits saved measurements without one.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/tools/run_symmesh.hpp"
+#include "tools/scenario/scenario_loader.hpp"
+#ifdef SYMMESH_HAVE_HW
+#include "hw/devices.hpp"
+#endif
+
+namespace {
+
+using symmesh::testing::run_symmesh;
+using ::testing::HasSubstr;
+
+const std::string kScenarios = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/";
+
+int visible_gpus() {
+#ifdef SYMMESH_HAVE_HW
+  return symmesh::hw::visible_gpus().count();
+#else
+  return 0;
+#endif
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / name).string();
+}
+
+// What a command that needs `ranks` GPUs says on this machine when it cannot run.
+void expect_cannot_run_here(const symmesh::testing::RunResult& r, const std::string& command,
+                            int ranks) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+#ifndef SYMMESH_HAVE_HW
+  EXPECT_THAT(r.err, HasSubstr("built without the hardware backend"));
+#else
+  if (visible_gpus() == 0)
+    EXPECT_THAT(r.err, HasSubstr("no GPU visible: " + command + " needs one GPU per rank"));
+  else
+    EXPECT_THAT(r.err, HasSubstr(std::to_string(ranks) + " ranks but only " +
+                                 std::to_string(visible_gpus()) + " GPU"));
+#endif
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(RunCommand, NeedsAScenario) {
+  const auto r = run_symmesh("run");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("scenario"));
+}
+
+TEST(RunCommand, UnknownBackendIsBadInput) {
+  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --backend sim");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown backend 'sim'"));
+  EXPECT_THAT(r.err, HasSubstr("--backend"));
+}
+
+TEST(RunCommand, BadOptionsAreBadInput) {
+  EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --collectives mpi").exit_code, 2);
+  EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --timeout 0").exit_code, 2);
+  EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --warmup -1").exit_code, 2);
+  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --trace /no/such/dir/t.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--trace"));
+  const auto missing = run_symmesh("run /no/such/scenario.yaml");
+  EXPECT_EQ(missing.exit_code, 2);
+}
+
+TEST(RunCommand, ScenarioErrorsAreFoundWithoutAGpu) {
+  // Lowering runs before any GPU is needed: a bad workload is exit 2 everywhere.
+  const auto path = temp_path("symmesh_run_bad.yaml");
+  std::ofstream(path) << "name: bad\n"
+                         "cluster: "
+                      << kScenarios
+                      << "clusters/dgx-h100.yaml\n"
+                         "mesh: {shape: [8]}\n"
+                         "workload:\n"
+                         "  - {name: x, op: mm, a: [8, 16], b: [32, 8], a_placements: [R], "
+                         "b_placements: [R]}\n";
+  const auto r = run_symmesh("run " + path + " --backend nccl");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("inner dims"));
+  std::remove(path.c_str());
+}
+
+TEST(RunCommand, WithoutEnoughGpusItSaysWhyAndExits1) {
+  if (visible_gpus() >= 8) GTEST_SKIP() << "8 GPUs visible: quickstart would run";
+  expect_cannot_run_here(run_symmesh("run " + kScenarios + "quickstart.yaml --backend nccl"),
+                         "symmesh run", 8);
+  expect_cannot_run_here(
+      run_symmesh("run " + kScenarios + "quickstart.yaml --backend nccl --check --json"),
+      "symmesh run", 8);
+}
+
+TEST(RunCommand, DryRunShowsTheHardwarePlanWithoutAGpu) {
+  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run");
+#ifndef SYMMESH_HAVE_HW
+  EXPECT_EQ(r.exit_code, 1);
+#else
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("hardware plan: 8 ranks, one GPU each, collectives one-sided"));
+  EXPECT_THAT(r.out, HasSubstr("comm 0: ranks [0, 1, 2, 3, 4, 5, 6, 7] (world)"));
+  EXPECT_THAT(r.out, HasSubstr("matmul bf16 1x512x1024x1024 (cuBLASLt)"));  // proj, S(0),R x R,S(1)
+  EXPECT_THAT(r.out, HasSubstr("put 1.00 MiB"));                            // handoff 0 -> 4
+  EXPECT_THAT(r.out, HasSubstr("# handoff: put_signal 0 -> 4"));
+  EXPECT_THAT(r.out, HasSubstr("# grads: ring reduce_scatter step 1/1"));
+  EXPECT_THAT(r.out, HasSubstr("launches: barrier 24,"));
+  const auto native =
+      run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --collectives nccl");
+  ASSERT_EQ(native.exit_code, 0) << native.err;
+  EXPECT_THAT(native.out, HasSubstr("collectives nccl"));
+  EXPECT_THAT(native.out, HasSubstr("nccl all_reduce on comm"));
+  EXPECT_THAT(native.out, HasSubstr("nccl all_reduce 8"));  // 8 ranks: one call each
+#endif
+}
+
+TEST(RunCommand, DryRunRefusesReportOptions) {
+  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--dry-run"));
+}
+
+TEST(CompareCommand, ArgumentsAndMachineChecks) {
+  EXPECT_EQ(run_symmesh("compare").exit_code, 2);
+  EXPECT_EQ(run_symmesh("compare " + kScenarios + "quickstart.yaml --collectives x").exit_code, 2);
+  if (visible_gpus() >= 8) GTEST_SKIP() << "8 GPUs visible";
+  expect_cannot_run_here(run_symmesh("compare " + kScenarios + "quickstart.yaml"),
+                         "symmesh compare", 8);
+}
+
+std::string num(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return buffer;
+}
+
+// Saved measurements with exact times: t = 10 us + flops / 800 TFLOP/s (bf16),
+// copy: t = 2 us + 2·bytes / 3 TB/s, put: t = 5 us + bytes / 400 GB/s.
+std::string measurements_json() {
+  std::string gemm, copies, puts;
+  for (int n : {1024, 2048, 4096}) {
+    const double flops = 2.0 * n * n * n;
+    gemm += std::string(gemm.empty() ? "" : ",") + R"({"dtype": "bf16", "m": )" +
+            std::to_string(n) + R"(, "n": )" + std::to_string(n) + R"(, "k": )" +
+            std::to_string(n) + R"(, "seconds": )" + num(10e-6 + flops / 800e12) + "}";
+  }
+  for (double bytes : {16e6, 64e6, 256e6}) {
+    copies += std::string(copies.empty() ? "" : ",") + R"({"bytes": )" +
+              std::to_string(static_cast<long>(bytes)) + R"(, "seconds": )" +
+              num(2e-6 + 2 * bytes / 3e12) + "}";
+    puts += std::string(puts.empty() ? "" : ",") + R"({"peer": "gpu1", "bytes": )" +
+            std::to_string(static_cast<long>(bytes)) + R"(, "seconds": )" +
+            num(5e-6 + bytes / 400e9) + "}";
+  }
+  return R"({"gpu": {"name": "Test GPU", "count": 2, "memory_bytes": 85899345920}, "gemm": [)" +
+         gemm + R"(], "copy": [)" + copies + R"(], "put": [)" + puts + "]}";
+}
+
+TEST(CalibrateCommand, ArgumentsAndMachineChecks) {
+  EXPECT_EQ(run_symmesh("calibrate").exit_code, 2);  // --out is required
+  const auto nodir = run_symmesh("calibrate --out /no/such/dir/c.yaml");
+  EXPECT_EQ(nodir.exit_code, 2);
+  EXPECT_THAT(nodir.err, HasSubstr("--out"));
+  const auto base = run_symmesh("calibrate --out " + temp_path("c.yaml") + " --base /no/such.yaml");
+  EXPECT_EQ(base.exit_code, 2);
+  if (visible_gpus() > 0) GTEST_SKIP() << "a GPU is visible: calibrate would measure it";
+  const auto r = run_symmesh("calibrate --out " + temp_path("symmesh_calibrated.yaml"));
+  EXPECT_EQ(r.exit_code, 1);
+#ifdef SYMMESH_HAVE_HW
+  EXPECT_THAT(r.err, HasSubstr("no GPU visible: symmesh calibrate"));
+#else
+  EXPECT_THAT(r.err, HasSubstr("built without the hardware backend"));
+#endif
+}
+
+TEST(CalibrateCommand, FitsSavedMeasurementsIntoALoadableCluster) {
+  const auto in = temp_path("symmesh_measurements.json");
+  const auto out = temp_path("symmesh_calibrated_cluster.yaml");
+  std::ofstream(in) << measurements_json();
+  const auto r = run_symmesh("calibrate --from " + in + " --out " + out + " --name lab");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const symmesh::ClusterSpec c = symmesh::load_cluster(out);
+  EXPECT_EQ(c.name, "lab");
+  EXPECT_EQ(c.gpus_per_node, 2);
+  EXPECT_EQ(c.gpu.name, "Test GPU");
+  EXPECT_NEAR(c.gpu.peak_flops_per_s.at("bf16"), 800e12, 0.1e12);
+  EXPECT_NEAR(c.gpu.memory_bandwidth_bytes_per_s, 3e12, 0.001e12);
+  EXPECT_DOUBLE_EQ(c.gpu.memory_capacity_bytes, 85899345920.0);
+  EXPECT_NEAR(c.intra_node.bandwidth_bytes_per_s, 400e9, 0.1e9);
+  EXPECT_NEAR(c.intra_node.latency_s, 5e-6, 0.001e-6);
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+}
+
+TEST(CalibrateCommand, MeasurementsThatCannotBeFittedAreBadInput) {
+  const auto in = temp_path("symmesh_bad_measurements.json");
+  std::ofstream(in) << R"({"gpu": {"name": "G"}, "gemm": [{"dtype": "bf16", "m": 8, "n": 8, )"
+                       R"("k": 8, "seconds": 1e-6}]})";
+  const auto r = run_symmesh("calibrate --from " + in + " --out " + temp_path("x.yaml"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("two or more sizes"));
+  std::ofstream(in) << "not json";
+  EXPECT_EQ(run_symmesh("calibrate --from " + in + " --out " + temp_path("x.yaml")).exit_code, 2);
+  std::remove(in.c_str());
+}
+
+}  // namespace

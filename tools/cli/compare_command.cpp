@@ -1,0 +1,128 @@
+// symmesh compare: the same Program simulated and executed on this machine's GPUs, per op:
+// predicted time, measured time and the simulator's error in percent of the measurement —
+// "evaluated, then executed" (shared/DESIGN.md), with the difference as the report.
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "tools/cli/command.hpp"
+#include "tools/cli/hardware_evaluation.hpp"
+#include "tools/cli/scenario_evaluation.hpp"
+#include "tools/cli/text_table.hpp"
+#include "tools/scenario/scenario_loader.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+struct CompareArgs {
+  std::string scenario;
+  bool json = false;
+  std::string collectives = "one-sided";
+  double timeout_s = 10;
+  int warmup = 1;
+};
+
+struct Row {
+  std::string name, op;
+  double predicted_s = 0, measured_s = 0;
+  double error_percent() const {
+    return measured_s > 0 ? (predicted_s - measured_s) / measured_s * 100 : NAN;
+  }
+};
+
+std::vector<Row> rows_of(const SimulationReport& predicted, const SimulationReport& measured) {
+  std::vector<Row> rows;
+  for (const OpReport& p : predicted.ops) {
+    Row row{p.name, p.op, p.time_s, NAN};
+    for (const OpReport& m : measured.ops)
+      if (m.name == p.name) row.measured_s = m.time_s;
+    rows.push_back(row);
+  }
+  rows.push_back({"total", "", predicted.total_time_s, measured.total_time_s});
+  return rows;
+}
+
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nullptr;
+}
+
+int run_compare(const CompareArgs& args) {
+  if (args.collectives != "one-sided" && args.collectives != "one_sided" &&
+      args.collectives != "nccl")
+    throw InvalidArgument(
+        "unknown collective implementation '" + args.collectives + "' (expected one-sided or nccl)",
+        "--collectives");
+  const Scenario scenario = load_scenario(args.scenario);
+  HardwareOptions options;
+  options.collectives = args.collectives;
+  options.timeout_s = args.timeout_s;
+  options.warmup_runs = args.warmup;
+  std::optional<HardwareEvaluation> measured;
+  try {
+    measured.emplace(evaluate_on_hardware(scenario, options, "symmesh compare"));
+  } catch (const HardwareUnavailable& e) {
+    std::cerr << "symmesh: error: " << e.message() << "\n";
+    return 1;
+  }
+  if (!measured->reporting) return 0;
+  const Evaluation predicted = evaluate_scenario(scenario, {});
+  const auto rows = rows_of(predicted.report, measured->report);
+
+  if (args.json) {
+    nlohmann::json j;
+    j["scenario"] = scenario.name;
+    j["cluster"] = predicted.report.cluster;
+    j["mesh"] = predicted.report.mesh;
+    j["collectives"] = args.collectives;
+    j["ops"] = nlohmann::json::array();
+    for (const Row& r : rows) {
+      nlohmann::json op = {{"name", r.name},
+                           {"predicted_s", r.predicted_s},
+                           {"measured_s", number_or_null(r.measured_s)},
+                           {"error_percent", number_or_null(r.error_percent())}};
+      if (r.name == "total") {
+        j["total"] = op;
+      } else {
+        op["op"] = r.op;
+        j["ops"].push_back(op);
+      }
+    }
+    j["notes"] = measured->notes;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "symmesh compare: " << scenario.name << " on " << predicted.report.cluster
+            << ", mesh " << predicted.report.mesh << ", collectives " << args.collectives << "\n";
+  TextTable table({"op", "kind", "predicted (ms)", "measured (ms)", "error %"});
+  for (const Row& r : rows)
+    table.add_row({r.name, r.op, format_fixed(r.predicted_s * 1e3, 4),
+                   format_fixed(r.measured_s * 1e3, 4), format_fixed(r.error_percent(), 1)});
+  std::cout << table.render();
+  std::cout << "error % = (predicted - measured) / measured; positive: the simulator is slower\n";
+  for (const auto& note : measured->notes) std::cout << "note: " << note << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, CommandAction& selected) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "Simulate a scenario and run it on this machine's GPUs: predicted vs measured");
+  cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
+  cmd->add_flag("--json", args->json, "print the comparison as JSON");
+  cmd->add_option("--collectives", args->collectives,
+                  "collectives on the GPUs: one-sided kernels (one-sided) or NCCL (nccl)")
+      ->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s, "seconds a GPU wait may wait before it is an error")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", args->warmup, "unmeasured runs before the measured one")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([args, &selected] { selected = [args] { return run_compare(*args); }; });
+}
+
+}  // namespace symmesh::cli

@@ -1,0 +1,158 @@
+#include "tools/cli/hardware_evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "strategies/cost_model.hpp"
+#include "tools/cli/dtype_values.hpp"
+#ifdef SYMMESH_HAVE_HW
+#include "hw/program_executor.hpp"
+#include "hw/toolkit_info.hpp"
+#endif
+
+namespace symmesh::cli {
+namespace {
+
+// The cluster for cost models that read it (analytic), where CostModelOptions has one.
+template <typename Options>
+void set_cluster(Options& options, const ClusterSpec& cluster) {
+  if constexpr (requires { options.cluster = cluster; }) options.cluster = cluster;
+}
+
+// As `symmesh simulate` chooses it, so that both run the same plan.
+std::unique_ptr<strategies::CostModel> cost_model_for(const Scenario& scenario) {
+  strategies::CostModelOptions options;
+  options.devices_per_host = scenario.cluster.gpus_per_node;
+  set_cluster(options, scenario.cluster);
+  const bool plans = std::any_of(scenario.workload.begin(), scenario.workload.end(),
+                                 [](const WorkloadOp& op) { return is_matmul(op.kind); });
+  try {
+    return strategies::make_cost_model(plans ? scenario.cost_model : "dtensor", options);
+  } catch (const Unsupported& e) {
+    throw Unsupported(e.message(),
+                      (scenario.path.empty() ? "scenario" : scenario.path) + ": cost_model");
+  }
+}
+
+#ifdef SYMMESH_HAVE_HW
+// The measurement in the simulator's shape: labels from the Program, a native collective's
+// entry says what NCCL did instead.
+sim::RunResult to_run_result(const hw::Measurement& m, const Program& program) {
+  sim::RunResult r;
+  r.makespan_s = m.makespan_s;
+  for (const hw::MeasuredOp& op : m.timeline) {
+    sim::TimelineEntry e;
+    e.rank = op.rank;
+    e.stream = op.stream;
+    e.op_index = op.op_index;
+    e.start_s = op.start_s;
+    e.end_s = op.end_s;
+    e.bytes = op.bytes;
+    r.timeline.push_back(e);
+  }
+  sim::attach_labels(program, r);
+  for (size_t i = 0; i < m.timeline.size(); ++i)
+    if (!m.timeline[i].detail.empty()) r.timeline[i].label.detail = m.timeline[i].detail;
+  r.peak_memory_bytes = m.device_memory_bytes;
+  for (const hw::MeasuredOutput& o : m.outputs) r.outputs.push_back({o.name, o.rank, o.bytes});
+  return r;
+}
+#endif
+
+}  // namespace
+
+bool hardware_built() {
+#ifdef SYMMESH_HAVE_HW
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string hardware_description() {
+#ifdef SYMMESH_HAVE_HW
+  return hw::executor_description() + "; one-sided: " + hw::one_sided_path();
+#else
+  return "not built (no CUDA toolkit with NCCL at configure time)";
+#endif
+}
+
+HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const HardwareOptions& options,
+                                        const std::string& command) {
+  const auto model = cost_model_for(scenario);
+  strategies::WorkloadOptions workload_options;
+  workload_options.emulate = options.check;
+  workload_options.encode = encode_values;
+  HardwareEvaluation out{
+      strategies::lower_workload(scenario, *model, workload_options), "", {}, {}, {}, true};
+#ifndef SYMMESH_HAVE_HW
+  (void)options;
+  throw HardwareUnavailable(
+      "this symmesh was built without the hardware backend (hw/ needs the CUDA toolkit with "
+      "NCCL at configure time), so " +
+          command + " cannot run; symmesh simulate can",
+      command);
+#else
+  hw::ExecutorOptions executor;
+  executor.collectives = hw::parse_collective_impl(options.collectives, "--collectives");
+  executor.wait_timeout_s = options.timeout_s;
+  executor.warmup_runs = options.check ? 0 : options.warmup_runs;
+  const Program& program = out.workload.program;
+  const hw::ExecutionPlan plan = hw::plan_for_hardware(program, executor);
+  out.plan_text = hw::describe(plan, program);
+  if (options.dry_run) return out;
+
+  const hw::GpuInventory gpus = hw::visible_gpus();
+  if (gpus.count() == 0)
+    throw HardwareUnavailable(hw::no_gpu_message(command, gpus.why_none), command);
+  hw::Measurement measured;
+  try {
+    measured = hw::execute_program(program, executor);
+  } catch (const hw::DeviceUnavailable& e) {
+    throw HardwareUnavailable(e.message(), command, e.rank());
+  }
+  out.reporting = measured.reporting;
+  if (!out.reporting) return out;
+  out.result = to_run_result(measured, program);
+  out.report = build_simulation_report(scenario, out.workload, out.result, options.check);
+  out.report.backend = "nccl";
+  out.notes = measured.notes;
+  return out;
+#endif
+}
+
+double check_tolerance(DType dtype, int64_t k) {
+  const double root = 1.0 + std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)));
+  switch (dtype) {
+    case DType::bf16:
+      return std::ldexp(1.0, -6) * root;
+    case DType::fp16:
+      return std::ldexp(1.0, -9) * root;
+    case DType::fp32:
+      return std::ldexp(1.0, -20) * (1.0 + static_cast<double>(k));
+    case DType::fp64:
+      return 1e-12 * (1.0 + static_cast<double>(k));
+    default:
+      return std::ldexp(1.0, -3) * root;
+  }
+}
+
+std::vector<std::string> check_failures(const Scenario& scenario,
+                                        const HardwareEvaluation& evaluation) {
+  std::vector<std::string> out;
+  const int ranks = evaluation.workload.mesh.size();
+  for (const OpReport& r : evaluation.report.ops) {
+    if (!r.max_abs_error) continue;
+    const auto op = std::find_if(scenario.workload.begin(), scenario.workload.end(),
+                                 [&](const WorkloadOp& w) { return w.name == r.name; });
+    if (op == scenario.workload.end() || op->a.empty()) continue;
+    // Partial sums are reduced in the op's dtype on the way: allow one rounding per rank.
+    const double tolerance = check_tolerance(scenario.dtype_of(*op), op->a.back()) * ranks;
+    if (!(*r.max_abs_error <= tolerance))
+      out.push_back(r.name + ": max abs error " + std::to_string(*r.max_abs_error) + " > " +
+                    std::to_string(tolerance));
+  }
+  return out;
+}
+
+}  // namespace symmesh::cli

@@ -1,0 +1,130 @@
+// symmesh run: plan every matmul of a scenario, lower the workload to one Program exactly
+// as `symmesh simulate` does, and execute it on this machine's GPUs (one rank per GPU) —
+// reported per op with simulate's table, JSON keys and trace. --check carries real data
+// and compares every mm/bmm with the unsharded CPU product; --dry-run prints the hardware
+// plan (communicators, memory, every launch) without a GPU.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "sim/trace_writer.hpp"
+#include "tools/cli/command.hpp"
+#include "tools/cli/hardware_evaluation.hpp"
+#include "tools/cli/scenario_evaluation.hpp"
+#include "tools/scenario/scenario_loader.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  std::string backend = "nccl";
+  bool json = false;
+  std::string trace;
+  bool check = false;
+  bool dry_run = false;
+  std::string collectives = "one-sided";
+  double timeout_s = 10;
+  int warmup = 1;
+};
+
+void check_output_path(const std::string& path, const std::string& what) {
+  if (path.empty()) return;
+  const auto parent = std::filesystem::absolute(path).parent_path();
+  if (!std::filesystem::is_directory(parent))
+    throw InvalidArgument("cannot write '" + path + "': no directory " + parent.string(), what);
+}
+
+void check_collectives(const std::string& text) {
+  if (text != "one-sided" && text != "one_sided" && text != "nccl")
+    throw InvalidArgument(
+        "unknown collective implementation '" + text + "' (expected one-sided or nccl)",
+        "--collectives");
+}
+
+std::string run_text(const HardwareEvaluation& evaluation) {
+  std::string text = simulation_report_text(evaluation.report);
+  const std::string simulate = "symmesh simulate:";
+  if (text.compare(0, simulate.size(), simulate) == 0)
+    text.replace(0, simulate.size(), "symmesh run:");
+  for (const auto& note : evaluation.notes) text += "note: " + note + "\n";
+  return text;
+}
+
+int run_run(const RunArgs& args) {
+  if (args.backend != "nccl")
+    throw InvalidArgument("unknown backend '" + args.backend +
+                              "' (symmesh run has one: nccl; symmesh simulate runs the simulator)",
+                          "--backend");
+  check_collectives(args.collectives);
+  check_output_path(args.trace, "--trace");
+  if (args.dry_run && (args.json || !args.trace.empty() || args.check))
+    throw InvalidArgument("--dry-run prints the hardware plan only; drop --json, --trace, --check",
+                          "--dry-run");
+  const Scenario scenario = load_scenario(args.scenario);
+  HardwareOptions options;
+  options.collectives = args.collectives;
+  options.check = args.check;
+  options.timeout_s = args.timeout_s;
+  options.warmup_runs = args.warmup;
+  options.dry_run = args.dry_run;
+  std::optional<HardwareEvaluation> result;
+  try {
+    result.emplace(evaluate_on_hardware(scenario, options, "symmesh run"));
+  } catch (const HardwareUnavailable& e) {
+    std::cerr << "symmesh: error: " << e.message() << "\n";
+    return 1;
+  }
+  const HardwareEvaluation& evaluation = *result;
+  if (args.dry_run) {
+    std::cout << evaluation.plan_text;
+    return 0;
+  }
+  if (!evaluation.reporting) return 0;
+  if (!args.trace.empty())
+    write_file_atomically(args.trace, sim::chrome_trace_json(evaluation.result).dump(), "--trace");
+  if (args.json) {
+    auto j = simulation_report_json(evaluation.report);
+    j["notes"] = evaluation.notes;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << run_text(evaluation);
+  }
+  if (args.check) {
+    const auto failures = check_failures(scenario, evaluation);
+    for (const auto& f : failures) std::cerr << "symmesh: check failed: " << f << "\n";
+    if (!failures.empty()) return 1;
+    if (!args.json) std::cout << "check: every matmul matches the CPU reference\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandAction& selected) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Plan a scenario's workload and execute it on this machine's GPUs (one per rank)");
+  cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
+  cmd->add_option("--backend", args->backend, "hardware backend (nccl)")->capture_default_str();
+  cmd->add_flag("--json", args->json, "print the report as JSON");
+  cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace (JSON) to this file");
+  cmd->add_flag("--check", args->check,
+                "carry real data and compare every mm/bmm with the CPU reference (small shapes)");
+  cmd->add_flag("--dry-run", args->dry_run,
+                "print the hardware plan (communicators, memory, launches); needs no GPU");
+  cmd->add_option("--collectives", args->collectives,
+                  "collectives as one-sided kernels (one-sided) or NCCL collectives (nccl)")
+      ->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s,
+                  "seconds a wait_signal or barrier may wait on the GPU before it is an error")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", args->warmup, "unmeasured runs before the measured one")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([args, &selected] { selected = [args] { return run_run(*args); }; });
+}
+
+}  // namespace symmesh::cli
