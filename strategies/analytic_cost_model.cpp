@@ -1,0 +1,232 @@
+#include "strategies/analytic_cost_model.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "core/errors.hpp"
+#include "core/roofline.hpp"
+#include "strategies/analytic_features.hpp"
+
+namespace symmesh::strategies {
+namespace {
+
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// 8 bits per mesh dim: R 0, P(sum) 1, P(avg) 2, S(d) 3+d. Only for meshes of <= 8 dims.
+uint64_t placement_key(const Placements& placements) {
+  uint64_t key = 0;
+  for (const auto& p : placements) {
+    uint64_t code = 0;
+    if (p.is_partial()) code = p.reduce_op() == ReduceOp::sum ? 1 : 2;
+    if (p.is_shard()) code = 3 + static_cast<uint64_t>(p.shard_dim());
+    key = (key << 8) | code;
+  }
+  return key;
+}
+
+// The distinct targets of one input over the kept candidates, each analysed once.
+struct InputTable {
+  std::vector<InputFeatures> entries;
+  std::vector<int> entry_of_row;
+};
+
+InputTable input_table(const OpProblem& problem, int input, const std::vector<Candidate>& all,
+                       const std::vector<int>& rows, const FeatureLayout& layout) {
+  InputTable table;
+  table.entry_of_row.resize(rows.size());
+  const bool memoise = problem.mesh.ndim() <= 8;
+  std::unordered_map<uint64_t, int> seen;
+  for (size_t n = 0; n < rows.size(); ++n) {
+    const Placements& target = all[rows[n]].input_placements[input];
+    if (memoise) {
+      const auto [it, fresh] =
+          seen.emplace(placement_key(target), static_cast<int>(table.entries.size()));
+      if (!fresh) {
+        table.entry_of_row[n] = it->second;
+        continue;
+      }
+    }
+    table.entry_of_row[n] = static_cast<int>(table.entries.size());
+    table.entries.push_back(input_features(problem.inputs[input], target, problem.mesh, layout));
+  }
+  return table;
+}
+
+MatmulWork local_matmul(const OpProblem& problem, const Shape& a, const Shape& b,
+                        int64_t bias_bytes) {
+  MatmulWork w;
+  w.dtype = problem.dtype();
+  if (a.size() == 2) {
+    w.m = a[0], w.k = a[1], w.n = b[1];
+  } else {
+    w.batch = a[0], w.m = a[1], w.k = a[2], w.n = b[2];
+  }
+  if (has_bias(problem.op)) {
+    w.bias.id = 0;  // only its size matters to the roofline
+    w.bias.size_bytes = bias_bytes;
+  }
+  return w;
+}
+
+}  // namespace
+
+std::string gib_text(double bytes) {
+  char text[64];
+  if (bytes >= 1024.0 * 1024 * 1024)
+    std::snprintf(text, sizeof text, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  else
+    std::snprintf(text, sizeof text, "%.2f MiB", bytes / (1024.0 * 1024));
+  return text;
+}
+
+AnalyticCostModel::AnalyticCostModel(ClusterSpec cluster) : cluster_(std::move(cluster)) {
+  cluster_.validate();
+}
+
+AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
+                                           const std::vector<Candidate>& candidates) const {
+  const DeviceMesh& mesh = problem.mesh;
+  const AnalyticTopology topo = AnalyticTopology::of(cluster_, mesh);
+  const FeatureLayout layout{mesh.ndim()};
+  const std::vector<double> weights = cost_vector(layout, topo, cluster_.gpu);
+  const Eigen::Map<const Eigen::VectorXd> w(weights.data(), layout.cols());
+  const double us_per_peak_flop = 1e6 / roofline::peak_flops_per_s(cluster_.gpu, problem.dtype());
+  const double us_per_hbm_byte = roofline::hbm_time_s(cluster_.gpu, 1.0) * 1e6;
+  const double launch_us = roofline::kLaunchOverhead_s * 1e6;
+
+  AnalyticPricing out;
+  for (int i = 0; i < static_cast<int>(candidates.size()); ++i)
+    if (candidates[i].kept()) out.rows.push_back(i);
+  const int rows = static_cast<int>(out.rows.size());
+  const int inputs = static_cast<int>(problem.inputs.size());
+  const auto names = input_names(problem.op);
+
+  std::vector<InputTable> tables;
+  for (int i = 0; i < inputs; ++i)
+    tables.push_back(input_table(problem, i, candidates, out.rows, layout));
+
+  // Communication: one feature matrix per input, times the cost vector.
+  Eigen::MatrixXd comm(rows, inputs);
+  RowMatrix features(rows, layout.cols());
+  for (int i = 0; i < inputs; ++i) {
+    const InputTable& t = tables[i];
+    for (int n = 0; n < rows; ++n)
+      features.row(n) = Eigen::Map<const Eigen::RowVectorXd>(
+          t.entries[t.entry_of_row[n]].row.data(), layout.cols());
+    comm.col(i).noalias() = features * w;
+  }
+
+  // Compute: the roofline's two terms as columns, scaled and combined by a max.
+  Eigen::MatrixXd roof(rows, 2);
+  Eigen::VectorXd memory(rows);
+  out.infeasible.assign(rows, "");
+  const int lhs = problem.lhs_index(), rhs = problem.rhs_index();
+  const int64_t e = element_size_bytes(problem.dtype());
+  for (int n = 0; n < rows; ++n) {
+    const InputFeatures& a = tables[lhs].entries[tables[lhs].entry_of_row[n]];
+    const InputFeatures& b = tables[rhs].entries[tables[rhs].entry_of_row[n]];
+    double held = 0, buffers = 0;
+    for (int i = 0; i < inputs; ++i) {
+      const InputFeatures& f = tables[i].entries[tables[i].entry_of_row[n]];
+      if (!f.impossible.empty() && out.infeasible[n].empty())
+        out.infeasible[n] = names[i] + ": " + f.impossible;
+      held += static_cast<double>(f.current_bytes) + (f.moves() ? f.local_bytes : 0);
+      buffers = std::max(buffers, static_cast<double>(f.buffer_bytes));
+    }
+    if (!out.infeasible[n].empty()) {
+      roof.row(n).setZero();
+      memory(n) = 0;
+      continue;
+    }
+    const int64_t bias_bytes =
+        has_bias(problem.op) ? tables[0].entries[tables[0].entry_of_row[n]].local_bytes : 0;
+    const MatmulWork mm = local_matmul(problem, a.local_shape, b.local_shape, bias_bytes);
+    roof(n, 0) = roofline::gemm_effective_flops(mm.batch, mm.m, mm.n, mm.k);
+    roof(n, 1) = roofline::matmul_bytes_moved(mm);
+    memory(n) = held + buffers + static_cast<double>(mm.batch * mm.m * mm.n * e);
+  }
+  const Eigen::VectorXd compute =
+      (roof.col(0) * us_per_peak_flop).cwiseMax(roof.col(1) * us_per_hbm_byte).array() + launch_us;
+
+  out.comm_us.resize(rows);
+  out.compute_us.resize(rows);
+  out.memory_bytes.resize(rows);
+  const double capacity = cluster_.gpu.memory_capacity_bytes;
+  for (int n = 0; n < rows; ++n) {
+    out.comm_us[n].resize(inputs);
+    for (int i = 0; i < inputs; ++i) out.comm_us[n][i] = comm(n, i);
+    out.compute_us[n] = compute(n);
+    out.memory_bytes[n] = memory(n);
+    if (out.infeasible[n].empty() && memory(n) > capacity)
+      out.infeasible[n] = "needs " + gib_text(memory(n)) + " per GPU, more than the " +
+                          gib_text(capacity) + " of " + cluster_.gpu.name;
+  }
+  return out;
+}
+
+void AnalyticCostModel::price(const OpProblem& problem, std::vector<Candidate>& candidates) const {
+  const AnalyticPricing a = analyse(problem, candidates);
+  bool any_feasible = false;
+  int smallest = -1;  // the memory-infeasible row that needs the least
+  for (size_t n = 0; n < a.rows.size(); ++n) {
+    Candidate& c = candidates[a.rows[n]];
+    c.input_cost_us = a.comm_us[n];
+    c.compute_us = a.compute_us[n];
+    c.cost_us = kInfiniteCost;
+    if (a.infeasible[n].empty()) {
+      c.cost_us = c.compute_us;
+      for (double x : c.input_cost_us) c.cost_us += x;
+      any_feasible = true;
+    } else if (a.memory_bytes[n] > 0 &&
+               (smallest < 0 || a.memory_bytes[n] < a.memory_bytes[smallest])) {
+      smallest = static_cast<int>(n);
+    }
+  }
+  if (!any_feasible && smallest >= 0)
+    throw Unsupported("no strategy fits in memory: the smallest, candidate #" +
+                          std::to_string(candidates[a.rows[smallest]].index) + ", " +
+                          a.infeasible[smallest],
+                      to_string(problem.op));
+}
+
+std::vector<double> AnalyticCostModel::step_costs_us(const TensorSpec& current,
+                                                     const std::vector<Transition>& steps,
+                                                     const DeviceMesh& mesh) const {
+  Placements target = current.placements;
+  for (const Transition& t : steps) target[t.mesh_dim] = t.to;
+  const FeatureLayout layout{mesh.ndim()};
+  const InputFeatures f = input_features(current, target, mesh, layout);
+  if (!f.impossible.empty()) return std::vector<double>(steps.size(), kInfiniteCost);
+  if (f.step_rows.size() != steps.size())
+    throw InvalidArgument("the steps are not the redistribution planner's for " +
+                              to_string(current.placements) + " -> " + to_string(target),
+                          "analytic cost model");
+  const std::vector<double> w =
+      cost_vector(layout, AnalyticTopology::of(cluster_, mesh), cluster_.gpu);
+  std::vector<double> costs;
+  for (const auto& row : f.step_rows) {
+    double cost = 0;
+    for (size_t j = 0; j < w.size(); ++j) cost += row[j] * w[j];
+    costs.push_back(cost);
+  }
+  return costs;
+}
+
+std::vector<CandidateDetail> AnalyticCostModel::details(
+    const OpProblem& problem, const std::vector<Candidate>& candidates) const {
+  const AnalyticPricing a = analyse(problem, candidates);
+  std::vector<CandidateDetail> out(candidates.size());
+  for (size_t n = 0; n < a.rows.size(); ++n) {
+    CandidateDetail& d = out[a.rows[n]];
+    for (double x : a.comm_us[n]) d.comm_us += x;
+    d.compute_us = a.compute_us[n];
+    d.memory_bytes_per_rank = a.memory_bytes[n];
+    d.feasible = a.infeasible[n].empty();
+    d.note = d.feasible ? "" : "infeasible: " + a.infeasible[n];
+  }
+  return out;
+}
+
+}  // namespace symmesh::strategies

@@ -1,0 +1,75 @@
+#pragma once
+// The `analytic` cost model: what one candidate costs on a described cluster, in µs,
+//
+//   cost = Σ over inputs of redistribution time  +  local matmul time on the busiest rank,
+//
+// and infinity when the candidate does not fit in a GPU's memory or needs an impossible
+// redistribution (the reason shows under `plan --explain`). DTensor's model ignores compute
+// and memory and uses fixed link figures; this one takes its links from the cluster
+// (strategies/analytic_topology.hpp: intra-node vs inter-node per mesh dim, NIC sharing)
+// and prices exactly the steps, chunks and re-layout copies the lowering runs
+// (strategies/analytic_features.hpp), with the ring closed forms of core/collectives.hpp.
+//
+// Compute: the roofline of core/roofline.hpp (the simulator's) on mesh rank 0's local
+// shape (local_compute_of): max(flops / efficiency / peak, bytes / HBM) + launch.
+//
+// Memory per rank (rank 0, which holds the largest piece of everything): the inputs as the
+// caller holds them, plus each redistributed input's new piece, plus the largest symmetric
+// buffers of any one redistribution step (data + staging slots), plus the output. This is
+// conservative — it assumes the caller's inputs stay resident and counts a gathered piece
+// apart from the buffer it may live in — and it ignores framework overheads (allocator
+// fragmentation, workspaces, CUDA context). Over `gpu.memory.capacity`: infeasible.
+//
+// Vectorised: price() builds, for the kept candidates, one feature matrix per input (rows =
+// candidates, columns = FeatureLayout) and multiplies it by the cost vector; the roofline is
+// two columns (flops/efficiency, HBM bytes) scaled and combined with a coefficient-wise max.
+// Features of an input depend only on its target placements, so each distinct target is
+// analysed once.
+//
+// Selection (strategies/selection.hpp, unchanged): DTensor's rules, which for this model
+// reduce to "the cheapest, ties to the lowest index" — every candidate costs at least one
+// kernel launch, so no cost is 0 — except that a lone kept candidate is taken as it is.
+// If every kept candidate overflows the GPU's memory, price() throws Unsupported naming
+// the smallest need.
+#include <string>
+#include <vector>
+
+#include "core/cluster_spec.hpp"
+#include "strategies/cost_model.hpp"
+
+namespace symmesh::strategies {
+
+// Everything the model worked out for the kept candidates of one op.
+struct AnalyticPricing {
+  std::vector<int> rows;                     // positions of the kept candidates
+  std::vector<std::vector<double>> comm_us;  // [row][input]: redistribution time
+  std::vector<double> compute_us;            // [row]: local matmul on rank 0
+  std::vector<double> memory_bytes;          // [row]: per rank, rank 0
+  std::vector<std::string> infeasible;       // [row]: empty when it fits and can run
+};
+
+class AnalyticCostModel final : public CostModel, public CandidateExplainer {
+ public:
+  // The cluster is validated here (throws InvalidArgument naming the field).
+  explicit AnalyticCostModel(ClusterSpec cluster);
+
+  std::string name() const override { return "analytic"; }
+  void price(const OpProblem& problem, std::vector<Candidate>& candidates) const override;
+  std::vector<double> step_costs_us(const TensorSpec& current, const std::vector<Transition>& steps,
+                                    const DeviceMesh& mesh) const override;
+  std::vector<CandidateDetail> details(const OpProblem& problem,
+                                       const std::vector<Candidate>& candidates) const override;
+
+  const ClusterSpec& cluster() const { return cluster_; }
+  // The pricing behind price() and details(). Throws InvalidArgument when the mesh has
+  // more ranks than the cluster has GPUs or the GPU has no peak for the op's dtype.
+  AnalyticPricing analyse(const OpProblem& problem, const std::vector<Candidate>& candidates) const;
+
+ private:
+  ClusterSpec cluster_;
+};
+
+// "92.3 GiB" style, for memory notes.
+std::string gib_text(double bytes);
+
+}  // namespace symmesh::strategies

@@ -1,0 +1,103 @@
+#include "strategies/analytic_topology.hpp"
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+
+namespace symmesh::strategies {
+namespace {
+
+struct StepFigures {
+  double latency_s = 0;
+  double s_per_byte = 0;
+  int nic_sharing = 1;
+  bool crosses_nodes = false;
+};
+
+// The flows of one step on every group of a dim: rank i of each group sends to rank
+// (i + shift) mod p of the same group.
+StepFigures step_figures(const ClusterSpec& c, const std::vector<std::vector<int>>& groups,
+                         int shift) {
+  const int g_count = c.gpus_per_node;
+  const int nics = std::max(1, c.inter_node.nics_per_node);
+  auto nic_slot = [&](int rank) {
+    const int g = rank % g_count;
+    const int x = static_cast<int>(static_cast<long long>(g) * nics / g_count);
+    return c.node_of(rank) * nics + x;
+  };
+  std::vector<int> up(static_cast<size_t>(c.nodes) * nics, 0), down(up.size(), 0);
+  StepFigures out;
+  for (const auto& group : groups) {
+    const int p = static_cast<int>(group.size());
+    for (int i = 0; i < p; ++i) {
+      const int src = group[i], dst = group[(i + shift) % p];
+      if (c.node_of(src) == c.node_of(dst)) {
+        out.latency_s = std::max(out.latency_s, c.intra_node.latency_s);
+        out.s_per_byte = std::max(out.s_per_byte, 1.0 / c.intra_node.bandwidth_bytes_per_s);
+      } else {
+        ++up[nic_slot(src)];
+        ++down[nic_slot(dst)];
+        out.crosses_nodes = true;
+      }
+    }
+  }
+  if (!out.crosses_nodes) return out;
+  for (const auto& group : groups) {
+    const int p = static_cast<int>(group.size());
+    for (int i = 0; i < p; ++i) {
+      const int src = group[i], dst = group[(i + shift) % p];
+      if (c.node_of(src) == c.node_of(dst)) continue;
+      const int sharing = std::max(up[nic_slot(src)], down[nic_slot(dst)]);
+      out.nic_sharing = std::max(out.nic_sharing, sharing);
+      out.latency_s = std::max(out.latency_s, c.inter_node.latency_s);
+      out.s_per_byte = std::max(out.s_per_byte, sharing / c.inter_node.bandwidth_bytes_per_s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+AnalyticTopology AnalyticTopology::of(const ClusterSpec& cluster, const DeviceMesh& mesh) {
+  cluster.validate();
+  if (mesh.size() > cluster.num_gpus())
+    throw InvalidArgument("mesh " + to_string(mesh) + " has " + std::to_string(mesh.size()) +
+                              " ranks but the cluster '" + cluster.name + "' has " +
+                              std::to_string(cluster.num_gpus()) + " GPUs",
+                          "--mesh");
+  AnalyticTopology topo;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    MeshDimLinks links;
+    links.size = mesh.size(d);
+    if (links.size > 1) {
+      const auto groups = mesh.groups(d);
+      const StepFigures ring = step_figures(cluster, groups, 1);
+      links.spans_nodes = ring.crosses_nodes;
+      links.nic_sharing = ring.nic_sharing;
+      links.ring_latency_s = ring.latency_s;
+      links.ring_s_per_byte = ring.s_per_byte;
+      for (int s = 1; s < links.size; ++s) {
+        const StepFigures step = s == 1 ? ring : step_figures(cluster, groups, s);
+        links.a2a_latency_s += step.latency_s;
+        links.a2a_s_per_byte += step.s_per_byte;
+        links.spans_nodes |= step.crosses_nodes;
+      }
+    }
+    topo.dims.push_back(links);
+  }
+  return topo;
+}
+
+double ring_all_gather_s(const MeshDimLinks& links, double chunk_bytes) {
+  return (links.size - 1) * (links.ring_latency_s + chunk_bytes * links.ring_s_per_byte);
+}
+
+double ring_all_reduce_s(const MeshDimLinks& links, double chunk_bytes) {
+  return 2 * ring_all_gather_s(links, chunk_bytes);
+}
+
+double pairwise_all_to_all_s(const MeshDimLinks& links, double chunk_bytes) {
+  return links.a2a_latency_s + chunk_bytes * links.a2a_s_per_byte;
+}
+
+}  // namespace symmesh::strategies

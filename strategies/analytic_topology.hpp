@@ -1,0 +1,76 @@
+#pragma once
+// Alpha-beta figures per mesh dim, derived from the cluster and the mesh, for the analytic
+// cost model (strategies/analytic_cost_model.hpp).
+//
+// Layout. Ranks are node-major (GPU g of node n is rank n·gpus_per_node + g) and the mesh
+// is laid row-major over them, last mesh dim fastest: mesh rank r is GPU r (the mesh may
+// cover fewer GPUs than the cluster has, from GPU 0). A collective on mesh dim d runs on
+// every group of d at once, as plan lowering issues it.
+//
+// The rule. Each step of a collective is a set of flows, one per rank (ring: to the next
+// rank of the group; pairwise all-to-all step s: to the rank s further on). A flow
+// between two GPUs of one node takes intra_node latency and bandwidth (every GPU has its
+// own NVSwitch/NVLink/PCIe port in each direction, so one flow per GPU shares nothing).
+// A flow between nodes takes inter_node latency and its NIC's bandwidth divided by the
+// number of the step's flows that use the same NIC in the same direction (leaving through
+// the sender's NIC, entering through the receiver's), where GPU g uses NIC
+// floor(g·nics_per_node / gpus_per_node), as sim/platform_builder.hpp wires it:
+//   - rail (nics_per_node = gpus_per_node): every GPU has its own NIC, so no sharing;
+//   - fat-tree with fewer NICs than GPUs: the GPUs of a node that take part in the step
+//     share its NICs (dp across 4 nodes with 8 GPUs and 2 NICs per node: 4 flows a NIC).
+// A step lasts as long as its slowest flow: latency = the largest flow latency and
+// seconds per byte = the largest (sharing / bandwidth). The ring steps of a dim all see the
+// same flows, so ring collectives use one (α, s/B) pair per dim; all-to-all steps differ,
+// so their latencies and seconds per byte are summed over the p-1 steps.
+//
+// Limits. The fabric behind the NICs (rail switches, spine, fat-tree core) is taken as
+// non-blocking, cross-rail traffic costs the same as same-rail traffic, and flows get
+// equal shares of a NIC (no congestion control, no PXN routing through NVLink). Only the
+// collective's own flows are counted: traffic of other ops running at the same time
+// (overlap, other streams) is not — that is what the simulated model adds. Taking the
+// slowest flow's latency and bandwidth together is exact when one flow is slowest in both
+// (inter-node flows against NVLink ones) and an upper bound otherwise. A ring whose groups
+// mix intra- and inter-node hops is priced as if every hop were its slowest one, which is
+// what a step-synchronous ring does: each rank forwards a chunk only after receiving it.
+// Rings and all-to-alls whose groups hold one GPU per node (or stay in one node) agree with
+// the simulator exactly (tests/tools/cost_model_agreement_test.cpp). A pairwise all-to-all
+// whose groups mix intra- and inter-node peers (mesh [32] on 4 nodes) does not: ranks with
+// peers in their node run ahead, and flows of different steps meet on one NIC; the
+// simulator measures it 20-40% slower than this per-step form.
+#include <vector>
+
+#include "core/cluster_spec.hpp"
+#include "core/device_mesh.hpp"
+
+namespace symmesh::strategies {
+
+struct MeshDimLinks {
+  int size = 1;
+  bool spans_nodes = false;  // some group of this dim has ranks on two nodes
+  int nic_sharing = 1;       // most flows sharing one NIC direction in a ring step
+  // One ring step (all-gather, reduce-scatter, each half of all-reduce) of c bytes takes
+  // ring_latency_s + c · ring_s_per_byte.
+  double ring_latency_s = 0;
+  double ring_s_per_byte = 0;
+  // A pairwise all-to-all of c-byte chunks takes a2a_latency_s + c · a2a_s_per_byte
+  // (sums over its p-1 steps).
+  double a2a_latency_s = 0;
+  double a2a_s_per_byte = 0;
+};
+
+struct AnalyticTopology {
+  std::vector<MeshDimLinks> dims;  // one per mesh dim
+
+  // Throws InvalidArgument when the mesh has more ranks than the cluster has GPUs, or the
+  // cluster is invalid.
+  static AnalyticTopology of(const ClusterSpec& cluster, const DeviceMesh& mesh);
+};
+
+// Closed forms of core/collectives.hpp on one mesh dim, c = the padded chunk in bytes:
+// all-gather and reduce-scatter (p-1)(α + c/β), all-reduce 2(p-1)(α + c/β), all-to-all
+// Σ_s (α_s + c/β_s). In seconds.
+double ring_all_gather_s(const MeshDimLinks& links, double chunk_bytes);
+double ring_all_reduce_s(const MeshDimLinks& links, double chunk_bytes);
+double pairwise_all_to_all_s(const MeshDimLinks& links, double chunk_bytes);
+
+}  // namespace symmesh::strategies
