@@ -37,9 +37,16 @@ enum class CollectiveImpl { one_sided, nccl };
 std::string to_string(CollectiveImpl impl);  // "one-sided" | "nccl"
 // Accepts "one-sided", "one_sided", "nccl"; throws InvalidArgument naming `where`.
 CollectiveImpl parse_collective_impl(std::string_view text, std::string_view where = "collectives");
+// "nccl:grads,qkv" → nccl for the ops named grads and qkv only; otherwise as above.
+void parse_collectives_option(std::string_view text, CollectiveImpl& impl,
+                              std::vector<std::string>& native_ops,
+                              std::string_view where = "--collectives");
 
 struct ExecutionOptions {
   CollectiveImpl collectives = CollectiveImpl::one_sided;
+  // With nccl: only the collectives of these workload ops (label names) become NCCL calls;
+  // empty = all. Lets one run measure both implementations side by side.
+  std::vector<std::string> native_ops;
   int64_t cublaslt_workspace_bytes = int64_t{32} << 20;  // per stream that runs matmuls
 };
 

@@ -2,6 +2,7 @@
 // and each launch with its arguments resolved. CUDA has no "wait for an event that will be
 // recorded later" (cudaStreamWaitEvent on an unrecorded event returns at once), so a
 // wait_event is enqueued only after its record_event; a cycle is an error here.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -27,7 +28,7 @@ class RankScheduler {
     if (plan_.options.collectives == CollectiveImpl::nccl)
       for (size_t s = 0; s < streams.size(); ++s)
         for (const auto& seg : find_native_segments(program_, rank_, static_cast<int>(s)))
-          natives[s][seg.begin] = seg;
+          if (wanted(streams[s].ops[seg.begin].label.name)) natives[s][seg.begin] = seg;
 
     std::map<EventId, std::pair<int, int>> recorded_at;  // event → (stream, op)
     for (size_t s = 0; s < streams.size(); ++s)
@@ -63,6 +64,11 @@ class RankScheduler {
   }
 
  private:
+  bool wanted(const std::string& name) const {
+    const auto& only = plan_.options.native_ops;
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+  }
+
   InvalidArgument cycle_error(const std::vector<size_t>& next,
                               const std::map<EventId, std::pair<int, int>>& recorded_at) const {
     const auto& streams = program_.streams(rank_);

@@ -95,11 +95,10 @@ std::string describe(const ExecutionPlan& plan, const Program& program) {
              op.label.name + (op.label.detail.empty() ? "" : ": " + op.label.detail) + "\n";
     }
   }
-  out += "launches:";
+  std::string counts;
   for (const auto& [kind, count] : launch_counts(plan))
-    out += " " + kind + " " + std::to_string(count) + ",";
-  out.back() = '\n';
-  return out;
+    counts += (counts.empty() ? " " : ", ") + kind + " " + std::to_string(count);
+  return out + "launches:" + (counts.empty() ? " none" : counts) + "\n";
 }
 
 }  // namespace symmesh::hw

@@ -143,6 +143,7 @@ ExecutionPlan plan_for_hardware(const Program& program, const ExecutorOptions& o
   options.validate();
   ExecutionOptions plan_options;
   plan_options.collectives = options.collectives;
+  plan_options.native_ops = options.native_ops;
   plan_options.cublaslt_workspace_bytes = options.cublaslt_workspace_bytes;
   return build_execution_plan(program, plan_options);
 }

@@ -12,6 +12,7 @@
 // rank, the peer and the buffer; nothing hangs on a device wait.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/program.hpp"
 #include "hw/devices.hpp"
@@ -22,9 +23,10 @@ namespace symmesh::hw {
 
 struct ExecutorOptions {
   CollectiveImpl collectives = CollectiveImpl::one_sided;
-  double wait_timeout_s = 10;    // per wait_signal / barrier kernel
-  double host_deadline_s = 600;  // per run, for NCCL collectives (no device timeout)
-  int warmup_runs = 1;           // unmeasured runs first (NCCL connections, cuBLASLt)
+  std::vector<std::string> native_ops;  // nccl for these ops only (empty: all)
+  double wait_timeout_s = 10;           // per wait_signal / barrier kernel
+  double host_deadline_s = 600;         // per run, for NCCL collectives (no device timeout)
+  int warmup_runs = 1;                  // unmeasured runs first (NCCL connections, cuBLASLt)
   int64_t cublaslt_workspace_bytes = int64_t{32} << 20;
   // Throws InvalidArgument naming the field.
   void validate() const;

@@ -309,11 +309,36 @@ TEST(ExecutionPlan, DescribeNamesCommunicatorsAndLaunches) {
   EXPECT_THAT(text, HasSubstr("launches: put 4, reduce 2, wait 4"));
 }
 
+TEST(NativeCollectivesMatcher, OnlyTheNamedOpsBecomeNcclCalls) {
+  Program program(2);
+  CollectiveSpec grads{program.world_group(), 1024, DType::fp32, ReduceOp::sum, "main", "grads"};
+  CollectiveSpec acts{program.world_group(), 1024, DType::fp32, ReduceOp::sum, "main", "acts"};
+  ring_all_reduce(program, grads);
+  ring_all_gather(program, acts);
+  ExecutionOptions options;
+  parse_collectives_option("nccl:grads", options.collectives, options.native_ops);
+  const auto plan = build_execution_plan(program, options);
+  const auto counts = launch_counts(plan);
+  EXPECT_EQ(counts.at("nccl all_reduce"), 2);
+  EXPECT_EQ(counts.count("nccl all_gather"), 0u);
+  EXPECT_EQ(counts.at("put"), 2);  // the all-gather stays one-sided: one put per rank
+}
+
 TEST(CollectiveImpl, ParsesItsTwoNames) {
   EXPECT_EQ(parse_collective_impl("nccl"), CollectiveImpl::nccl);
   EXPECT_EQ(parse_collective_impl("one-sided"), CollectiveImpl::one_sided);
   EXPECT_EQ(to_string(CollectiveImpl::one_sided), "one-sided");
   EXPECT_THROW(parse_collective_impl("mpi"), InvalidArgument);
+  CollectiveImpl impl;
+  std::vector<std::string> ops;
+  parse_collectives_option("nccl:a,b", impl, ops);
+  EXPECT_EQ(impl, CollectiveImpl::nccl);
+  EXPECT_EQ(ops, (std::vector<std::string>{"a", "b"}));
+  parse_collectives_option("one-sided", impl, ops);
+  EXPECT_TRUE(ops.empty());
+  EXPECT_THROW(parse_collectives_option("one-sided:a", impl, ops), InvalidArgument);
+  EXPECT_THROW(parse_collectives_option("nccl:", impl, ops), InvalidArgument);
+  EXPECT_THROW(parse_collectives_option("nccl:a,,b", impl, ops), InvalidArgument);
 }
 
 }  // namespace

@@ -65,6 +65,7 @@ TEST(RunCommand, UnknownBackendIsBadInput) {
 
 TEST(RunCommand, BadOptionsAreBadInput) {
   EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --collectives mpi").exit_code, 2);
+  EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --collectives nccl:").exit_code, 2);
   EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --timeout 0").exit_code, 2);
   EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --warmup -1").exit_code, 2);
   const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --trace /no/such/dir/t.json");
@@ -119,6 +120,10 @@ TEST(RunCommand, DryRunShowsTheHardwarePlanWithoutAGpu) {
   EXPECT_THAT(native.out, HasSubstr("collectives nccl"));
   EXPECT_THAT(native.out, HasSubstr("nccl all_reduce on comm"));
   EXPECT_THAT(native.out, HasSubstr("nccl all_reduce 8"));  // 8 ranks: one call each
+  const auto some =
+      run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --collectives nccl:handoff");
+  ASSERT_EQ(some.exit_code, 0) << some.err;
+  EXPECT_THAT(some.out, ::testing::Not(HasSubstr("nccl all_reduce")));  // grads not named
 #endif
 }
 

@@ -49,11 +49,7 @@ nlohmann::json number_or_null(double v) {
 }
 
 int run_compare(const CompareArgs& args) {
-  if (args.collectives != "one-sided" && args.collectives != "one_sided" &&
-      args.collectives != "nccl")
-    throw InvalidArgument(
-        "unknown collective implementation '" + args.collectives + "' (expected one-sided or nccl)",
-        "--collectives");
+  check_collectives_option(args.collectives);
   const Scenario scenario = load_scenario(args.scenario);
   HardwareOptions options;
   options.collectives = args.collectives;
@@ -113,8 +109,10 @@ void add_compare_command(CLI::App& app, CommandAction& selected) {
       "compare", "Simulate a scenario and run it on this machine's GPUs: predicted vs measured");
   cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
   cmd->add_flag("--json", args->json, "print the comparison as JSON");
-  cmd->add_option("--collectives", args->collectives,
-                  "collectives on the GPUs: one-sided kernels (one-sided) or NCCL (nccl)")
+  cmd->add_option(
+         "--collectives", args->collectives,
+         "collectives on the GPUs: one-sided kernels (one-sided), NCCL (nccl), or NCCL for some "
+         "ops only (nccl:NAME,NAME)")
       ->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s, "seconds a GPU wait may wait before it is an error")
       ->capture_default_str()

@@ -61,6 +61,20 @@ sim::RunResult to_run_result(const hw::Measurement& m, const Program& program) {
 
 }  // namespace
 
+void check_collectives_option(const std::string& text) {
+  const size_t colon = text.find(':');
+  const std::string impl = text.substr(0, colon);
+  const bool known = impl == "one-sided" || impl == "one_sided" || impl == "nccl";
+  const std::string names = colon == std::string::npos ? "" : text.substr(colon + 1);
+  const bool names_ok =
+      colon == std::string::npos || (impl == "nccl" && !names.empty() && names.front() != ',' &&
+                                     names.back() != ',' && names.find(",,") == std::string::npos);
+  if (!known || !names_ok)
+    throw InvalidArgument("unknown collective implementation '" + text +
+                              "' (expected one-sided, nccl or nccl:NAME,NAME)",
+                          "--collectives");
+}
+
 bool hardware_built() {
 #ifdef SYMMESH_HAVE_HW
   return true;
@@ -94,7 +108,7 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
       command);
 #else
   hw::ExecutorOptions executor;
-  executor.collectives = hw::parse_collective_impl(options.collectives, "--collectives");
+  hw::parse_collectives_option(options.collectives, executor.collectives, executor.native_ops);
   executor.wait_timeout_s = options.timeout_s;
   executor.warmup_runs = options.check ? 0 : options.warmup_runs;
   const Program& program = out.workload.program;

@@ -27,7 +27,7 @@ class HardwareUnavailable : public Error {
 };
 
 struct HardwareOptions {
-  std::string collectives = "one-sided";  // one-sided | nccl
+  std::string collectives = "one-sided";  // one-sided | nccl | nccl:OP,OP (those ops only)
   bool check = false;     // carry data; every mm/bmm compared with the CPU reference
   double timeout_s = 10;  // per wait_signal / barrier on the GPU
   int warmup_runs = 1;    // forced to 0 with check (collectives work in place)
@@ -42,6 +42,10 @@ struct HardwareEvaluation {
   std::vector<std::string> notes;  // how it ran
   bool reporting = true;           // false on MPI processes other than rank 0's
 };
+
+// Checks --collectives (one-sided | nccl | nccl:NAME,NAME) without the hardware backend;
+// throws InvalidArgument naming --collectives.
+void check_collectives_option(const std::string& text);
 
 // Whether this binary has the hardware backend, and a line describing it.
 bool hardware_built();

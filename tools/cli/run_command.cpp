@@ -36,13 +36,6 @@ void check_output_path(const std::string& path, const std::string& what) {
     throw InvalidArgument("cannot write '" + path + "': no directory " + parent.string(), what);
 }
 
-void check_collectives(const std::string& text) {
-  if (text != "one-sided" && text != "one_sided" && text != "nccl")
-    throw InvalidArgument(
-        "unknown collective implementation '" + text + "' (expected one-sided or nccl)",
-        "--collectives");
-}
-
 std::string run_text(const HardwareEvaluation& evaluation) {
   std::string text = simulation_report_text(evaluation.report);
   const std::string simulate = "symmesh simulate:";
@@ -57,7 +50,7 @@ int run_run(const RunArgs& args) {
     throw InvalidArgument("unknown backend '" + args.backend +
                               "' (symmesh run has one: nccl; symmesh simulate runs the simulator)",
                           "--backend");
-  check_collectives(args.collectives);
+  check_collectives_option(args.collectives);
   check_output_path(args.trace, "--trace");
   if (args.dry_run && (args.json || !args.trace.empty() || args.check))
     throw InvalidArgument("--dry-run prints the hardware plan only; drop --json, --trace, --check",
@@ -114,8 +107,10 @@ void add_run_command(CLI::App& app, CommandAction& selected) {
                 "carry real data and compare every mm/bmm with the CPU reference (small shapes)");
   cmd->add_flag("--dry-run", args->dry_run,
                 "print the hardware plan (communicators, memory, launches); needs no GPU");
-  cmd->add_option("--collectives", args->collectives,
-                  "collectives as one-sided kernels (one-sided) or NCCL collectives (nccl)")
+  cmd->add_option(
+         "--collectives", args->collectives,
+         "collectives as one-sided kernels (one-sided), NCCL collectives (nccl), or NCCL for some "
+         "ops only (nccl:NAME,NAME)")
       ->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s,
                   "seconds a wait_signal or barrier may wait on the GPU before it is an error")
