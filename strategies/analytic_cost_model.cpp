@@ -14,44 +14,67 @@ namespace {
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// 8 bits per mesh dim: R 0, P(sum) 1, P(avg) 2, S(d) 3+d. Only for meshes of <= 8 dims.
-uint64_t placement_key(const Placements& placements) {
-  uint64_t key = 0;
-  for (const auto& p : placements) {
-    uint64_t code = 0;
-    if (p.is_partial()) code = p.reduce_op() == ReduceOp::sum ? 1 : 2;
-    if (p.is_shard()) code = 3 + static_cast<uint64_t>(p.shard_dim());
-    key = (key << 8) | code;
-  }
-  return key;
-}
-
-// The distinct targets of one input over the kept candidates, each analysed once.
+// The distinct targets of one input over the kept candidates, each analysed once. A target
+// is found by its dense index: per mesh dim R 0, P(sum) 1, P(avg) 2, S(t) 3+t, in mixed
+// radix (3 + tensor rank); a hash map takes over where that index space would be large.
 struct InputTable {
   std::vector<InputFeatures> entries;
   std::vector<int> entry_of_row;
 };
 
-InputTable input_table(const OpProblem& problem, int input, const std::vector<Candidate>& all,
-                       const std::vector<int>& rows, const FeatureLayout& layout) {
-  InputTable table;
-  table.entry_of_row.resize(rows.size());
-  const bool memoise = problem.mesh.ndim() <= 8;
-  std::unordered_map<uint64_t, int> seen;
-  for (size_t n = 0; n < rows.size(); ++n) {
-    const Placements& target = all[rows[n]].input_placements[input];
-    if (memoise) {
-      const auto [it, fresh] =
-          seen.emplace(placement_key(target), static_cast<int>(table.entries.size()));
-      if (!fresh) {
-        table.entry_of_row[n] = it->second;
-        continue;
-      }
+constexpr int64_t kMaxDenseKeys = int64_t{1} << 22;
+
+int64_t dense_key(const Placements& placements, int64_t base) {
+  int64_t key = 0;
+  for (const Placement& p : placements) {
+    int64_t code = 0;
+    switch (p.kind()) {
+      case Placement::Kind::replicate:
+        break;
+      case Placement::Kind::partial:
+        code = p.reduce_op() == ReduceOp::sum ? 1 : 2;
+        break;
+      case Placement::Kind::shard:
+        code = 3 + p.shard_dim();
+        break;
     }
-    table.entry_of_row[n] = static_cast<int>(table.entries.size());
-    table.entries.push_back(input_features(problem.inputs[input], target, problem.mesh, layout));
+    key = key * base + code;
   }
-  return table;
+  return key;
+}
+
+// One pass over the kept candidates: every input's target looked up (and analysed the
+// first time it is seen).
+std::vector<InputTable> input_tables(const OpProblem& problem, const std::vector<Candidate>& all,
+                                     const std::vector<int>& rows, const FeatureLayout& layout) {
+  const int inputs = static_cast<int>(problem.inputs.size());
+  std::vector<InputTable> tables(inputs);
+  std::vector<int64_t> bases(inputs);
+  std::vector<std::vector<int>> dense_seen(inputs);
+  std::vector<std::unordered_map<int64_t, int>> sparse_seen(inputs);
+  bool dense = true;
+  for (int i = 0; i < inputs; ++i) {
+    tables[i].entry_of_row.resize(rows.size());
+    bases[i] = 3 + static_cast<int64_t>(problem.inputs[i].shape.size());
+    int64_t keys = 1;
+    for (int d = 0; d < problem.mesh.ndim() && keys <= kMaxDenseKeys; ++d) keys *= bases[i];
+    dense &= keys <= kMaxDenseKeys;
+    if (dense) dense_seen[i].assign(keys, -1);
+  }
+  for (size_t n = 0; n < rows.size(); ++n) {
+    const std::vector<Placements>& targets = all[rows[n]].input_placements;
+    for (int i = 0; i < inputs; ++i) {
+      const int64_t key = dense_key(targets[i], bases[i]);
+      int& entry = dense ? dense_seen[i][key] : sparse_seen[i].try_emplace(key, -1).first->second;
+      if (entry < 0) {
+        entry = static_cast<int>(tables[i].entries.size());
+        tables[i].entries.push_back(
+            input_features(problem.inputs[i], targets[i], problem.mesh, layout));
+      }
+      tables[i].entry_of_row[n] = entry;
+    }
+  }
+  return tables;
 }
 
 MatmulWork local_matmul(const OpProblem& problem, const Shape& a, const Shape& b,
@@ -81,16 +104,39 @@ std::string gib_text(double bytes) {
   return text;
 }
 
+double AnalyticPricing::comm_total_us(int row) const {
+  double total = 0;
+  for (int i = 0; i < inputs; ++i) total += comm_us[static_cast<size_t>(row) * inputs + i];
+  return total;
+}
+
 AnalyticCostModel::AnalyticCostModel(ClusterSpec cluster) : cluster_(std::move(cluster)) {
   cluster_.validate();
 }
 
+std::shared_ptr<const AnalyticTopology> AnalyticCostModel::topology(const DeviceMesh& mesh) const {
+  {
+    const std::lock_guard<std::mutex> lock(topology_mutex_);
+    const auto it = topologies_.find(mesh.shape());
+    if (it != topologies_.end()) return it->second;
+  }
+  auto topo = std::make_shared<const AnalyticTopology>(AnalyticTopology::of(cluster_, mesh));
+  const std::lock_guard<std::mutex> lock(topology_mutex_);
+  return topologies_.emplace(mesh.shape(), std::move(topo)).first->second;
+}
+
+std::string AnalyticCostModel::memory_reason(double bytes) const {
+  return "needs " + gib_text(bytes) + " per GPU, more than the " +
+         gib_text(cluster_.gpu.memory_capacity_bytes) + " of " + cluster_.gpu.name;
+}
+
 AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
-                                           const std::vector<Candidate>& candidates) const {
+                                           const std::vector<Candidate>& candidates,
+                                           bool with_reasons) const {
   const DeviceMesh& mesh = problem.mesh;
-  const AnalyticTopology topo = AnalyticTopology::of(cluster_, mesh);
+  const auto topo = topology(mesh);
   const FeatureLayout layout{mesh.ndim()};
-  const std::vector<double> weights = cost_vector(layout, topo, cluster_.gpu);
+  const std::vector<double> weights = cost_vector(layout, *topo, cluster_.gpu);
   const Eigen::Map<const Eigen::VectorXd> w(weights.data(), layout.cols());
   const double us_per_peak_flop = 1e6 / roofline::peak_flops_per_s(cluster_.gpu, problem.dtype());
   const double us_per_hbm_byte = roofline::hbm_time_s(cluster_.gpu, 1.0) * 1e6;
@@ -103,13 +149,13 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
   const int inputs = static_cast<int>(problem.inputs.size());
   const auto names = input_names(problem.op);
 
-  std::vector<InputTable> tables;
-  for (int i = 0; i < inputs; ++i)
-    tables.push_back(input_table(problem, i, candidates, out.rows, layout));
+  const std::vector<InputTable> tables = input_tables(problem, candidates, out.rows, layout);
 
-  // Communication: one feature matrix per input, times the cost vector.
+  // Communication: one feature matrix per input, times the cost vector. The matrix is
+  // scratch kept per thread, so that pricing op after op does not fault in fresh pages.
   Eigen::MatrixXd comm(rows, inputs);
-  RowMatrix features(rows, layout.cols());
+  thread_local RowMatrix features;
+  features.resize(rows, layout.cols());
   for (int i = 0; i < inputs; ++i) {
     const InputTable& t = tables[i];
     for (int n = 0; n < rows; ++n)
@@ -121,7 +167,8 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
   // Compute: the roofline's two terms as columns, scaled and combined by a max.
   Eigen::MatrixXd roof(rows, 2);
   Eigen::VectorXd memory(rows);
-  out.infeasible.assign(rows, "");
+  out.feasible.assign(rows, 1);
+  if (with_reasons) out.infeasible.assign(rows, "");
   const int lhs = problem.lhs_index(), rhs = problem.rhs_index();
   const int64_t e = element_size_bytes(problem.dtype());
   for (int n = 0; n < rows; ++n) {
@@ -130,12 +177,14 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
     double held = 0, buffers = 0;
     for (int i = 0; i < inputs; ++i) {
       const InputFeatures& f = tables[i].entries[tables[i].entry_of_row[n]];
-      if (!f.impossible.empty() && out.infeasible[n].empty())
-        out.infeasible[n] = names[i] + ": " + f.impossible;
+      if (!f.impossible.empty() && out.feasible[n]) {
+        out.feasible[n] = 0;
+        if (with_reasons) out.infeasible[n] = names[i] + ": " + f.impossible;
+      }
       held += static_cast<double>(f.current_bytes) + (f.moves() ? f.local_bytes : 0);
       buffers = std::max(buffers, static_cast<double>(f.buffer_bytes));
     }
-    if (!out.infeasible[n].empty()) {
+    if (!out.feasible[n]) {
       roof.row(n).setZero();
       memory(n) = 0;
       continue;
@@ -150,32 +199,35 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
   const Eigen::VectorXd compute =
       (roof.col(0) * us_per_peak_flop).cwiseMax(roof.col(1) * us_per_hbm_byte).array() + launch_us;
 
-  out.comm_us.resize(rows);
+  out.inputs = inputs;
+  out.comm_us.resize(static_cast<size_t>(rows) * inputs);
   out.compute_us.resize(rows);
   out.memory_bytes.resize(rows);
   const double capacity = cluster_.gpu.memory_capacity_bytes;
   for (int n = 0; n < rows; ++n) {
-    out.comm_us[n].resize(inputs);
-    for (int i = 0; i < inputs; ++i) out.comm_us[n][i] = comm(n, i);
+    for (int i = 0; i < inputs; ++i) out.comm_us[static_cast<size_t>(n) * inputs + i] = comm(n, i);
     out.compute_us[n] = compute(n);
     out.memory_bytes[n] = memory(n);
-    if (out.infeasible[n].empty() && memory(n) > capacity)
-      out.infeasible[n] = "needs " + gib_text(memory(n)) + " per GPU, more than the " +
-                          gib_text(capacity) + " of " + cluster_.gpu.name;
+    if (out.feasible[n] && memory(n) > capacity) {
+      out.feasible[n] = 0;
+      out.infeasible.resize(rows);  // a rare case: its reason is always kept
+      out.infeasible[n] = memory_reason(memory(n));
+    }
   }
   return out;
 }
 
 void AnalyticCostModel::price(const OpProblem& problem, std::vector<Candidate>& candidates) const {
-  const AnalyticPricing a = analyse(problem, candidates);
+  const AnalyticPricing a = analyse(problem, candidates, false);
   bool any_feasible = false;
   int smallest = -1;  // the memory-infeasible row that needs the least
   for (size_t n = 0; n < a.rows.size(); ++n) {
     Candidate& c = candidates[a.rows[n]];
-    c.input_cost_us = a.comm_us[n];
+    const double* comm = a.comm_us.data() + n * a.inputs;
+    c.input_cost_us.assign(comm, comm + a.inputs);
     c.compute_us = a.compute_us[n];
     c.cost_us = kInfiniteCost;
-    if (a.infeasible[n].empty()) {
+    if (a.feasible[n]) {
       c.cost_us = c.compute_us;
       for (double x : c.input_cost_us) c.cost_us += x;
       any_feasible = true;
@@ -187,7 +239,7 @@ void AnalyticCostModel::price(const OpProblem& problem, std::vector<Candidate>& 
   if (!any_feasible && smallest >= 0)
     throw Unsupported("no strategy fits in memory: the smallest, candidate #" +
                           std::to_string(candidates[a.rows[smallest]].index) + ", " +
-                          a.infeasible[smallest],
+                          memory_reason(a.memory_bytes[smallest]),
                       to_string(problem.op));
 }
 
@@ -197,14 +249,13 @@ std::vector<double> AnalyticCostModel::step_costs_us(const TensorSpec& current,
   Placements target = current.placements;
   for (const Transition& t : steps) target[t.mesh_dim] = t.to;
   const FeatureLayout layout{mesh.ndim()};
-  const InputFeatures f = input_features(current, target, mesh, layout);
+  const InputFeatures f = input_features(current, target, mesh, layout, true);
   if (!f.impossible.empty()) return std::vector<double>(steps.size(), kInfiniteCost);
   if (f.step_rows.size() != steps.size())
     throw InvalidArgument("the steps are not the redistribution planner's for " +
                               to_string(current.placements) + " -> " + to_string(target),
                           "analytic cost model");
-  const std::vector<double> w =
-      cost_vector(layout, AnalyticTopology::of(cluster_, mesh), cluster_.gpu);
+  const std::vector<double> w = cost_vector(layout, *topology(mesh), cluster_.gpu);
   std::vector<double> costs;
   for (const auto& row : f.step_rows) {
     double cost = 0;
@@ -220,10 +271,10 @@ std::vector<CandidateDetail> AnalyticCostModel::details(
   std::vector<CandidateDetail> out(candidates.size());
   for (size_t n = 0; n < a.rows.size(); ++n) {
     CandidateDetail& d = out[a.rows[n]];
-    for (double x : a.comm_us[n]) d.comm_us += x;
+    d.comm_us = a.comm_total_us(static_cast<int>(n));
     d.compute_us = a.compute_us[n];
     d.memory_bytes_per_rank = a.memory_bytes[n];
-    d.feasible = a.infeasible[n].empty();
+    d.feasible = a.feasible[n] != 0;
     d.note = d.feasible ? "" : "infeasible: " + a.infeasible[n];
   }
   return out;

@@ -31,21 +31,28 @@
 // kernel launch, so no cost is 0 — except that a lone kept candidate is taken as it is.
 // If every kept candidate overflows the GPU's memory, price() throws Unsupported naming
 // the smallest need.
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/cluster_spec.hpp"
+#include "strategies/analytic_topology.hpp"
 #include "strategies/cost_model.hpp"
 
 namespace symmesh::strategies {
 
 // Everything the model worked out for the kept candidates of one op.
 struct AnalyticPricing {
-  std::vector<int> rows;                     // positions of the kept candidates
-  std::vector<std::vector<double>> comm_us;  // [row][input]: redistribution time
-  std::vector<double> compute_us;            // [row]: local matmul on rank 0
-  std::vector<double> memory_bytes;          // [row]: per rank, rank 0
-  std::vector<std::string> infeasible;       // [row]: empty when it fits and can run
+  std::vector<int> rows;  // positions of the kept candidates
+  int inputs = 0;
+  std::vector<double> comm_us;          // [row * inputs + input]: redistribution time
+  std::vector<double> compute_us;       // [row]: local matmul on rank 0
+  std::vector<double> memory_bytes;     // [row]: per rank, rank 0
+  std::vector<char> feasible;           // [row]: fits and can run
+  std::vector<std::string> infeasible;  // [row]: why not (with_reasons; memory: always)
+  double comm_total_us(int row) const;
 };
 
 class AnalyticCostModel final : public CostModel, public CandidateExplainer {
@@ -63,10 +70,20 @@ class AnalyticCostModel final : public CostModel, public CandidateExplainer {
   const ClusterSpec& cluster() const { return cluster_; }
   // The pricing behind price() and details(). Throws InvalidArgument when the mesh has
   // more ranks than the cluster has GPUs or the GPU has no peak for the op's dtype.
-  AnalyticPricing analyse(const OpProblem& problem, const std::vector<Candidate>& candidates) const;
+  // with_reasons: say why each infeasible candidate is (details() does; price() does not,
+  // which saves a string per impossible candidate).
+  AnalyticPricing analyse(const OpProblem& problem, const std::vector<Candidate>& candidates,
+                          bool with_reasons = true) const;
 
  private:
+  std::string memory_reason(double bytes) const;
+  // The per-dim figures of a mesh shape, worked out once (price() is called per op, often
+  // on the same mesh, and from several threads by the simulated model).
+  std::shared_ptr<const AnalyticTopology> topology(const DeviceMesh& mesh) const;
+
   ClusterSpec cluster_;
+  mutable std::mutex topology_mutex_;
+  mutable std::map<std::vector<int>, std::shared_ptr<const AnalyticTopology>> topologies_;
 };
 
 // "92.3 GiB" style, for memory notes.

@@ -1,5 +1,7 @@
 #include "strategies/analytic_features.hpp"
 
+#include <algorithm>
+
 #include "core/roofline.hpp"
 
 namespace symmesh::strategies {
@@ -30,14 +32,14 @@ Copies step_copies(const RedistributionStep& step, const TensorSpec& before,
                    const TensorSpec& after, const DeviceMesh& mesh) {
   const int p = mesh.size(step.mesh_dim);
   const int64_t e = element_size_bytes(before.dtype);
-  const Shape mine_before = local_view(before, mesh, 0).shape;
+  const Shape mine_before = rank0_shape(before, mesh);
   Copies c;
   switch (step.collective) {
     case CollectiveKind::all_gather: {
       c.add(mine_before, e);  // pad into the all-gather slot
       const int t = step.from.shard_dim();
       if (t != 0) {  // concatenate the chunks along an inner dim
-        const Shape full = local_view(after, mesh, 0).shape;
+        const Shape full = rank0_shape(after, mesh);
         c.add_cut(mine_before, t, full[t], p, e);
       }
       break;
@@ -56,7 +58,7 @@ Copies step_copies(const RedistributionStep& step, const TensorSpec& before,
     case CollectiveKind::all_to_all: {
       const int from = step.from.shard_dim(), to = step.to.shard_dim();
       c.add_cut(mine_before, to, mine_before[to], p, e);  // split into the slots
-      const Shape mine_after = local_view(after, mesh, 0).shape;
+      const Shape mine_after = rank0_shape(after, mesh);
       for (int peer : mesh.group_ranks(0, step.mesh_dim)) {  // concatenate the pieces
         Shape box = mine_after;
         box[from] = local_view(before, mesh, peer).shape[from];
@@ -65,7 +67,7 @@ Copies step_copies(const RedistributionStep& step, const TensorSpec& before,
       break;
     }
     case CollectiveKind::local_chunk:
-      if (step.to.shard_dim() != 0) c.add(local_view(after, mesh, 0).shape, e);
+      if (step.to.shard_dim() != 0) c.add(rank0_shape(after, mesh), e);
       break;
     case CollectiveKind::local_partial:
       break;
@@ -74,6 +76,17 @@ Copies step_copies(const RedistributionStep& step, const TensorSpec& before,
 }
 
 }  // namespace
+
+Shape rank0_shape(const TensorSpec& spec, const DeviceMesh& mesh) {
+  Shape shape = spec.shape;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    const Placement& p = spec.placements[d];
+    if (p.kind() != Placement::Kind::shard) continue;
+    const int t = p.shard_dim();
+    shape[t] = chunk_of(shape[t], mesh.size(d), 0).size;
+  }
+  return shape;
+}
 
 std::vector<double> cost_vector(const FeatureLayout& layout, const AnalyticTopology& topo,
                                 const GpuSpec& gpu) {
@@ -91,10 +104,12 @@ std::vector<double> cost_vector(const FeatureLayout& layout, const AnalyticTopol
 }
 
 InputFeatures input_features(const TensorSpec& current, const Placements& target,
-                             const DeviceMesh& mesh, const FeatureLayout& layout) {
+                             const DeviceMesh& mesh, const FeatureLayout& layout,
+                             bool with_step_rows) {
   InputFeatures f;
   f.row.assign(layout.cols(), 0.0);
-  f.current_bytes = max_local_bytes(current, mesh);
+  const int64_t e = element_size_bytes(current.dtype);
+  f.current_bytes = numel(rank0_shape(current, mesh)) * e;
   for (const Transition& t : plan_transitions(current.placements, target)) {
     if (!transition_collective(t.from, t.to)) {
       f.impossible = "cannot redistribute " + to_string(t.from) + " to " + to_string(t.to) +
@@ -102,15 +117,20 @@ InputFeatures input_features(const TensorSpec& current, const Placements& target
       return f;
     }
   }
+  if (target == current.placements) {
+    f.local_shape = rank0_shape(current, mesh);
+    f.local_bytes = f.current_bytes;
+    return f;
+  }
   const Redistribution plan = plan_redistribution(current, target, mesh);
-  const int64_t e = element_size_bytes(current.dtype);
+  std::vector<double> row(layout.cols());
   TensorSpec before = current;
   for (const RedistributionStep& step : plan.steps) {
     const int d = step.mesh_dim;
     const int64_t p = mesh.size(d);
     TensorSpec after = before;
     after.placements[d] = step.to;
-    std::vector<double> row(layout.cols(), 0.0);
+    std::fill(row.begin(), row.end(), 0.0);
     int64_t buffers = 0;
     switch (step.collective) {
       case CollectiveKind::all_gather:
@@ -146,11 +166,12 @@ InputFeatures input_features(const TensorSpec& current, const Placements& target
     row[layout.copy_launches()] = copies.launches;
     row[layout.copy_hbm_bytes()] = copies.hbm_bytes;
     for (int j = 0; j < layout.cols(); ++j) f.row[j] += row[j];
-    f.step_rows.push_back(std::move(row));
+    if (with_step_rows) f.step_rows.push_back(row);
+    ++f.steps;
     f.buffer_bytes = std::max(f.buffer_bytes, buffers);
-    before = after;
+    before = std::move(after);
   }
-  f.local_shape = local_view(before, mesh, 0).shape;
+  f.local_shape = rank0_shape(before, mesh);
   f.local_bytes = numel(f.local_shape) * e;
   return f;
 }

@@ -48,16 +48,21 @@ std::vector<double> cost_vector(const FeatureLayout& layout, const AnalyticTopol
 // What one input's move from its current placements to a target adds to a candidate.
 struct InputFeatures {
   std::string impossible;   // non-empty: a step cannot be done (S → P, P(sum) ↔ P(avg))
-  std::vector<double> row;  // layout.cols() values, the sum of step_rows
-  std::vector<std::vector<double>> step_rows;  // one per redistribution step
+  std::vector<double> row;  // layout.cols() values, summed over the steps
+  int steps = 0;            // redistribution steps (local ones included)
+  std::vector<std::vector<double>> step_rows;  // one per step, when asked for
   Shape local_shape;                           // rank 0's piece after the redistribution
   int64_t local_bytes = 0;                     // its bytes
   int64_t current_bytes = 0;                   // rank 0's piece before
   int64_t buffer_bytes = 0;                    // the largest step's symmetric buffers on rank 0
-  bool moves() const { return !step_rows.empty(); }
+  bool moves() const { return steps > 0; }
 };
 
 InputFeatures input_features(const TensorSpec& current, const Placements& target,
-                             const DeviceMesh& mesh, const FeatureLayout& layout);
+                             const DeviceMesh& mesh, const FeatureLayout& layout,
+                             bool with_step_rows = false);
+
+// Rank 0's piece of `spec` (what local_view(spec, mesh, 0) gives, without its checks).
+Shape rank0_shape(const TensorSpec& spec, const DeviceMesh& mesh);
 
 }  // namespace symmesh::strategies
