@@ -93,7 +93,9 @@ int run_sweep_command(const SweepArgs& args) {
   write_file_atomically((fs::path(dir) / "summary.md").string(), sweep_summary_markdown(outcome),
                         "--out");
 
-  std::cout << sweep_terminal_text(outcome) << "Outputs in " << dir
+  std::string shown = dir;
+  while (shown.size() > 1 && shown.back() == '/') shown.pop_back();
+  std::cout << sweep_terminal_text(outcome) << "Outputs in " << shown
             << "/: summary.md, results.csv, results.json, best-trace.json, "
             << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
                                : "step-time.dat/.gp, breakdown.dat/.gp")

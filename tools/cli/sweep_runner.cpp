@@ -11,54 +11,13 @@
 
 #include "core/errors.hpp"
 #include "tools/cli/sweep_answer.hpp"
+#include "tools/cli/sweep_progress.hpp"
 #include "tools/scenario/scenario_loader.hpp"
 
 namespace symmesh::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string seconds_text(double s) {
-  char buffer[32];
-  if (s < 60)
-    std::snprintf(buffer, sizeof buffer, "%.1f s", s);
-  else
-    std::snprintf(buffer, sizeof buffer, "%dm%02ds", static_cast<int>(s) / 60,
-                  static_cast<int>(s) % 60);
-  return buffer;
-}
-
-// "[########............] 7/15 points  1.2 s elapsed  ~1.4 s left", redrawn in place.
-class ProgressBar {
- public:
-  ProgressBar(bool enabled, size_t total) : enabled_(enabled), total_(total) { draw(0); }
-
-  void draw(size_t done) const {
-    if (!enabled_) return;
-    constexpr size_t kWidth = 24;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-    const size_t filled = total_ ? kWidth * done / total_ : kWidth;
-    std::string line = "\r\033[Ksweep [" + std::string(filled, '#') +
-                       std::string(kWidth - filled, '.') + "] " + std::to_string(done) + "/" +
-                       std::to_string(total_) + " points  " + seconds_text(elapsed) + " elapsed";
-    if (done > 0 && done < total_)
-      line += "  ~" + seconds_text(elapsed / done * (total_ - done)) + " left";
-    std::fputs(line.c_str(), stderr);
-    std::fflush(stderr);
-  }
-
-  void finish() const {
-    if (!enabled_) return;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-    std::fprintf(stderr, "\r\033[Ksweep: %zu points in %s\n", total_,
-                 seconds_text(elapsed).c_str());
-  }
-
- private:
-  bool enabled_;
-  size_t total_;
-  Clock::time_point start_ = Clock::now();
-};
 
 // Simulates one point; returns its timeline. Invalid-at-this-size errors skip the point.
 std::optional<sim::RunResult> evaluate_point(const Scenario& scenario, SweepPoint& point,
@@ -124,11 +83,10 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   run.points = sweep_points(scenario);
   const size_t total = run.points.size();
 
-  std::mutex mutex;  // guards best, errors, done and the progress bar
+  std::mutex mutex;  // guards best and errors
   std::vector<std::exception_ptr> errors(total);
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
-  size_t done = 0;
   ProgressBar progress(options.progress, total);
 
   auto work = [&] {
@@ -154,7 +112,7 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
         run.best = i;
         run.best_result = std::move(*result);
       }
-      progress.draw(++done);
+      progress.advance();
     }
   };
   const size_t jobs = std::clamp<size_t>(options.jobs, 1, std::max<size_t>(total, 1));
