@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "strategies/analytic_cost_model.hpp"
 #include "tools/cli/text_table.hpp"
 
 namespace symmesh::cli {
@@ -61,6 +62,21 @@ std::string candidate_inputs_text(const Plan& plan, const Candidate& c) {
 }  // namespace
 
 std::string plan_summary_text(const Plan& plan, int devices_per_host, bool explain) {
+  PlanReportOptions options;
+  options.devices_per_host = devices_per_host;
+  options.explain = explain;
+  return plan_summary_text(plan, options);
+}
+
+nlohmann::json plan_to_json(const Plan& plan, int devices_per_host) {
+  PlanReportOptions options;
+  options.devices_per_host = devices_per_host;
+  return plan_to_json(plan, options);
+}
+
+std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options) {
+  const bool explain = options.explain;
+  const auto& details = options.details;
   const auto& problem = plan.problem;
   const auto names = strategies::input_names(problem.op);
   const Candidate& chosen = plan.chosen_candidate();
@@ -74,7 +90,9 @@ std::string plan_summary_text(const Plan& plan, int devices_per_host, bool expla
            to_string(problem.inputs[i].placements) + "]";
   out += " -> out " + to_string(problem.output_shape()) + ", " + to_string(problem.dtype()) +
          ", mesh " + to_string(problem.mesh) + ", cost model " + plan.cost_model + ", " +
-         std::to_string(devices_per_host) + " devices per host\n";
+         (options.cluster.empty() ? std::to_string(options.devices_per_host) + " devices per host"
+                                  : "cluster " + options.cluster) +
+         "\n";
   out += "chosen:   " + candidate_inputs_text(plan, chosen) + "  ->  out " +
          to_string(chosen.output_placements) + "   cost " + format_fixed(chosen.cost_us, 3) +
          " us   (candidate #" + std::to_string(chosen.index) + "; " +
@@ -126,20 +144,37 @@ std::string plan_summary_text(const Plan& plan, int devices_per_host, bool expla
     std::stable_sort(kept.begin(), kept.end(), [](const Candidate* x, const Candidate* y) {
       return x->cost_us < y->cost_us;
     });
+    const bool detailed = !details.empty();
     std::vector<std::string> headers{"#", "out"};
     for (const auto& n : names) headers.push_back(n);
+    if (detailed) {
+      headers.push_back("comm (us)");
+      headers.push_back("compute (us)");
+      headers.push_back("memory/GPU");
+    }
     headers.push_back("cost (us)");
     headers.push_back("note");
     TextTable table(headers);
     auto row = [&](const Candidate& c, const std::string& cost, const std::string& note) {
       std::vector<std::string> cells{std::to_string(c.index), to_string(c.output_placements)};
       for (const auto& p : c.input_placements) cells.push_back(to_string(p));
+      if (detailed) {
+        const auto& d = details.at(c.index);
+        const bool known = c.kept() && (d.feasible || d.memory_bytes_per_rank > 0);
+        cells.push_back(known ? format_fixed(d.comm_us, 3) : "-");
+        cells.push_back(known ? format_fixed(d.compute_us, 3) : "-");
+        cells.push_back(known ? strategies::gib_text(d.memory_bytes_per_rank) : "-");
+      }
       cells.push_back(cost);
       cells.push_back(note);
       table.add_row(cells);
     };
-    for (const Candidate* c : kept)
-      row(*c, format_fixed(c->cost_us, 3), c->index == chosen.index ? "<- chosen" : "");
+    for (const Candidate* c : kept) {
+      std::string note = c->index == chosen.index ? "<- chosen" : "";
+      if (detailed && !details.at(c->index).note.empty())
+        note += (note.empty() ? "" : "; ") + details.at(c->index).note;
+      row(*c, format_fixed(c->cost_us, 3), note);
+    }
     for (const Candidate* c : dropped) row(*c, "-", "filtered: " + c->filtered);
     out += "candidates (kept ones by cost, ties in index order; then filtered ones):\n";
     out += table.render();
@@ -147,7 +182,7 @@ std::string plan_summary_text(const Plan& plan, int devices_per_host, bool expla
   return out;
 }
 
-nlohmann::json plan_to_json(const Plan& plan, int devices_per_host) {
+nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) {
   const auto& problem = plan.problem;
   const auto names = strategies::input_names(problem.op);
   const Candidate& chosen = plan.chosen_candidate();
@@ -156,7 +191,8 @@ nlohmann::json plan_to_json(const Plan& plan, int devices_per_host) {
   j["mesh"] = problem.mesh.shape();
   j["cost_model"] = plan.cost_model;
   j["dtype"] = to_string(problem.dtype());
-  j["devices_per_host"] = devices_per_host;
+  j["devices_per_host"] = options.devices_per_host;
+  if (!options.cluster.empty()) j["cluster"] = options.cluster;
   j["output_shape"] = problem.output_shape();
   j["inputs"] = nlohmann::json::array();
   for (size_t i = 0; i < problem.inputs.size(); ++i)
@@ -200,6 +236,14 @@ nlohmann::json plan_to_json(const Plan& plan, int devices_per_host) {
                             {"output_placements", placements_json(c.output_placements)},
                             {"cost_us", c.kept() ? cost_json(c.cost_us) : nullptr}};
     if (!c.kept()) entry["filtered"] = c.filtered;
+    if (c.kept() && !options.details.empty()) {
+      const auto& d = options.details.at(c.index);
+      entry["comm_us"] = d.comm_us;
+      entry["compute_us"] = d.compute_us;
+      entry["memory_bytes_per_rank"] = d.memory_bytes_per_rank;
+      entry["feasible"] = d.feasible;
+      if (!d.note.empty()) entry["note"] = d.note;
+    }
     candidates.push_back(entry);
   }
   j["candidates"] = candidates;

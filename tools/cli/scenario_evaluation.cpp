@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/errors.hpp"
+#include "sim/cost_models.hpp"
 #include "sim/forked_run.hpp"
 #include "strategies/workload_lowering.hpp"
 #include "tools/cli/dtype_values.hpp"
@@ -14,12 +15,13 @@ namespace symmesh::cli {
 Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options) {
   strategies::CostModelOptions model_options;
   model_options.devices_per_host = scenario.cluster.gpus_per_node;
+  model_options.cluster = scenario.cluster;
   // The cost model only matters for matmuls; a workload of transfers needs none.
   const bool plans = std::any_of(scenario.workload.begin(), scenario.workload.end(),
                                  [](const WorkloadOp& op) { return is_matmul(op.kind); });
   std::unique_ptr<strategies::CostModel> model;
   try {
-    model = strategies::make_cost_model(plans ? scenario.cost_model : "dtensor", model_options);
+    model = sim::make_any_cost_model(plans ? scenario.cost_model : "dtensor", model_options);
   } catch (const Unsupported& e) {
     throw Unsupported(e.message(),
                       (scenario.path.empty() ? "scenario" : scenario.path) + ": cost_model");
