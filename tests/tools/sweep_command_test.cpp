@@ -242,6 +242,14 @@ TEST(SweepCommand, RendersSvgAndPngWhenGnuplotIsOnPath) {
   }
   EXPECT_THAT(read_file((dir / "summary.md").string()),
               HasSubstr("[step-time.svg](step-time.svg)"));
+  // The way the no-gnuplot note says to render them by hand works too.
+  for (const char* image : {"step-time.svg", "breakdown.png"}) fs::remove(dir / image);
+  EXPECT_EQ(
+      std::system(
+          ("cd " + dir.string() + " && gnuplot step-time.gp breakdown.gp >/dev/null 2>&1").c_str()),
+      0);
+  EXPECT_TRUE(fs::is_regular_file(dir / "step-time.svg"));
+  EXPECT_TRUE(fs::is_regular_file(dir / "breakdown.png"));
   // A later run without gnuplot removes the now stale images.
   ASSERT_EQ(run_sweep_shell("PATH=" + path_without_gnuplot(),
                             kScenarioDir + "quickstart.yaml --out " + dir.string())

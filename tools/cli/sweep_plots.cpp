@@ -34,19 +34,17 @@ std::string unit_value(double seconds, const SweepTimeUnit& unit) {
   return out.str();
 }
 
-// Both terminals from one script: the caller may set svg_out / png_out (the sweep sets
-// temporary names); by default the images land next to the script.
-std::string render_block(const std::string& name) {
-  return "if (!exists(\"svg_out\")) svg_out = \"" + name +
-         ".svg\"\n"
-         "if (!exists(\"png_out\")) png_out = \"" +
-         name +
-         ".png\"\n"
+// Both images from one script: the SVG first, then the same plot as a PNG. The caller may
+// set svg_out / png_out (the sweep sets temporary names); by default the images land next
+// to the script.
+std::string render_script(const std::string& name, const std::string& plot) {
+  return "if (!exists(\"svg_out\")) svg_out = \"" + name + ".svg\"\n" +
+         "if (!exists(\"png_out\")) png_out = \"" + name + ".png\"\n" +
          "set terminal svg size 900,540 dynamic font \"sans,12\"\n"
          "set termoption noenhanced\n"
-         "set output svg_out\n"
-         "replot\n"
-         "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+         "set output svg_out\n" +
+         plot +
+         "\nif (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
          "  set terminal pngcairo size 900,540 font \"sans,10\"\n"
          "} else {\n"
          "  set terminal png size 900,540\n"
@@ -56,6 +54,12 @@ std::string render_block(const std::string& name) {
          "replot\n"
          "unset output\n"
          "undefine svg_out png_out\n";
+}
+
+// gnuplot cycles 8 colours: later lines differ by point type and dashes too.
+std::string line_style(int block) {
+  return "lt " + std::to_string(block % 8 + 1) + " pt " + std::to_string(5 + 2 * (block % 6)) +
+         " dt " + std::to_string(block / 8 + 1);
 }
 
 // "*x8": the mesh with its first (outermost) dim left free; "*" for 1-D meshes.
@@ -89,8 +93,8 @@ std::pair<std::string, std::string> step_time_sources(const SweepOutcome& o) {
       dat += std::to_string(p->gpus) + " " + unit_value(p->total_time_s(), unit) + " " +
              std::to_string(p->nodes) + " " + mesh_text(p->mesh) + "\n";
     plot += std::string(block ? ", \\\n     " : "plot ") + "'step-time.dat' index " +
-            std::to_string(block) + " using 1:2 with linespoints lw 2 pt 7 title " +
-            gp_string("mesh " + kind_text(kind));
+            std::to_string(block) + " using 1:2 with linespoints lw 2 " + line_style(block) +
+            " title " + gp_string("mesh " + kind_text(kind));
     ++block;
   }
   if (o.answer.max_time_s)
@@ -103,14 +107,14 @@ std::pair<std::string, std::string> step_time_sources(const SweepOutcome& o) {
   const std::string gp =
       "# symmesh sweep: step time vs GPUs, one line per mesh kind (the mesh with its first dim\n"
       "# free, e.g. *x8). Render in this folder: gnuplot step-time.gp\n"
+      "reset\n"
       "set title " +
       gp_string(o.scenario.name + ": step time vs GPUs" +
                 (names.empty() ? "" : " (mesh " + names + ")")) +
       "\nset xlabel \"GPUs\"\nset ylabel \"step time (" + unit.name +
       ")\"\n"
-      "set logscale x 2\nset logscale y 10\nset grid\nset key outside right top\n"
-      "set terminal unknown\n" +
-      plot + "\n" + render_block("step-time");
+      "set logscale x 2\nset logscale y 10\nset grid\nset key outside right top\n" +
+      render_script("step-time", plot);
   return {dat, gp};
 }
 
@@ -129,17 +133,17 @@ std::pair<std::string, std::string> breakdown_sources(const SweepOutcome& o) {
   const std::string gp =
       "# symmesh sweep: the best point's time per op, communication vs compute (busiest\n"
       "# rank; they may overlap). Render in this folder: gnuplot breakdown.gp\n"
+      "reset\n"
       "set title " +
       gp_string(title) + "\nset ylabel \"time (" + unit.name +
       ")\"\nset grid ytics\nset key outside right top\n"
       "set style data histograms\nset style histogram rowstacked\n"
       "set style fill solid 0.85 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
-      "set xtics rotate by -30\n"
-      "set terminal unknown\n"
-      "plot 'breakdown.dat' using 2:xtic(1) title \"comm\", \\\n"
-      "     '' using 3 title \"compute\", \\\n"
-      "     '' using 0:4 with points pt 7 ps 1.5 lc rgb \"black\" title \"op time\"\n" +
-      render_block("breakdown");
+      "set xtics rotate by -30\n" +
+      render_script("breakdown",
+                    "plot 'breakdown.dat' using 2:xtic(1) title \"comm\", \\\n"
+                    "     '' using 3 title \"compute\", \\\n"
+                    "     '' using 0:4 with points pt 7 ps 1.5 lc rgb \"black\" title \"op time\"");
   return {dat, gp};
 }
 
