@@ -193,7 +193,10 @@ TEST(SweepCommand, RerunOverwritesCleanlyAndAnInterruptedRunLeavesNoTruncatedFil
   // Killed at some moment of a run (whenever that falls): each file is the old or the new
   // one, whole — never a prefix.
   for (const char* delay : {"0.05", "0.3", "0.6"}) {
-    run_sweep_shell(no_gnuplot + " timeout -s KILL " + std::string(delay), args);
+    // timeout is looked up on the usual PATH; env then hides gnuplot from the sweep.
+    const auto killed = run_sweep_shell(
+        "timeout -s KILL " + std::string(delay) + " env PATH=" + path_without_gnuplot(), args);
+    EXPECT_TRUE(killed.exit_code == 137 || killed.exit_code == 0) << killed.exit_code << killed.err;
     EXPECT_EQ(read_file((dir / "summary.md").string()), summary) << delay;
     EXPECT_EQ(read_file((dir / "results.json").string()), json) << delay;
     EXPECT_EQ(read_file((dir / "results.csv").string()), csv) << delay;
