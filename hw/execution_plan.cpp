@@ -9,7 +9,8 @@ namespace symmesh::hw {
 namespace {
 
 constexpr int64_t kAlignment = 256;
-constexpr int64_t kSlotBytes = 8;  // one uint64 signal counter
+constexpr int64_t kSlotBytes = 8;           // one uint64 signal counter
+constexpr int64_t kWindowAlignment = 4096;  // NCCL_WIN_REQUIRED_ALIGNMENT
 
 int64_t align_up(int64_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -163,6 +164,10 @@ void place_buffers(const Program& program, ExecutionPlan& plan) {
     p.size_bytes = h.size_bytes;
     comm.arena_bytes += align_up(std::max<int64_t>(h.size_bytes, 1));
   }
+  // Windows are registered whole: keep each arena a multiple of NCCL's window alignment.
+  for (CommPlan& comm : plan.comms)
+    comm.arena_bytes =
+        (comm.arena_bytes + kWindowAlignment - 1) / kWindowAlignment * kWindowAlignment;
 
   plan.ranks.assign(world, {});
   plan.local_offsets.assign(program.local_allocations().size(), 0);

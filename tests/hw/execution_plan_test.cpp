@@ -198,6 +198,10 @@ struct CollectiveCase {
   bool average = false;
 };
 
+void PrintTo(const CollectiveCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class NativeCollectives : public ::testing::TestWithParam<CollectiveCase> {};
 
 TEST_P(NativeCollectives, RecognisedCollectivesBecomeOneNcclCallPerRank) {

@@ -72,6 +72,11 @@ struct MatmulCase {
   bool bias, accumulate;
 };
 
+// Test names and CTest lines show the case's name, not its bytes.
+void PrintTo(const MatmulCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class GpuMatmul : public ::testing::TestWithParam<MatmulCase> {};
 
 TEST_P(GpuMatmul, MatchesCpuReference) {
