@@ -136,7 +136,9 @@ void place_buffers(const Program& program, ExecutionPlan& plan) {
     auto it = std::find_if(plan.comms.begin(), plan.comms.end(),
                            [&](const CommPlan& c) { return c.ranks == ranks; });
     if (it == plan.comms.end()) {
-      plan.comms.push_back({ranks, {}, 0, 0, 0, false, false});
+      CommPlan comm;
+      comm.ranks = ranks;
+      plan.comms.push_back(comm);
       it = plan.comms.end() - 1;
     }
     it->groups.push_back(g);

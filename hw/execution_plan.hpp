@@ -68,7 +68,8 @@ struct CommPlan {
   int64_t barrier_slots_offset_bytes = 0;  // size() slots for the Program's barriers
   int64_t origin_slots_offset_bytes = 0;   // size() slots for the executor's start barrier
   int64_t arena_bytes = 0;                 // per member
-  bool one_sided = false;  // used by put/wait/barrier kernels: needs load/store reach
+  bool one_sided = false;  // put / wait kernels use it: needs load/store reach (LSA)
+  bool barriers = false;   // barrier kernels (LSA) or, across nodes, NCCL all-reduce barriers
   bool native = false;     // used by NCCL collectives
   int size() const { return static_cast<int>(ranks.size()); }
   int index_of(int world_rank) const;  // -1 when not a member

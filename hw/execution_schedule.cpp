@@ -235,7 +235,7 @@ class RankScheduler {
         CommPlan& comm = plan_.comms[l.comm];
         l.signal_offset_bytes = comm.barrier_slots_offset_bytes;
         l.expected = ++barrier_generation_[l.comm];
-        comm.one_sided = true;
+        comm.barriers = true;
         break;
       }
       case StreamOp::Kind::free:

@@ -79,6 +79,7 @@ std::string describe(const ExecutionPlan& plan, const Program& program) {
   for (size_t c = 0; c < plan.comms.size(); ++c) {
     const CommPlan& comm = plan.comms[c];
     std::string uses = comm.one_sided ? "one-sided" : "";
+    if (comm.barriers) uses += std::string(uses.empty() ? "" : ", ") + "barriers";
     if (comm.native) uses += std::string(uses.empty() ? "" : ", ") + "nccl collectives";
     out += "  comm " + std::to_string(c) + ": ranks " + ranks_text(comm.ranks) +
            (c == 0 ? " (world)" : "") + ", " + std::to_string(comm.buffer_count) +

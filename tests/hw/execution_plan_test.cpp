@@ -118,6 +118,8 @@ TEST(ExecutionPlan, BarriersCountGenerationsPerCommunicator) {
     EXPECT_EQ(barriers[0].signal_offset_bytes, plan.comms[0].barrier_slots_offset_bytes);
   }
   EXPECT_NE(plan.comms[0].origin_slots_offset_bytes, plan.comms[0].barrier_slots_offset_bytes);
+  EXPECT_TRUE(plan.comms[0].barriers);
+  EXPECT_FALSE(plan.comms[0].one_sided);  // barriers alone fall back to NCCL across nodes
 }
 
 TEST(ExecutionPlan, WaitEventIsEnqueuedAfterItsRecordOnAnotherStream) {
