@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/cost_models.hpp"
 #include "strategies/cost_model.hpp"
 #include "tools/cli/dtype_values.hpp"
 #ifdef SYMMESH_HAVE_HW
@@ -13,21 +14,16 @@
 namespace symmesh::cli {
 namespace {
 
-// The cluster for cost models that read it (analytic), where CostModelOptions has one.
-template <typename Options>
-void set_cluster(Options& options, const ClusterSpec& cluster) {
-  if constexpr (requires { options.cluster = cluster; }) options.cluster = cluster;
-}
-
-// As `symmesh simulate` chooses it, so that both run the same plan.
+// As `symmesh simulate` chooses it (every model, the simulated one included), so that both
+// run the same plan.
 std::unique_ptr<strategies::CostModel> cost_model_for(const Scenario& scenario) {
   strategies::CostModelOptions options;
   options.devices_per_host = scenario.cluster.gpus_per_node;
-  set_cluster(options, scenario.cluster);
+  options.cluster = scenario.cluster;
   const bool plans = std::any_of(scenario.workload.begin(), scenario.workload.end(),
                                  [](const WorkloadOp& op) { return is_matmul(op.kind); });
   try {
-    return strategies::make_cost_model(plans ? scenario.cost_model : "dtensor", options);
+    return sim::make_any_cost_model(plans ? scenario.cost_model : "dtensor", options);
   } catch (const Unsupported& e) {
     throw Unsupported(e.message(),
                       (scenario.path.empty() ? "scenario" : scenario.path) + ": cost_model");
