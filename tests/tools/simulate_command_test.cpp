@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/tools/run_symmesh.hpp"
+#include "tests/tools/sweep_test_support.hpp"
 
 namespace {
 
@@ -77,30 +78,10 @@ TEST(SimulateCommand, MoeAllToAllIsPairwiseExchange) {
 // Regression guard: every figure of the shipped scenarios' JSON as first checked above.
 class SimulateGolden : public ::testing::TestWithParam<const char*> {};
 
-void expect_same(const nlohmann::json& got, const nlohmann::json& want, const std::string& path) {
-  if (want.is_number_float()) {
-    EXPECT_NEAR(got.get<double>(), want.get<double>(), 1e-9 * std::abs(want.get<double>()) + 1e-15)
-        << path;
-  } else if (want.is_object()) {
-    ASSERT_TRUE(got.is_object()) << path;
-    EXPECT_EQ(got.size(), want.size()) << path;
-    for (auto it = want.begin(); it != want.end(); ++it) {
-      ASSERT_TRUE(got.contains(it.key())) << path << "." << it.key();
-      expect_same(got[it.key()], it.value(), path + "." + it.key());
-    }
-  } else if (want.is_array()) {
-    ASSERT_EQ(got.size(), want.size()) << path;
-    for (size_t i = 0; i < want.size(); ++i)
-      expect_same(got[i], want[i], path + "[" + std::to_string(i) + "]");
-  } else {
-    EXPECT_EQ(got, want) << path;
-  }
-}
-
 TEST_P(SimulateGolden, MatchesTheCheckedInReport) {
   const std::string name = GetParam();
   const auto want = nlohmann::json::parse(read_file(kGolden + "simulate-" + name + ".json"));
-  expect_same(simulate_json(kScenarios + name + ".yaml"), want, name);
+  symmesh::testing::expect_same_json(simulate_json(kScenarios + name + ".yaml"), want, name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, SimulateGolden,
