@@ -151,6 +151,14 @@ std::string encode_result(const RunResult& result) {
     w.put<double>(e.end_s);
     w.put<int64_t>(e.bytes);
   }
+  w.put<int64_t>(static_cast<int64_t>(result.label_spans.size()));
+  for (const LabelSpan& s : result.label_spans) {
+    w.put(s.name);
+    w.put<double>(s.start_s);
+    w.put<double>(s.end_s);
+    w.put<double>(s.busiest_comm_s);
+    w.put<double>(s.busiest_compute_s);
+  }
   w.put<int64_t>(static_cast<int64_t>(result.peak_memory_bytes.size()));
   for (int64_t b : result.peak_memory_bytes) w.put<int64_t>(b);
   w.put<int64_t>(static_cast<int64_t>(result.hazards.size()));
@@ -234,6 +242,14 @@ RunResult decode_message(const std::string& message) {
     e.start_s = r.get<double>();
     e.end_s = r.get<double>();
     e.bytes = r.get<int64_t>();
+  }
+  result.label_spans.resize(r.get_size());
+  for (LabelSpan& s : result.label_spans) {
+    s.name = r.get_string();
+    s.start_s = r.get<double>();
+    s.end_s = r.get<double>();
+    s.busiest_comm_s = r.get<double>();
+    s.busiest_compute_s = r.get<double>();
   }
   result.peak_memory_bytes.resize(r.get_size());
   for (int64_t& b : result.peak_memory_bytes) b = r.get<int64_t>();

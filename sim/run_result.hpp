@@ -46,9 +46,21 @@ struct OutputBytes {
   std::vector<unsigned char> bytes;
 };
 
+// Every op sharing one label name (one workload op: its transfers, waits and compute on all
+// ranks), summarised. Computed in the simulation process whether or not the timeline is
+// recorded, so a caller that needs only per-op figures (a sweep) never ships the timeline.
+struct LabelSpan {
+  std::string name;
+  double start_s = 0;            // first start over all ranks
+  double end_s = 0;              // last end over all ranks
+  double busiest_comm_s = 0;     // max over ranks of the time in "comm" ops (puts, waits)
+  double busiest_compute_s = 0;  // max over ranks of the time in other non-"sync" ops
+};
+
 struct RunResult {
   double makespan_s = 0;  // when the last stream finished
-  std::vector<TimelineEntry> timeline;
+  std::vector<TimelineEntry> timeline;  // empty unless SimOptions::record_timeline
+  std::vector<LabelSpan> label_spans;   // by name; "sync" ops are left out
   std::vector<int64_t> peak_memory_bytes;  // per rank: live symmetric + local allocations
   std::vector<Hazard> hazards;
   std::vector<OutputBytes> outputs;  // empty unless carry_data

@@ -52,7 +52,8 @@ Simulation::Simulation(const Program& program, const ClusterSpec& cluster,
       waits_([this](const WaitSite& site) { return blocked_at(site.rank, site.stream, *site.op); },
              [this](std::vector<BlockedStream> blocked) { deadlock_ = std::move(blocked); }),
       events_(program.event_count()),
-      live_streams_(program.world_size(), 0) {
+      live_streams_(program.world_size(), 0),
+      label_spans_(program) {
   for (int rank = 0; rank < program.world_size(); ++rank) {
     const auto& streams = program.streams(rank);
     for (size_t s = 0; s < streams.size(); ++s)
@@ -84,9 +85,10 @@ void Simulation::run_stream(int rank, int stream) {
       if (waits_.aborted()) throw RunAborted{};
       const double start = sg4::Engine::get_clock();
       const int64_t bytes = execute(rank, stream, ops[i]);
+      const double end = sg4::Engine::get_clock();
+      label_spans_.add(rank, stream, static_cast<int>(i), start, end);
       if (options_.record_timeline)
-        records_.push_back(
-            {rank, stream, static_cast<int>(i), start, sg4::Engine::get_clock(), bytes});
+        records_.push_back({rank, stream, static_cast<int>(i), start, end, bytes});
     }
     finished = true;
   } catch (const RunAborted&) {
@@ -158,6 +160,7 @@ RunResult Simulation::collect() {
                      return a.stream != b.stream ? a.stream < b.stream : a.op_index < b.op_index;
                    });
   attach_labels(program_, result);
+  result.label_spans = label_spans_.spans();
   for (int rank = 0; rank < program_.world_size(); ++rank)
     result.peak_memory_bytes.push_back(memory_.peak_bytes(rank));
   result.hazards = hazards_;
@@ -199,7 +202,19 @@ RunResult simulate_in_this_process(const Program& program, const ClusterSpec& cl
   const int64_t rss_at_start = proc_status_bytes("VmRSS:");
   const auto wall_start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
+#ifdef SYMMESH_SANITIZE
+  // AddressSanitizer cannot follow SimGrid's default stack-switching contexts (an exception
+  // thrown inside an actor is reported as stack-use-after-scope: google/sanitizers#189);
+  // one system thread per actor is SimGrid's sanitizer-friendly factory. It is read when the
+  // engine starts, so it goes on the command line.
+  std::string arg0 = "symmesh-sim", quiet = "--log=xbt_cfg.thres:warning",
+              factory = "--cfg=contexts/factory:thread";
+  char* args[] = {arg0.data(), quiet.data(), factory.data(), nullptr};
+  int arg_count = 3;
+  sg4::Engine engine(&arg_count, args);
+#else
   sg4::Engine engine("symmesh-sim");
+#endif
   configure_network_model();
   Simulation simulation(program, cluster, options, build_platform(cluster));
   simulation.spawn_actors();

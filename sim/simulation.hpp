@@ -18,6 +18,7 @@
 #include "core/cluster_spec.hpp"
 #include "core/program.hpp"
 #include "sim/hazard_tracker.hpp"
+#include "sim/label_spans.hpp"
 #include "sim/one_sided_state.hpp"
 #include "sim/rank_memory.hpp"
 #include "sim/run_result.hpp"
@@ -99,6 +100,7 @@ class Simulation {
   std::vector<int> live_streams_;                              // per rank: streams not yet finished
 
   std::vector<OpRecord> records_;
+  LabelSpans label_spans_;
   std::vector<Hazard> hazards_;
   double makespan_s_ = 0;
   std::exception_ptr error_;

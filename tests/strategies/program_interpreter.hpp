@@ -51,7 +51,8 @@ class ProgramInterpreter {
   template <typename T>
   std::vector<T> read(int rank, const BufferRef& ref) {
     std::vector<T> out(ref.size_bytes / sizeof(T));
-    std::memcpy(out.data(), at(rank, ref), out.size() * sizeof(T));
+    // An empty shard has no storage behind it: memcpy's pointers must not be null even for 0 bytes.
+    if (!out.empty()) std::memcpy(out.data(), at(rank, ref), out.size() * sizeof(T));
     return out;
   }
 
@@ -117,6 +118,7 @@ class ProgramInterpreter {
         return true;
       case K::copy: {
         const CopyWork& w = op.copy;
+        if (w.bytes() <= 0) return true;  // nothing to move, and no storage to point at
         std::vector<unsigned char> tmp(w.bytes());
         size_t pos = 0;
         for (int64_t pl = 0; pl < w.planes; ++pl)

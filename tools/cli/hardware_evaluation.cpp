@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/cost_models.hpp"
+#include "sim/label_spans.hpp"
 #include "strategies/cost_model.hpp"
 #include "tools/cli/dtype_values.hpp"
 #ifdef SYMMESH_HAVE_HW
@@ -47,6 +48,7 @@ sim::RunResult to_run_result(const hw::Measurement& m, const Program& program) {
     r.timeline.push_back(e);
   }
   sim::attach_labels(program, r);
+  r.label_spans = sim::label_spans_of(program, r.timeline);
   for (size_t i = 0; i < m.timeline.size(); ++i)
     if (!m.timeline[i].detail.empty()) r.timeline[i].label.detail = m.timeline[i].detail;
   r.peak_memory_bytes = m.device_memory_bytes;

@@ -35,6 +35,7 @@ Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& 
   sim::SimOptions sim_options;
   sim_options.carry_data = options.emulate;
   sim_options.wall_clock_limit_s = options.wall_clock_limit_s;
+  sim_options.record_timeline = options.record_timeline;
   sim_options.validate();
   Evaluation out;
   out.result = sim::run_simulation(workload.program, scenario.cluster, sim_options);

@@ -13,11 +13,14 @@ namespace symmesh::cli {
 struct EvaluationOptions {
   bool emulate = false;
   double wall_clock_limit_s = 0;  // per simulation; 0 = none
+  // Off: the report comes from the per-op spans the simulation process summarises, and no
+  // timeline crosses back (a 512-GPU point's timeline is gigabytes; a sweep needs one).
+  bool record_timeline = true;
 };
 
 struct Evaluation {
   SimulationReport report;
-  sim::RunResult result;  // the timeline, for traces
+  sim::RunResult result;  // the timeline, for traces (when recorded)
 };
 
 // Throws symmesh errors; cost-model and workload errors name the scenario file.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 
 #include "strategies/sharded_result.hpp"
 #include "tools/cli/dtype_values.hpp"
@@ -69,24 +68,6 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   report.warnings = result.warnings;
   for (const auto& h : result.hazards) report.warnings.push_back("hazard: " + h.to_string());
 
-  // Per op: its time span and each rank's communication and compute time.
-  struct Span {
-    double start = INFINITY, end = -INFINITY;
-    std::map<int, double> comm, compute;
-  };
-  std::map<std::string, Span> spans;
-  for (const auto& e : result.timeline) {
-    if (e.label.category == "sync") continue;
-    Span& s = spans[e.label.name];
-    s.start = std::min(s.start, e.start_s);
-    s.end = std::max(s.end, e.end_s);
-    (e.label.category == "comm" ? s.comm : s.compute)[e.rank] += e.end_s - e.start_s;
-  }
-  auto busiest = [](const std::map<int, double>& per_rank) {
-    double m = 0;
-    for (const auto& [rank, t] : per_rank) m = std::max(m, t);
-    return m;
-  };
   for (const auto& lowered : workload.ops) {
     const WorkloadOp& op = *lowered.op;
     OpReport r;
@@ -94,12 +75,12 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     r.op = to_string(op.kind);
     r.peak_memory_bytes_per_rank = lowered.peak_memory_bytes_per_rank;
     r.bytes = is_matmul(op.kind) ? 0 : op.bytes;
-    auto it = spans.find(op.name);
-    if (it != spans.end()) {
-      r.time_s = it->second.end - it->second.start;
-      r.comm_time_s = busiest(it->second.comm);
-      r.compute_time_s = busiest(it->second.compute);
-    }
+    for (const sim::LabelSpan& span : result.label_spans)
+      if (span.name == op.name) {
+        r.time_s = span.end_s - span.start_s;
+        r.comm_time_s = span.busiest_comm_s;
+        r.compute_time_s = span.busiest_compute_s;
+      }
     if (lowered.plan) {
       r.input_placements = lowered.plan->chosen_candidate().input_placements;
       r.output_placements = lowered.plan->chosen_candidate().output_placements;

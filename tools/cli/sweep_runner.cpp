@@ -19,9 +19,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Simulates one point; returns its timeline. Invalid-at-this-size errors skip the point.
-std::optional<sim::RunResult> evaluate_point(const Scenario& scenario, SweepPoint& point,
-                                             const EvaluationOptions& options) {
+// Simulates one point and fills its report; returns the evaluation (its timeline only when
+// options ask for it). Invalid-at-this-size errors skip the point.
+std::optional<Evaluation> evaluate_point(const Scenario& scenario, SweepPoint& point,
+                                         const EvaluationOptions& options) {
   Scenario resized;
   try {
     resized = with_cluster_size(scenario, point.nodes, point.mesh);
@@ -31,8 +32,8 @@ std::optional<sim::RunResult> evaluate_point(const Scenario& scenario, SweepPoin
   }
   try {
     Evaluation evaluation = evaluate_scenario(resized, options);
-    point.report = std::move(evaluation.report);
-    return std::move(evaluation.result);
+    point.report = evaluation.report;
+    return evaluation;
   } catch (const InvalidArgument& e) {
     point.skip_reason = e.what();
   } catch (const Unsupported& e) {
@@ -94,11 +95,14 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
       const size_t i = next.fetch_add(1);
       if (i >= total || failed) return;
       SweepPoint& point = run.points[i];
-      std::optional<sim::RunResult> result;
+      bool simulated = false;
       std::exception_ptr error;
       if (!point.skip_reason) {
         try {
-          result = evaluate_point(scenario, point, options.evaluation);
+          // Per-op figures only: the parent holds no point's timeline (see below).
+          EvaluationOptions summary_only = options.evaluation;
+          summary_only.record_timeline = false;
+          simulated = evaluate_point(scenario, point, summary_only).has_value();
         } catch (...) {
           error = std::current_exception();
         }
@@ -107,10 +111,9 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
       if (error) {
         errors[i] = error;
         failed = true;
-      } else if (result && (!run.best || better_point(point, i, run.points[*run.best], *run.best,
-                                                      options.max_time_s))) {
+      } else if (simulated && (!run.best || better_point(point, i, run.points[*run.best],
+                                                          *run.best, options.max_time_s))) {
         run.best = i;
-        run.best_result = std::move(*result);
       }
       progress.advance();
     }
@@ -134,6 +137,16 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
     }
   }
   progress.finish();
+  // The best point once more, with its timeline, for the trace: one extra simulation keeps
+  // the sweep's memory at one timeline instead of one per point in flight. Simulations are
+  // deterministic, so its report is the one already kept.
+  if (run.best) {
+    SweepPoint again = run.points[*run.best];
+    EvaluationOptions with_timeline = options.evaluation;
+    with_timeline.record_timeline = true;
+    if (auto evaluation = evaluate_point(scenario, again, with_timeline))
+      run.best_result = std::move(evaluation->result);
+  }
   run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return run;
 }
