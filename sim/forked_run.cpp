@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -18,6 +17,8 @@
 
 namespace symmesh::sim {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -57,58 +58,79 @@ int wait_for(pid_t pid) {
 
 }  // namespace
 
-RunResult run_simulation(const Program& program, const ClusterSpec& cluster,
-                         const SimOptions& options) {
+SimulationProcess::SimulationProcess(const Program& program, const ClusterSpec& cluster,
+                                     const SimOptions& options)
+    : program_(program), limit_s_(options.wall_clock_limit_s) {
   options.validate();
+  deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(limit_s_));
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     throw BackendError(std::string("pipe failed: ") + std::strerror(errno), "run_simulation");
   std::fflush(nullptr);  // nothing buffered is written twice
-  const pid_t pid = fork();
-  if (pid < 0) {
+  pid_ = fork();
+  if (pid_ < 0) {
     const int err = errno;
     close(fds[0]);
     close(fds[1]);
     throw BackendError(std::string("fork failed: ") + std::strerror(err), "run_simulation");
   }
-  if (pid == 0) {
+  if (pid_ == 0) {
     close(fds[0]);
     child_main(fds[1], program, cluster, options);
   }
   close(fds[1]);
+  fd_ = fds[0];
+  fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+}
 
-  using Clock = std::chrono::steady_clock;
-  const bool limited = options.wall_clock_limit_s > 0;
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(options.wall_clock_limit_s));
-  std::string message;
+SimulationProcess::~SimulationProcess() {
+  if (pid_ > 0) kill(pid_, SIGKILL);
+  reap();
+}
+
+void SimulationProcess::reap() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  if (pid_ > 0) wait_for(pid_);
+  pid_ = -1;
+}
+
+int SimulationProcess::ms_to_deadline() const {
+  if (limit_s_ <= 0) return -1;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+  return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+bool SimulationProcess::finished() const {
+  return fd_ < 0 || ms_to_deadline() == 0;
+}
+
+void SimulationProcess::read_available() {
   char buf[1 << 16];
-  for (;;) {
-    int timeout_ms = -1;
-    if (limited) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
-    }
-    pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = poll(&pfd, 1, timeout_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {  // the wall-clock limit passed
-      kill(pid, SIGKILL);
-      wait_for(pid);
-      close(fds[0]);
-      throw Timeout("simulation exceeded its wall-clock limit of " +
-                        seconds_text(options.wall_clock_limit_s) + " s",
-                    "run_simulation");
-    }
-    const ssize_t n = read(fds[0], buf, sizeof buf);
+  while (fd_ >= 0) {
+    const ssize_t n = read(fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF (or a read error, judged by the child's status below)
-    message.append(buf, static_cast<size_t>(n));
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {  // EOF (or a read error, judged by the child's status in result())
+      close(fd_);
+      fd_ = -1;
+      return;
+    }
+    message_.append(buf, static_cast<size_t>(n));
   }
-  close(fds[0]);
-  const int status = wait_for(pid);
+}
+
+RunResult SimulationProcess::result() {
+  if (pid_ < 0) throw BackendError("the result was already taken", "SimulationProcess::result");
+  if (fd_ >= 0) {  // the wall-clock limit passed before the child finished
+    kill(pid_, SIGKILL);
+    reap();
+    throw Timeout("simulation exceeded its wall-clock limit of " + seconds_text(limit_s_) + " s",
+                  "run_simulation");
+  }
+  const int status = wait_for(pid_);
+  pid_ = -1;
   if (WIFSIGNALED(status))
     throw BackendError("the simulation process died from signal " +
                            std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) +
@@ -118,9 +140,38 @@ RunResult run_simulation(const Program& program, const ClusterSpec& cluster,
     throw BackendError(
         "the simulation process exited with status " + std::to_string(WEXITSTATUS(status)),
         "run_simulation");
-  RunResult result = decode_message(message);
-  attach_labels(program, result);
+  RunResult result = decode_message(message_);
+  message_.clear();
+  attach_labels(program_, result);
   return result;
+}
+
+void wait_for_any(const std::vector<SimulationProcess*>& running, int max_wait_ms) {
+  std::vector<pollfd> fds;
+  std::vector<SimulationProcess*> polled;
+  int timeout_ms = max_wait_ms;
+  for (SimulationProcess* p : running) {
+    if (p->finished()) return;
+    fds.push_back({p->fd_, POLLIN, 0});
+    polled.push_back(p);
+    const int left = p->ms_to_deadline();
+    if (left >= 0) timeout_ms = timeout_ms < 0 ? left : std::min(timeout_ms, left);
+  }
+  if (fds.empty()) return;
+  for (;;) {
+    const int ready = poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    break;
+  }
+  for (size_t i = 0; i < fds.size(); ++i)
+    if (fds[i].revents != 0) polled[i]->read_available();
+}
+
+RunResult run_simulation(const Program& program, const ClusterSpec& cluster,
+                         const SimOptions& options) {
+  SimulationProcess process(program, cluster, options);
+  while (!process.finished()) wait_for_any({&process}, -1);
+  return process.result();
 }
 
 }  // namespace symmesh::sim

@@ -1,9 +1,8 @@
 #include "sim/simulated_cost_model.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <future>
+#include <memory>
 #include <thread>
 
 #include "core/errors.hpp"
@@ -37,17 +36,32 @@ std::vector<int> cheapest(const std::vector<Candidate>& candidates, int k) {
 
 }  // namespace
 
-double simulate_candidate_us(const strategies::OpProblem& problem,
-                             const strategies::CostModel& pricing, const ClusterSpec& cluster,
-                             int candidate_index) {
+namespace {
+
+// One candidate's plan lowered alone into a Program (timing only, no timeline).
+Program candidate_program(const strategies::OpProblem& problem,
+                          const strategies::CostModel& pricing, int candidate_index) {
   const strategies::Plan plan = strategies::build_plan_for(problem, pricing, candidate_index);
   Program program(problem.mesh.size());
   strategies::LoweringOptions lowering;
   lowering.name = "candidate " + std::to_string(candidate_index);
   strategies::lower_plan(plan, program, lowering);
+  return program;
+}
+
+SimOptions timing_only() {
   SimOptions options;
   options.record_timeline = false;
-  return run_simulation(program, cluster, options).makespan_s * 1e6;
+  return options;
+}
+
+}  // namespace
+
+double simulate_candidate_us(const strategies::OpProblem& problem,
+                             const strategies::CostModel& pricing, const ClusterSpec& cluster,
+                             int candidate_index) {
+  const Program program = candidate_program(problem, pricing, candidate_index);
+  return run_simulation(program, cluster, timing_only()).makespan_s * 1e6;
 }
 
 SimulatedCostModel::SimulatedCostModel(ClusterSpec cluster, int rerank_count)
@@ -62,20 +76,31 @@ void SimulatedCostModel::price(const strategies::OpProblem& problem,
   analytic_.price(problem, candidates);
   const std::vector<int> chosen = cheapest(candidates, rerank_count_);
 
-  // One simulation per candidate, each in its own forked process; at most one worker per
-  // core, each taking the next candidate not yet simulated.
+  // One simulation per candidate, each in its own forked process, at most one per core at
+  // a time, all started and collected from this thread (see sim/forked_run.hpp).
+  std::vector<Program> programs;
+  for (int c : chosen) programs.push_back(candidate_program(problem, analytic_, candidates[c].index));
   std::vector<double> simulated(chosen.size(), kInfiniteCost);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t j = next++; j < chosen.size(); j = next++)
-      simulated[j] = simulate_candidate_us(problem, analytic_, analytic_.cluster(),
-                                           candidates[chosen[j]].index);
-  };
-  const size_t workers =
-      std::min<size_t>(chosen.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::future<void>> running;
-  for (size_t w = 0; w < workers; ++w) running.push_back(std::async(std::launch::async, worker));
-  for (auto& r : running) r.get();  // rethrows the first failure
+  const size_t at_once = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::pair<size_t, std::unique_ptr<SimulationProcess>>> running;
+  size_t next = 0;
+  while (next < chosen.size() || !running.empty()) {
+    while (next < chosen.size() && running.size() < at_once) {
+      running.emplace_back(next, std::make_unique<SimulationProcess>(
+                                     programs[next], analytic_.cluster(), timing_only()));
+      ++next;
+    }
+    std::vector<SimulationProcess*> waiting;
+    for (auto& [j, process] : running) waiting.push_back(process.get());
+    wait_for_any(waiting, -1);
+    for (auto it = running.begin(); it != running.end();)
+      if (it->second->finished()) {
+        simulated[it->first] = it->second->result().makespan_s * 1e6;  // throws on failure
+        it = running.erase(it);
+      } else {
+        ++it;
+      }
+  }
 
   std::vector<bool> simulated_row(candidates.size(), false);
   for (size_t j = 0; j < chosen.size(); ++j) {

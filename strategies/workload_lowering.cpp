@@ -126,7 +126,7 @@ LoweredWorkload lower_workload(const Scenario& scenario, const CostModel& model,
               "op '" + op.name + "' is too large to emulate: up to " + std::to_string(need >> 20) +
                   " MiB of real buffers over " + std::to_string(mesh.size()) + " ranks (limit " +
                   std::to_string(options.max_emulated_bytes >> 20) +
-                  " MiB); emulation is meant for small shapes — run without --emulate",
+                  " MiB); emulation (simulate --emulate, run --check) is meant for small shapes",
               where_of(op));
         for (const auto& t : problem.inputs) {
           std::vector<double> values(numel(t.shape));

@@ -1,5 +1,5 @@
 // The symmesh command line. Exit codes: 0 success, 2 bad input (the message names what
-// and where), 1 internal failure.
+// and where), 1 a failed run ("failed: …") or an internal failure ("internal error: …").
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -71,6 +71,11 @@ int main(int argc, char** argv) {
   } catch (const symmesh::Unsupported& e) {
     std::cerr << "symmesh: error: " << e.what() << "\n";
     return 2;
+  } catch (const symmesh::Error& e) {
+    // The run itself failed (a deadlock or a wait that timed out, a hazard, CUDA/NCCL or a
+    // simulation process that died): the input was valid, so not 2, and not symmesh's bug.
+    std::cerr << "symmesh: failed: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "symmesh: internal error: " << e.what() << "\n";
     return 1;

@@ -7,40 +7,60 @@
 #include "core/errors.hpp"
 #include "sim/cost_models.hpp"
 #include "sim/forked_run.hpp"
-#include "strategies/workload_lowering.hpp"
 #include "tools/cli/dtype_values.hpp"
 
 namespace symmesh::cli {
 
-Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options) {
+namespace {
+
+// Plans every matmul of `scenario` with its cost model and lowers the workload.
+strategies::LoweredWorkload plan_and_lower(const Scenario& s, const EvaluationOptions& options) {
   strategies::CostModelOptions model_options;
-  model_options.devices_per_host = scenario.cluster.gpus_per_node;
-  model_options.cluster = scenario.cluster;
+  model_options.devices_per_host = s.cluster.gpus_per_node;
+  model_options.cluster = s.cluster;
   // The cost model only matters for matmuls; a workload of transfers needs none.
-  const bool plans = std::any_of(scenario.workload.begin(), scenario.workload.end(),
+  const bool plans = std::any_of(s.workload.begin(), s.workload.end(),
                                  [](const WorkloadOp& op) { return is_matmul(op.kind); });
   std::unique_ptr<strategies::CostModel> model;
   try {
-    model = sim::make_any_cost_model(plans ? scenario.cost_model : "dtensor", model_options);
+    model = sim::make_any_cost_model(plans ? s.cost_model : "dtensor", model_options);
   } catch (const Unsupported& e) {
-    throw Unsupported(e.message(),
-                      (scenario.path.empty() ? "scenario" : scenario.path) + ": cost_model");
+    throw Unsupported(e.message(), (s.path.empty() ? "scenario" : s.path) + ": cost_model");
   }
-
   strategies::WorkloadOptions workload_options;
   workload_options.emulate = options.emulate;
   workload_options.encode = encode_values;
-  const auto workload = strategies::lower_workload(scenario, *model, workload_options);
+  return strategies::lower_workload(s, *model, workload_options);
+}
 
-  sim::SimOptions sim_options;
+}  // namespace
+
+PreparedScenario::PreparedScenario(const Scenario& s, const EvaluationOptions& options)
+    : scenario(s), workload(plan_and_lower(scenario, options)), emulate(options.emulate) {
   sim_options.carry_data = options.emulate;
   sim_options.wall_clock_limit_s = options.wall_clock_limit_s;
   sim_options.record_timeline = options.record_timeline;
   sim_options.validate();
+}
+
+std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
+                                                   const EvaluationOptions& options) {
+  return std::make_unique<PreparedScenario>(scenario, options);
+}
+
+Evaluation report_evaluation(const PreparedScenario& prepared, sim::RunResult result) {
   Evaluation out;
-  out.result = sim::run_simulation(workload.program, scenario.cluster, sim_options);
-  out.report = build_simulation_report(scenario, workload, out.result, options.emulate);
+  out.result = std::move(result);
+  out.report =
+      build_simulation_report(prepared.scenario, prepared.workload, out.result, prepared.emulate);
   return out;
+}
+
+Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options) {
+  const auto prepared = prepare_scenario(scenario, options);
+  return report_evaluation(*prepared,
+                           sim::run_simulation(prepared->workload.program,
+                                               prepared->scenario.cluster, prepared->sim_options));
 }
 
 void write_file_atomically(const std::string& path, const std::string& text,

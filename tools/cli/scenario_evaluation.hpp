@@ -2,10 +2,13 @@
 // One scenario evaluated end to end on the simulator: cost model chosen by name, every
 // matmul planned, the workload lowered to one Program, simulated in its own process, and
 // reported per op. `symmesh simulate` runs it once; `symmesh sweep` once per point.
+#include <memory>
 #include <string>
 
 #include "core/scenario.hpp"
 #include "sim/run_result.hpp"
+#include "sim/sim_options.hpp"
+#include "strategies/workload_lowering.hpp"
 #include "tools/cli/simulation_report.hpp"
 
 namespace symmesh::cli {
@@ -23,7 +26,25 @@ struct Evaluation {
   sim::RunResult result;  // the timeline, for traces (when recorded)
 };
 
-// Throws symmesh errors; cost-model and workload errors name the scenario file.
+// A scenario planned and lowered, ready to simulate. Heap-held by its users: the lowered
+// ops point into `scenario`, and a running simulation into `workload.program`.
+struct PreparedScenario {
+  PreparedScenario(const Scenario& scenario, const EvaluationOptions& options);
+
+  Scenario scenario;
+  strategies::LoweredWorkload workload;
+  sim::SimOptions sim_options;
+  bool emulate = false;
+};
+
+// Plans every matmul and lowers the workload. Throws symmesh errors; cost-model and
+// workload errors name the scenario file.
+std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
+                                                   const EvaluationOptions& options);
+// The report of a prepared scenario's simulated run.
+Evaluation report_evaluation(const PreparedScenario& prepared, sim::RunResult result);
+
+// prepare_scenario, one simulation in its own process, report_evaluation.
 Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options);
 
 // Writes through a temporary file and a rename, so a reader never sees half a file.

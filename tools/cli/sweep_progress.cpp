@@ -20,18 +20,7 @@ std::string seconds_text(double s) {
 
 ProgressBar::ProgressBar(bool enabled, size_t total)
     : enabled_(enabled), total_(total), start_(std::chrono::steady_clock::now()) {
-  if (!enabled_) return;
-  {
-    const std::lock_guard lock(mutex_);
-    draw_locked();
-  }
-  ticker_ = std::jthread([this](std::stop_token stop) {
-    std::unique_lock lock(mutex_);
-    while (!stop.stop_requested()) {
-      tick_.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
-      if (!stop.stop_requested() && !finished_) draw_locked();
-    }
-  });
+  if (enabled_) draw();
 }
 
 ProgressBar::~ProgressBar() {
@@ -40,17 +29,16 @@ ProgressBar::~ProgressBar() {
 
 void ProgressBar::advance() {
   if (!enabled_) return;
-  const std::lock_guard lock(mutex_);
   ++done_;
-  draw_locked();
+  draw();
+}
+
+void ProgressBar::redraw() {
+  if (enabled_ && !finished_) draw();
 }
 
 void ProgressBar::finish() {
-  if (!enabled_) return;
-  ticker_.request_stop();
-  if (ticker_.joinable()) ticker_.join();
-  const std::lock_guard lock(mutex_);
-  if (finished_) return;
+  if (!enabled_ || finished_) return;
   finished_ = true;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -58,7 +46,7 @@ void ProgressBar::finish() {
   std::fflush(stderr);
 }
 
-void ProgressBar::draw_locked() {
+void ProgressBar::draw() {
   constexpr size_t kWidth = 24;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

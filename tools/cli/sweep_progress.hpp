@@ -2,13 +2,11 @@
 // The sweep's progress bar on stderr, redrawn in place:
 //   sweep [########................] 7/15 points  1.2 s elapsed  ~1.4 s left
 // The estimate assumes the remaining points cost what the finished ones did on average.
-// Disabled (draws nothing) when stderr is not a terminal. While enabled, a ticker redraws
-// it every second so that the elapsed time moves during long points.
+// Disabled (draws nothing) when stderr is not a terminal. The sweep calls redraw() at
+// least once a second while it waits, so the elapsed time moves during long points; there
+// is no ticker thread (a sweep forks, and forks only from a single-threaded process).
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
-#include <mutex>
-#include <thread>
 
 namespace symmesh::cli {
 
@@ -20,20 +18,18 @@ class ProgressBar {
   ProgressBar& operator=(const ProgressBar&) = delete;
 
   void advance();  // one more point done
+  void redraw();   // the same counts, the elapsed time updated
   // Replaces the bar with "sweep: N points in T"; idempotent.
   void finish();
 
  private:
-  void draw_locked();
+  void draw();
 
   const bool enabled_;
   const size_t total_;
   const std::chrono::steady_clock::time_point start_;
-  std::mutex mutex_;
-  std::condition_variable_any tick_;
   size_t done_ = 0;
   bool finished_ = false;
-  std::jthread ticker_;
 };
 
 }  // namespace symmesh::cli

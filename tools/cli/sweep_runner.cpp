@@ -1,15 +1,14 @@
 #include "tools/cli/sweep_runner.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <exception>
-#include <mutex>
+#include <memory>
 #include <stdexcept>
-#include <thread>
 
 #include "core/errors.hpp"
+#include "sim/forked_run.hpp"
 #include "tools/cli/sweep_answer.hpp"
 #include "tools/cli/sweep_progress.hpp"
 #include "tools/scenario/scenario_loader.hpp"
@@ -19,19 +18,33 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Simulates one point and fills its report; returns the evaluation (its timeline only when
-// options ask for it). Invalid-at-this-size errors skip the point.
-std::optional<Evaluation> evaluate_point(const Scenario& scenario, SweepPoint& point,
-                                         const EvaluationOptions& options) {
+// The point's scenario moved to its size, planned and lowered; nullptr (with the point's
+// skip_reason set) when it is invalid at that size.
+std::unique_ptr<PreparedScenario> prepare_point(const Scenario& scenario, SweepPoint& point,
+                                                const EvaluationOptions& options) {
   Scenario resized;
   try {
     resized = with_cluster_size(scenario, point.nodes, point.mesh);
   } catch (const InvalidArgument& e) {
     point.skip_reason = e.message();
-    return std::nullopt;
+    return nullptr;
   }
   try {
-    Evaluation evaluation = evaluate_scenario(resized, options);
+    return prepare_scenario(resized, options);
+  } catch (const InvalidArgument& e) {
+    point.skip_reason = e.what();
+  } catch (const Unsupported& e) {
+    point.skip_reason = e.what();
+  }
+  return nullptr;
+}
+
+// Fills the point's report from its finished simulation; invalid-at-this-size errors the
+// simulation raised skip the point. Returns the evaluation when it was simulated.
+std::optional<Evaluation> finish_point(SweepPoint& point, const PreparedScenario& prepared,
+                                       sim::SimulationProcess& process) {
+  try {
+    Evaluation evaluation = report_evaluation(prepared, process.result());
     point.report = evaluation.report;
     return evaluation;
   } catch (const InvalidArgument& e) {
@@ -41,6 +54,13 @@ std::optional<Evaluation> evaluate_point(const Scenario& scenario, SweepPoint& p
   }
   return std::nullopt;
 }
+
+// One point being simulated.
+struct InFlight {
+  size_t index;
+  std::unique_ptr<PreparedScenario> prepared;
+  std::unique_ptr<sim::SimulationProcess> process;
+};
 
 }  // namespace
 
@@ -83,60 +103,83 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   SweepRun run;
   run.points = sweep_points(scenario);
   const size_t total = run.points.size();
-
-  std::mutex mutex;  // guards best and errors
-  std::vector<std::exception_ptr> errors(total);
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
   ProgressBar progress(options.progress, total);
 
-  auto work = [&] {
-    for (;;) {
-      const size_t i = next.fetch_add(1);
-      if (i >= total || failed) return;
-      SweepPoint& point = run.points[i];
-      bool simulated = false;
-      std::exception_ptr error;
-      if (!point.skip_reason) {
-        try {
-          // Per-op figures only: the parent holds no point's timeline (see below).
-          EvaluationOptions summary_only = options.evaluation;
-          summary_only.record_timeline = false;
-          simulated = evaluate_point(scenario, point, summary_only).has_value();
-        } catch (...) {
-          error = std::current_exception();
-        }
-      }
-      const std::lock_guard lock(mutex);
-      if (error) {
-        errors[i] = error;
-        failed = true;
-      } else if (simulated && (!run.best || better_point(point, i, run.points[*run.best],
-                                                          *run.best, options.max_time_s))) {
-        run.best = i;
-      }
-      progress.advance();
-    }
+  // Per-op figures only: the parent holds no point's timeline (the best point is simulated
+  // again below for its trace).
+  EvaluationOptions summary_only = options.evaluation;
+  summary_only.record_timeline = false;
+
+  // Everything happens on this thread: points are planned and lowered here one at a time
+  // while up to `jobs` simulations run in their own processes (sim/forked_run.hpp says why
+  // no thread may fork while another runs).
+  const size_t jobs = static_cast<size_t>(std::max(1, options.jobs));
+  std::vector<InFlight> in_flight;
+  std::optional<size_t> failed;  // the first point whose evaluation failed
+  std::exception_ptr error;
+  size_t next = 0;
+  auto record = [&](size_t i, bool simulated) {
+    if (simulated && (!run.best || better_point(run.points[i], i, run.points[*run.best],
+                                                *run.best, options.max_time_s)))
+      run.best = i;
+    progress.advance();
   };
-  const size_t jobs = std::clamp<size_t>(options.jobs, 1, std::max<size_t>(total, 1));
-  {
-    std::vector<std::jthread> workers;
-    for (size_t t = 1; t < jobs; ++t) workers.emplace_back(work);
-    work();
+  auto fail = [&](size_t i) {
+    if (!failed || i < *failed) failed = i, error = std::current_exception();
+  };
+  for (;;) {
+    while (!failed && next < total && in_flight.size() < jobs) {
+      const size_t i = next++;
+      SweepPoint& point = run.points[i];
+      if (point.skip_reason) {
+        record(i, false);
+        continue;
+      }
+      try {
+        auto prepared = prepare_point(scenario, point, summary_only);
+        if (!prepared) {
+          record(i, false);
+          continue;
+        }
+        auto process = std::make_unique<sim::SimulationProcess>(
+            prepared->workload.program, prepared->scenario.cluster, prepared->sim_options);
+        in_flight.push_back({i, std::move(prepared), std::move(process)});
+      } catch (...) {
+        fail(i);
+      }
+    }
+    if (in_flight.empty()) break;
+    std::vector<sim::SimulationProcess*> waiting;
+    for (const InFlight& f : in_flight) waiting.push_back(f.process.get());
+    // Wakes at least once a second so the progress bar's elapsed time moves.
+    sim::wait_for_any(waiting, options.progress ? 1000 : -1);
+    progress.redraw();
+    for (auto it = in_flight.begin(); it != in_flight.end();) {
+      if (!it->process->finished()) {
+        ++it;
+        continue;
+      }
+      try {
+        record(it->index,
+               finish_point(run.points[it->index], *it->prepared, *it->process).has_value());
+      } catch (...) {
+        fail(it->index);
+      }
+      it = in_flight.erase(it);
+    }
   }
-  for (size_t i = 0; i < total; ++i) {
-    if (!errors[i]) continue;
-    progress.finish();
-    const SweepPoint& p = run.points[i];
+  progress.finish();
+  if (failed) {
+    const SweepPoint& p = run.points[*failed];
     const std::string where = "sweep point " + std::to_string(p.nodes) + " node" +
                               (p.nodes == 1 ? "" : "s") + ", mesh " + mesh_text(p.mesh);
     try {
-      std::rethrow_exception(errors[i]);
+      std::rethrow_exception(error);
     } catch (const std::exception& e) {
       throw BackendError(e.what(), where);
     }
   }
-  progress.finish();
+
   // The best point once more, with its timeline, for the trace: one extra simulation keeps
   // the sweep's memory at one timeline instead of one per point in flight. Simulations are
   // deterministic, so its report is the one already kept.
@@ -144,8 +187,13 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
     SweepPoint again = run.points[*run.best];
     EvaluationOptions with_timeline = options.evaluation;
     with_timeline.record_timeline = true;
-    if (auto evaluation = evaluate_point(scenario, again, with_timeline))
-      run.best_result = std::move(evaluation->result);
+    if (auto prepared = prepare_point(scenario, again, with_timeline)) {
+      sim::SimulationProcess process(prepared->workload.program, prepared->scenario.cluster,
+                                     prepared->sim_options);
+      while (!process.finished()) sim::wait_for_any({&process}, -1);
+      if (auto evaluation = finish_point(again, *prepared, process))
+        run.best_result = std::move(evaluation->result);
+    }
   }
   run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return run;
