@@ -27,8 +27,9 @@ GpuInventory visible_gpus() {
   return out;
 }
 
-std::string no_gpu_message(const std::string& command, const std::string& why) {
-  return "no GPU visible: " + command + " needs one GPU per rank" +
+std::string no_gpu_message(const std::string& command, const std::string& why,
+                           const std::string& needs) {
+  return "no GPU visible: " + command + " needs " + needs +
          (why.empty() ? "" : " (" + why + ")");
 }
 

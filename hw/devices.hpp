@@ -36,7 +36,9 @@ GpuInventory visible_gpus();
 // one GPU" when world_size > visible (and "no GPU visible: …" when visible is 0).
 void check_world_fits(int world_size, int visible, const std::string& command = "symmesh run");
 
-// "no GPU visible: symmesh run needs one GPU per rank (cudaGetDeviceCount: …)".
-std::string no_gpu_message(const std::string& command, const std::string& why = "");
+// "no GPU visible: symmesh run needs one GPU per rank (cudaGetDeviceCount: …)"; `needs`
+// replaces "one GPU per rank" for commands without ranks.
+std::string no_gpu_message(const std::string& command, const std::string& why = "",
+                           const std::string& needs = "one GPU per rank");
 
 }  // namespace symmesh::hw

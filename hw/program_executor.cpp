@@ -150,8 +150,8 @@ ExecutionPlan plan_for_hardware(const Program& program, const ExecutorOptions& o
 
 void check_devices_for(const ExecutionPlan& plan, const GpuInventory& gpus,
                        const std::vector<int>& local_ranks, int ranks_on_node,
-                       const std::vector<int>& device_of_rank) {
-  check_world_fits(ranks_on_node, gpus.count());
+                       const std::vector<int>& device_of_rank, const std::string& command) {
+  check_world_fits(ranks_on_node, gpus.count(), command);
   for (size_t i = 0; i < local_ranks.size(); ++i) {
     const int rank = local_ranks[i];
     const int device = device_of_rank.at(i);
@@ -159,7 +159,7 @@ void check_devices_for(const ExecutionPlan& plan, const GpuInventory& gpus,
       throw DeviceUnavailable("rank " + std::to_string(rank) + " would use GPU " +
                                   std::to_string(device) + " but " + std::to_string(gpus.count()) +
                                   " are visible",
-                              "symmesh run", rank);
+                              command, rank);
     const GpuInfo& gpu = gpus.gpus[device];
     const int64_t need = plan.device_bytes(rank);
     if (need + kReservedBytes > gpu.memory_bytes)
@@ -168,14 +168,14 @@ void check_devices_for(const ExecutionPlan& plan, const GpuInventory& gpus,
                                   gib(kReservedBytes) + " for NCCL and CUDA, but GPU " +
                                   std::to_string(device) + " (" + gpu.name + ") has " +
                                   gib(gpu.memory_bytes),
-                              "symmesh run", rank);
+                              command, rank);
     if (plan.ranks.at(rank).fp8 && gpu.compute_capability < 89)
       throw Unsupported("rank " + std::to_string(rank) +
                             " has fp8 matmuls, which need compute capability 8.9 or newer; GPU " +
                             std::to_string(device) + " (" + gpu.name + ") is " +
                             std::to_string(gpu.compute_capability / 10) + "." +
                             std::to_string(gpu.compute_capability % 10),
-                        "symmesh run", rank);
+                        command, rank);
   }
 }
 
@@ -198,8 +198,8 @@ Measurement execute_program(const Program& program, const ExecutorOptions& optio
   for (int r : local) devices.push_back(boot->device_of(r));
   const GpuInventory gpus = visible_gpus();
   if (gpus.count() == 0)
-    throw DeviceUnavailable(no_gpu_message("symmesh run", gpus.why_none), "symmesh run");
-  check_devices_for(plan, gpus, local, boot->ranks_on_node(), devices);
+    throw DeviceUnavailable(no_gpu_message(options.command, gpus.why_none), options.command);
+  check_devices_for(plan, gpus, local, boot->ranks_on_node(), devices, options.command);
 
   // Only now the first NCCL call.
   ncclUniqueId id{};

@@ -28,6 +28,7 @@ struct ExecutorOptions {
   double host_deadline_s = 600;         // per run, for NCCL collectives (no device timeout)
   int warmup_runs = 1;                  // unmeasured runs first (NCCL connections, cuBLASLt)
   int64_t cublaslt_workspace_bytes = int64_t{32} << 20;
+  std::string command = "symmesh run";  // who runs the program, for messages
   // Throws InvalidArgument naming the field.
   void validate() const;
 };
@@ -40,7 +41,8 @@ ExecutionPlan plan_for_hardware(const Program& program, const ExecutorOptions& o
 // memory; Unsupported for fp8 matmuls below compute capability 8.9.
 void check_devices_for(const ExecutionPlan& plan, const GpuInventory& gpus,
                        const std::vector<int>& local_ranks, int ranks_on_node,
-                       const std::vector<int>& device_of_rank);
+                       const std::vector<int>& device_of_rank,
+                       const std::string& command = "symmesh run");
 
 Measurement execute_program(const Program& program, const ExecutorOptions& options);
 

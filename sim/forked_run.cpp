@@ -60,7 +60,8 @@ int wait_for(pid_t pid) {
 
 SimulationProcess::SimulationProcess(const Program& program, const ClusterSpec& cluster,
                                      const SimOptions& options)
-    : program_(program), limit_s_(options.wall_clock_limit_s) {
+    : labels_from_(options.record_timeline ? &program : nullptr),
+      limit_s_(options.wall_clock_limit_s) {
   options.validate();
   deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(limit_s_));
@@ -142,7 +143,7 @@ RunResult SimulationProcess::result() {
         "run_simulation");
   RunResult result = decode_message(message_);
   message_.clear();
-  attach_labels(program_, result);
+  if (labels_from_) attach_labels(*labels_from_, result);
   return result;
 }
 

@@ -22,7 +22,9 @@
 
 namespace symmesh::sim {
 
-// One simulation running in a child process. `program` must outlive it.
+// One simulation running in a child process. The child has its own copy of `program`; the
+// parent's is read again only to label the timeline, so it must outlive this object when
+// options.record_timeline is set, and may be freed right after construction otherwise.
 class SimulationProcess {
  public:
   // Forks the child. Throws InvalidArgument for bad options, BackendError when fork fails.
@@ -44,7 +46,7 @@ class SimulationProcess {
   int ms_to_deadline() const;
   void reap();
 
-  const Program& program_;
+  const Program* labels_from_;  // the program, when its timeline needs labels
   double limit_s_;
   std::chrono::steady_clock::time_point deadline_;
   pid_t pid_ = -1;

@@ -127,6 +127,19 @@ TEST(RunCommand, DryRunShowsTheHardwarePlanWithoutAGpu) {
 #endif
 }
 
+// A misspelt name would leave that op one-sided while the plan said "nccl": bad input,
+// found before any GPU is needed, listing the scenario's ops (quickstart.yaml's three).
+TEST(RunCommand, NativeCollectivesMustNameOpsOfTheScenario) {
+  for (const char* command : {"run", "compare"}) {
+    const auto r = run_symmesh(std::string(command) + " " + kScenarios +
+                               "quickstart.yaml --collectives nccl:handoff,grad");
+    EXPECT_EQ(r.exit_code, 2) << command << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--collectives"));
+    EXPECT_THAT(r.err, HasSubstr("no op named 'grad' in scenario 'quickstart'"));
+    EXPECT_THAT(r.err, HasSubstr("(its ops: proj, handoff, grads)"));
+  }
+}
+
 TEST(RunCommand, DryRunRefusesReportOptions) {
   const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --json");
   EXPECT_EQ(r.exit_code, 2);
@@ -180,7 +193,7 @@ TEST(CalibrateCommand, ArgumentsAndMachineChecks) {
   const auto r = run_symmesh("calibrate --out " + temp_path("symmesh_calibrated.yaml"));
   EXPECT_EQ(r.exit_code, 1);
 #ifdef SYMMESH_HAVE_HW
-  EXPECT_THAT(r.err, HasSubstr("no GPU visible: symmesh calibrate"));
+  EXPECT_THAT(r.err, HasSubstr("no GPU visible: symmesh calibrate needs a GPU to measure"));
 #else
   EXPECT_THAT(r.err, HasSubstr("built without the hardware backend"));
 #endif

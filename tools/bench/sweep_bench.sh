@@ -7,8 +7,9 @@
 #                              [--cost-model NAME] [--scenario FILE] [--keep DIR]
 #
 # Prints one row per run: jobs, points (simulated / skipped), wall time, seconds per point,
-# and the peak resident memory of the largest process (the sweep or one of its forked
-# simulations; GNU time's %M); then the sweep's answer. --cost-model overrides the
+# the peak resident memory of the largest process (the sweep or one of its forked
+# simulations; GNU time's %M) and of the sweep process alone (its VmHWM, sampled every
+# 0.2 s until it exits); then the sweep's answer. --cost-model overrides the
 # scenario's (e.g. dtensor where analytic is not built). Simulation cost grows with the
 # ranks in a collective: the meshes with one long dim (1x512) dominate the wall time.
 set -euo pipefail
@@ -51,12 +52,22 @@ timer=()
 if [ -x /usr/bin/time ]; then timer=(/usr/bin/time -f "%e %M" -o "$work/time"); fi
 
 echo "symmesh sweep benchmark: $(basename "$scenario"), nodes ${nodes// /,}, mesh auto$([ -n "$cost_model" ] && echo ", cost model $cost_model"), $(nproc 2>/dev/null || echo '?') cores"
-printf '%5s  %6s  %9s  %7s  %9s  %11s  %13s\n' jobs points simulated skipped "wall (s)" "s per point" "peak RSS (MB)"
+printf '%5s  %6s  %9s  %7s  %9s  %11s  %13s  %15s\n' jobs points simulated skipped "wall (s)" "s per point" "peak RSS (MB)" "sweep proc (MB)"
 answer=""
 for jobs in $jobs_list; do
   out="$work/out-$jobs"
   start=$(date +%s.%N)
-  if ! "${timer[@]}" "$symmesh" sweep "$copy" --out "$out" --jobs "$jobs" >"$work/stdout" 2>"$work/stderr"; then
+  "${timer[@]}" "$symmesh" sweep "$copy" --out "$out" --jobs "$jobs" >"$work/stdout" 2>"$work/stderr" &
+  runner=$!
+  sweep_hwm_kb=0
+  while kill -0 "$runner" 2>/dev/null; do
+    # The sweep process: the runner itself, or its child when GNU time runs it.
+    pid=$(pgrep -P "$runner" -x symmesh || echo "$runner")
+    kb=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+    [ -n "$kb" ] && [ "$kb" -gt "$sweep_hwm_kb" ] && sweep_hwm_kb=$kb
+    sleep 0.2
+  done
+  if ! wait "$runner"; then
     echo "sweep_bench: symmesh sweep failed (jobs $jobs):" >&2
     cat "$work/stderr" >&2
     exit 1
@@ -69,7 +80,8 @@ for jobs in $jobs_list; do
   rss="-"
   [ -f "$work/time" ] && rss=$(awk '{ printf "%.0f", $2 / 1024 }' "$work/time")
   per_point=$(awk -v w="$wall" -v p="$points" 'BEGIN { printf "%.2f", p ? w / p : 0 }')
-  printf '%5s  %6s  %9s  %7s  %9s  %11s  %13s\n' "$jobs" "$points" "$simulated" "$skipped" "$wall" "$per_point" "$rss"
+  printf '%5s  %6s  %9s  %7s  %9s  %11s  %13s  %15s\n' "$jobs" "$points" "$simulated" "$skipped" "$wall" \
+    "$per_point" "$rss" "$((sweep_hwm_kb / 1024))"
   answer="$(head -2 "$work/stdout")"
   [ -n "$keep" ] && { rm -rf "$keep"; cp -r "$out" "$keep"; }
 done

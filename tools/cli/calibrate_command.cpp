@@ -68,6 +68,13 @@ nlohmann::json read_measurements(const std::string& path) {
 }
 
 #ifdef SYMMESH_HAVE_HW
+// The executor's options for calibration runs: messages name this command.
+hw::ExecutorOptions calibration_executor() {
+  hw::ExecutorOptions options;
+  options.command = "symmesh calibrate";
+  return options;
+}
+
 // Min over repeats of each op's measured time, by label detail.
 std::map<std::string, double> fastest(const hw::Measurement& m, const Program& program) {
   std::map<std::string, double> out;
@@ -96,7 +103,7 @@ nlohmann::json measure_puts(int world, int peer) {
       program.barrier(all, "main", {"put", "sync", ""});
     }
   }
-  const auto m = hw::execute_program(program, {});
+  const auto m = hw::execute_program(program, calibration_executor());
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [detail, seconds] : fastest(m, program))
     out.push_back({{"bytes", std::stoll(detail)},
@@ -117,7 +124,7 @@ nlohmann::json measure_copies() {
     for (int repeat = 0; repeat < 3; ++repeat)
       program.copy(0, program.stream(0, "main"), w, {"copy", "compute", std::to_string(bytes)});
   }
-  const auto m = hw::execute_program(program, {});
+  const auto m = hw::execute_program(program, calibration_executor());
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [detail, seconds] : fastest(m, program))
     out.push_back({{"bytes", std::stoll(detail)}, {"seconds", seconds}});
@@ -127,7 +134,7 @@ nlohmann::json measure_copies() {
 nlohmann::json measure() {
   const hw::GpuInventory gpus = hw::visible_gpus();
   if (gpus.count() == 0)
-    throw HardwareUnavailable(hw::no_gpu_message("symmesh calibrate", gpus.why_none),
+    throw HardwareUnavailable(hw::no_gpu_message("symmesh calibrate", gpus.why_none, "a GPU to measure"),
                               "symmesh calibrate");
   nlohmann::json j;
   j["gpu"] = {{"name", gpus.gpus[0].name},
@@ -324,7 +331,7 @@ void add_calibrate_command(CLI::App& app, CommandAction& selected) {
   cmd->add_option("--from", args->from, "fit these saved measurements (JSON) instead of measuring");
   cmd->add_option("--save-measurements", args->save, "also write the raw measurements (JSON)");
   cmd->add_option("--base", args->base,
-                  "cluster file whose figures fill what was not measured (links, fp8, nodes)");
+                  "cluster file whose figures fill what was not measured (links between GPUs and nodes, fp8)");
   cmd->add_option("--name", args->name, "name of the written cluster");
   cmd->callback([args, &selected] { selected = [args] { return run_calibrate(*args); }; });
 }

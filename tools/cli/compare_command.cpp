@@ -55,6 +55,10 @@ int run_compare(const CompareArgs& args) {
   options.collectives = args.collectives;
   options.timeout_s = args.timeout_s;
   options.warmup_runs = args.warmup;
+  check_native_op_names(args.collectives, scenario);
+  // The simulation first: it forks, and a process must fork before CUDA and NCCL have
+  // started their threads (see sim/forked_run.hpp).
+  const Evaluation predicted = evaluate_scenario(scenario, {});
   std::optional<HardwareEvaluation> measured;
   try {
     measured.emplace(evaluate_on_hardware(scenario, options, "symmesh compare"));
@@ -63,7 +67,6 @@ int run_compare(const CompareArgs& args) {
     return 1;
   }
   if (!measured->reporting) return 0;
-  const Evaluation predicted = evaluate_scenario(scenario, {});
   const auto rows = rows_of(predicted.report, measured->report);
 
   if (args.json) {

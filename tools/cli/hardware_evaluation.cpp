@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text.hpp"
 #include "sim/cost_models.hpp"
 #include "sim/label_spans.hpp"
 #include "strategies/cost_model.hpp"
@@ -59,6 +60,23 @@ sim::RunResult to_run_result(const hw::Measurement& m, const Program& program) {
 
 }  // namespace
 
+void check_native_op_names(const std::string& text, const Scenario& scenario) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return;
+  std::vector<std::string> known;
+  for (const WorkloadOp& op : scenario.workload) known.push_back(op.name);
+  size_t from = colon + 1;
+  while (from <= text.size()) {
+    const size_t comma = std::min(text.find(',', from), text.size());
+    const std::string name = text.substr(from, comma - from);
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw InvalidArgument("no op named '" + name + "' in scenario '" + scenario.name +
+                                "' (its ops: " + join(known, ", ", [](const std::string& n) { return n; }) + ")",
+                            "--collectives");
+    from = comma + 1;
+  }
+}
+
 void check_collectives_option(const std::string& text) {
   const size_t colon = text.find(':');
   const std::string impl = text.substr(0, colon);
@@ -73,14 +91,6 @@ void check_collectives_option(const std::string& text) {
                           "--collectives");
 }
 
-bool hardware_built() {
-#ifdef SYMMESH_HAVE_HW
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::string hardware_description() {
 #ifdef SYMMESH_HAVE_HW
   return hw::executor_description() + "; one-sided: " + hw::one_sided_path();
@@ -91,6 +101,7 @@ std::string hardware_description() {
 
 HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const HardwareOptions& options,
                                         const std::string& command) {
+  check_native_op_names(options.collectives, scenario);
   const auto model = cost_model_for(scenario);
   strategies::WorkloadOptions workload_options;
   workload_options.emulate = options.check;
@@ -108,6 +119,7 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
   hw::ExecutorOptions executor;
   hw::parse_collectives_option(options.collectives, executor.collectives, executor.native_ops);
   executor.wait_timeout_s = options.timeout_s;
+  executor.command = command;
   executor.warmup_runs = options.check ? 0 : options.warmup_runs;
   const Program& program = out.workload.program;
   const hw::ExecutionPlan plan = hw::plan_for_hardware(program, executor);

@@ -46,9 +46,11 @@ struct HardwareEvaluation {
 // Checks --collectives (one-sided | nccl | nccl:NAME,NAME) without the hardware backend;
 // throws InvalidArgument naming --collectives.
 void check_collectives_option(const std::string& text);
+// The NAMEs of nccl:NAME,NAME must be ops of the scenario (a misspelt one would silently
+// leave that op one-sided); throws InvalidArgument naming --collectives and listing them.
+void check_native_op_names(const std::string& text, const Scenario& scenario);
 
-// Whether this binary has the hardware backend, and a line describing it.
-bool hardware_built();
+// A line describing the hardware backend, or why it was not built (for --version).
 std::string hardware_description();
 
 // Throws InvalidArgument / Unsupported for bad input (exit 2), HardwareUnavailable when it

@@ -6,20 +6,13 @@
 #include "core/errors.hpp"
 #include "sim/simgrid_info.hpp"
 #include "tools/cli/command.hpp"
-#ifdef SYMMESH_HAVE_HW
-#include "hw/toolkit_info.hpp"
-#endif
+#include "tools/cli/hardware_evaluation.hpp"
 
 namespace {
 
 std::string version_text() {
   std::string text = "symmesh " SYMMESH_VERSION " (" + symmesh::sim::simgrid_description();
-#ifdef SYMMESH_HAVE_HW
-  text += "; hw: " + symmesh::hw::toolkit_description();
-#else
-  text += "; hw: not built (no CUDA toolkit with NCCL at configure time)";
-#endif
-  return text + ")";
+  return text + "; hw: " + symmesh::cli::hardware_description() + ")";
 }
 
 }  // namespace

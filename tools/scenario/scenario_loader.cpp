@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 
 #include "core/device_mesh.hpp"
 #include "core/errors.hpp"
@@ -28,10 +29,18 @@ std::string shape_text(const std::vector<int>& shape) {
   return out;
 }
 
+// The rank count of a mesh shape (dims >= 1), or -1 when it overflows 64 bits.
 int64_t product(const std::vector<int>& shape) {
   int64_t n = 1;
-  for (int d : shape) n *= d;
+  for (int d : shape) {
+    if (n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
   return n;
+}
+
+std::string ranks_text(int64_t ranks) {
+  return ranks < 0 ? std::string("more than 2^63") : std::to_string(ranks);
 }
 
 bool is_integer(const std::string& text) {
@@ -68,7 +77,7 @@ void read_mesh(const Value& value, const ClusterSpec& cluster, Scenario& out) {
   if (out.mesh_shape.empty()) out.mesh_shape = shape_value->as_int_list(-1, 1, "[4, 8]");
   if (product(out.mesh_shape) != cluster.num_gpus())
     shape_value->fail("mesh " + shape_text(out.mesh_shape) + " has " +
-                      std::to_string(product(out.mesh_shape)) + " ranks but the cluster has " +
+                      ranks_text(product(out.mesh_shape)) + " ranks but the cluster has " +
                       std::to_string(cluster.num_gpus()) + " GPUs (" +
                       std::to_string(cluster.nodes) + " node" + (cluster.nodes == 1 ? "" : "s") +
                       " x " + std::to_string(cluster.gpus_per_node) + ")");
@@ -122,7 +131,7 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
       std::string sizes;
       for (int n : spec.nodes)
         sizes.append(sizes.empty() ? "" : ", ").append(std::to_string(int64_t{n} * gpus));
-      item.fail("sweep mesh " + shape_text(shape) + " has " + std::to_string(ranks) +
+      item.fail("sweep mesh " + shape_text(shape) + " has " + ranks_text(ranks) +
                 " ranks, which matches no swept cluster (" + sizes + " GPUs at " +
                 std::to_string(gpus) + " per node)");
     }

@@ -1,0 +1,62 @@
+#include "tools/cli/plan_args.hpp"
+
+#include "core/dtype.hpp"
+#include "core/errors.hpp"
+
+namespace symmesh::cli {
+
+CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
+  CLI::App* cmd = app.add_subcommand("plan", "Choose how one matmul is sharded over a device mesh");
+  cmd->add_option("--op", args.op, "mm, bmm, addmm or baddbmm")->required();
+  cmd->add_option("--a", args.a, "shape of a, e.g. 64x32 (bmm: 8x64x32)")->required();
+  cmd->add_option("--b", args.b, "shape of b, e.g. 32x64")->required();
+  cmd->add_option("--bias", args.bias, "shape of the bias (addmm/baddbmm), e.g. 64");
+  cmd->add_option("--mesh", args.mesh, "mesh shape, e.g. 2x2x2")->required();
+  cmd->add_option("--in", args.in, "current placements of a and b, e.g. 'S(0),R' 'R,R'")
+      ->required()
+      ->expected(2);
+  cmd->add_option("--bias-in", args.bias_in, "current placements of the bias, e.g. R,R");
+  cmd->add_option("--dtype", args.dtype, "element type (bf16, fp16, fp32, fp64, fp8_e4m3, ...)")
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-host", args.gpus_per_host,
+                  "devices per host (dtensor); decides which mesh dims are "
+                  "inter-host; taken from --cluster when given")
+      ->capture_default_str();
+  cmd->add_option("--cost-model", args.cost_model, "dtensor, analytic or simulated")
+      ->capture_default_str();
+  cmd->add_option("--cluster", args.cluster,
+                  "cluster YAML the mesh runs on (needed by analytic and simulated), e.g. "
+                  "clusters/dgx-h100.yaml");
+  cmd->add_option("--rerank", args.rerank,
+                  "simulated: how many of analytic's cheapest candidates to simulate")
+      ->capture_default_str();
+  cmd->add_flag("--json", args.json, "print the plan as JSON");
+  cmd->add_flag("--explain", args.explain, "also print every candidate with its cost");
+  return cmd;
+}
+
+strategies::OpProblem problem_from(const PlanArgs& args) {
+  strategies::OpProblem problem;
+  problem.op = strategies::parse_op(args.op, "--op");
+  problem.mesh = parse_mesh(args.mesh, "--mesh");
+  const DType dtype = parse_dtype(args.dtype, "--dtype");
+  if (args.in.size() != 2)
+    throw InvalidArgument("give two placement lists, for a and b (e.g. --in 'S(0),R' 'R,R')",
+                          "--in");
+  if (strategies::has_bias(problem.op)) {
+    if (args.bias.empty()) throw InvalidArgument(args.op + " needs --bias SHAPE", "--bias");
+    if (args.bias_in.empty())
+      throw InvalidArgument(args.op + " needs --bias-in PLACEMENTS", "--bias-in");
+    problem.inputs.push_back(
+        {parse_shape(args.bias, "--bias"), dtype, parse_placements(args.bias_in, "--bias-in")});
+  } else if (!args.bias.empty() || !args.bias_in.empty()) {
+    throw InvalidArgument(args.op + " takes no bias (use addmm or baddbmm)", "--bias");
+  }
+  problem.inputs.push_back(
+      {parse_shape(args.a, "--a"), dtype, parse_placements(args.in[0], "--in (a)")});
+  problem.inputs.push_back(
+      {parse_shape(args.b, "--b"), dtype, parse_placements(args.in[1], "--in (b)")});
+  return problem;
+}
+
+}  // namespace symmesh::cli

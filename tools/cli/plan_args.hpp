@@ -1,0 +1,39 @@
+#pragma once
+// symmesh plan's arguments: the options it declares and the op problem they describe. Pure
+// parsing and validation (no cluster file is read, nothing is planned), so that the tests
+// and the plan-arguments fuzz target (tests/fuzz) drive exactly what the command parses.
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "strategies/op_problem.hpp"
+
+namespace symmesh::cli {
+
+struct PlanArgs {
+  std::string op;
+  std::string a;
+  std::string b;
+  std::string bias;
+  std::string mesh;
+  std::vector<std::string> in;
+  std::string bias_in;
+  std::string dtype = "fp32";
+  int gpus_per_host = 8;
+  bool gpus_per_host_given = false;
+  std::string cluster;  // a cluster file; required by analytic and simulated
+  int rerank = 4;
+  std::string cost_model = "dtensor";
+  bool json = false;
+  bool explain = false;
+};
+
+// Adds the `plan` subcommand and its options to `app`; parsing stores into `args`, which
+// must outlive `app`. gpus_per_host_given is left to the caller (the option's count()).
+CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args);
+
+// The op, mesh, shapes, dtype and placements the arguments name. Throws InvalidArgument
+// (or Unsupported, for a placement symmesh does not handle) naming the option.
+strategies::OpProblem problem_from(const PlanArgs& args);
+
+}  // namespace symmesh::cli
