@@ -81,6 +81,21 @@ TEST(SweepCommand, AnObjectiveNobodyMeetsIsAnAnswerWithTheMiss) {
   EXPECT_THAT(r.out, HasSubstr(line));
 }
 
+// A point whose simulation runs past --time-limit is skipped with that reason (1 µs: every
+// point is past it by the time it is looked at), and with every point skipped the sweep
+// answers nothing: exit 2 with the reason.
+TEST(SweepCommand, PointsPastTheTimeLimitAreSkipped) {
+  const auto dir = fresh_dir("time-limit");
+  const auto r = run_sweep_shell(
+      "", kScenarioDir + "quickstart.yaml --jobs 1 --time-limit 0.000001 --out " + dir.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no point of the sweep can be simulated (15 skipped)"));
+  EXPECT_THAT(r.err, HasSubstr("simulation exceeded its wall-clock limit of 1e-06 s"));
+  const auto bad = run_sweep_shell("", kScenarioDir + "quickstart.yaml --time-limit -1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--time-limit"));
+}
+
 TEST(SweepCommand, PointsInvalidAtTheirSizeAreSkippedWithTheReason) {
   // The put goes to rank 12: fine on 2 and 4 nodes, outside the cluster on 1.
   const auto scenario = write_temp_scenario("skips", R"y(

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "sim/deadlock_report.hpp"
 #include "sim/forked_run.hpp"
 #include "tools/cli/sweep_answer.hpp"
 #include "tools/cli/sweep_progress.hpp"
@@ -40,13 +41,18 @@ std::unique_ptr<PreparedScenario> prepare_point(const Scenario& scenario, SweepP
 }
 
 // Fills the point's report from its finished simulation; invalid-at-this-size errors the
-// simulation raised skip the point. Returns the evaluation when it was simulated.
+// simulation raised, and a simulation past its wall-clock limit, skip the point (a
+// deadlock, also a Timeout, is an error). Returns the evaluation when it was simulated.
 std::optional<Evaluation> finish_point(SweepPoint& point, const PreparedScenario& prepared,
                                        sim::SimulationProcess& process) {
   try {
     Evaluation evaluation = report_evaluation(prepared, process.result());
     point.report = evaluation.report;
     return evaluation;
+  } catch (const sim::DeadlockError&) {
+    throw;
+  } catch (const Timeout& e) {
+    point.skip_reason = e.what();
   } catch (const InvalidArgument& e) {
     point.skip_reason = e.what();
   } catch (const Unsupported& e) {
