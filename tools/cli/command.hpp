@@ -13,6 +13,27 @@ using CommandAction = std::function<int()>;
 
 void register_commands(CLI::App& app, CommandAction& selected);
 
+// Numeric option checks whose message says what is expected ("--jobs: expected a number
+// > 0, got '0'"); CLI11's PositiveNumber and NonNegativeNumber print a range up to
+// 1.8e308 instead, and for 0 one that contains it.
+inline CLI::Validator number_above_zero(bool or_equal) {
+  const std::string expected = or_equal ? "a number >= 0" : "a number > 0";
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        const bool ok =
+            CLI::detail::lexical_cast(text, value) && (or_equal ? value >= 0 : value > 0);
+        return ok ? std::string() : "expected " + expected + ", got '" + text + "'";
+      },
+      expected);
+}
+inline CLI::Validator positive_number() {
+  return number_above_zero(false);
+}
+inline CLI::Validator non_negative_number() {
+  return number_above_zero(true);
+}
+
 void add_calibrate_command(CLI::App& app, CommandAction& selected);
 void add_compare_command(CLI::App& app, CommandAction& selected);
 void add_plan_command(CLI::App& app, CommandAction& selected);

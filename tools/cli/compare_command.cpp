@@ -119,10 +119,10 @@ void add_compare_command(CLI::App& app, CommandAction& selected) {
       ->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s, "seconds a GPU wait may wait before it is an error")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--warmup", args->warmup, "unmeasured runs before the measured one")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->callback([args, &selected] { selected = [args] { return run_compare(*args); }; });
 }
 

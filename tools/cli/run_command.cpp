@@ -115,10 +115,10 @@ void add_run_command(CLI::App& app, CommandAction& selected) {
   cmd->add_option("--timeout", args->timeout_s,
                   "seconds a wait_signal or barrier may wait on the GPU before it is an error")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--warmup", args->warmup, "unmeasured runs before the measured one")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->callback([args, &selected] { selected = [args] { return run_run(*args); }; });
 }
 

@@ -48,7 +48,7 @@ void add_simulate_command(CLI::App& app, CommandAction& selected) {
       "carry real data: compute every mm/bmm sharded and compare with the unsharded product");
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit for the simulation, in seconds (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->callback([args, &selected] { selected = [args] { return run_simulate(*args); }; });
 }
 

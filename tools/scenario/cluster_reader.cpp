@@ -228,6 +228,7 @@ std::string resolve_reference(const Value& reference) {
     if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal().string();
     if (!looked.empty()) looked.append(", ");
     looked.append(candidate.lexically_normal().string());
+    if (fs::is_directory(candidate, ec)) looked.append(" (a folder)");
   }
   std::string message = "cluster file '" + text + "' not found (looked in " + looked + ")";
   const std::string best =

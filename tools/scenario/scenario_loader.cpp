@@ -152,6 +152,14 @@ ObjectiveSpec read_objective(const Value& value) {
 Scenario read_scenario(const Value& root, const std::string& path) {
   if (root.node().IsNull())
     root.fail("empty scenario; expected a map with cluster, mesh and workload");
+  // A cluster file given where a scenario belongs (symmesh validate clusters/x.yaml) would
+  // otherwise read as "unknown key 'base' — did you mean 'name'?".
+  if (root.is_map() && !root.node()["cluster"] && !root.node()["workload"])
+    for (const char* key : {"base", "nodes", "gpus_per_node", "gpu", "intra_node", "inter_node"})
+      if (root.node()[key])
+        root.fail(std::string("this looks like a cluster file (it has '") + key +
+                  "'), not a scenario; a scenario names it under 'cluster:', e.g. 'cluster: " +
+                  std::filesystem::path(path).filename().string() + "'");
   const MapReader top(root, kScenarioKeys);
   Scenario s;
   s.path = path;

@@ -111,8 +111,11 @@ int Value::as_int(int min, std::string_view expected) const {
   long long value = 0;
   if (!node_.IsScalar() || !parse_int(node_.Scalar(), &value))
     fail(label() + ": expected " + what + ", got " + describe());
-  if (value < min || value > std::numeric_limits<int>::max())
-    fail(label() + ": expected " + what + ", got " + node_.Scalar());
+  if (value < min) fail(label() + ": expected " + what + ", got " + node_.Scalar());
+  // Not "expected an integer >= 1, got 4000000000", which reads as if 4e9 were < 1.
+  if (value > std::numeric_limits<int>::max())
+    fail(label() + ": " + node_.Scalar() + " is too large (at most " +
+         std::to_string(std::numeric_limits<int>::max()) + ")");
   return static_cast<int>(value);
 }
 

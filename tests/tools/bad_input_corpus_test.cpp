@@ -1,0 +1,186 @@
+// The bad-input corpus (tests/tools/bad_input/): every case of cases.txt runs the symmesh
+// binary on one bad input and checks the exit code, every key word of the message, that
+// stdout holds no partial result and that no output file was left behind.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/tools/run_symmesh.hpp"
+
+namespace fs = std::filesystem;
+using symmesh::testing::run_symmesh;
+
+namespace {
+
+const std::string kCorpus = std::string(SYMMESH_SOURCE_DIR) + "/tests/tools/bad_input";
+const std::string kManifest = kCorpus + "/cases.txt";
+
+struct BadInputCase {
+  std::string name;
+  int exit_code = -1;
+  std::string args;
+  std::vector<std::string> key_words;
+  int line = 0;  // in cases.txt
+};
+
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+// "name | exit | args | key word | ..."; blank lines and lines starting with '#' skipped.
+std::vector<BadInputCase> read_manifest() {
+  std::vector<BadInputCase> cases;
+  std::ifstream in(kManifest);
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (trim(text).empty() || trim(text)[0] == '#') continue;
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    for (std::size_t bar; (bar = text.find(" | ", start)) != std::string::npos; start = bar + 3)
+      fields.push_back(trim(text.substr(start, bar - start)));
+    fields.push_back(trim(text.substr(start)));
+    BadInputCase c;
+    c.line = line;
+    if (fields.size() >= 4) {
+      c.name = fields[0];
+      c.exit_code = std::stoi(fields[1]);
+      c.args = fields[2];
+      c.key_words.assign(fields.begin() + 3, fields.end());
+    } else {
+      c.name = "malformed_line_" + std::to_string(line);  // fails in the test below
+    }
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
+    text.replace(at, from.size(), to);
+}
+
+std::vector<std::string> files_under(const fs::path& dir) {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (!entry.is_directory()) files.push_back(entry.path().string());
+  return files;
+}
+
+class BadInputCorpus : public ::testing::TestWithParam<BadInputCase> {
+ protected:
+  void SetUp() override {
+    char tmp[] = "/tmp/symmesh_bad_input_XXXXXX";
+    ASSERT_NE(mkdtemp(tmp), nullptr);
+    tmp_ = tmp;
+  }
+  void TearDown() override {
+    if (!unreadable_.empty()) chmod(unreadable_.c_str(), 0600);
+    std::error_code ignored;
+    fs::remove_all(tmp_, ignored);
+  }
+
+  // Replaces the placeholders of cases.txt, creating what they name.
+  std::string expand(std::string text) {
+    if (text.find("{unreadable}") != std::string::npos) {
+      unreadable_ = tmp_ + "/unreadable.yaml";
+      if (!fs::exists(unreadable_)) {
+        fs::copy_file(kCorpus + "/valid.yaml", unreadable_);
+        chmod(unreadable_.c_str(), 0);
+      }
+      replace_all(text, "{unreadable}", unreadable_);
+    }
+    if (text.find("{file}") != std::string::npos) {
+      regular_file_ = tmp_ + "/a-file";
+      std::ofstream(regular_file_) << "not a folder\n";
+      replace_all(text, "{file}", regular_file_);
+    }
+    if (text.find("{folder}") != std::string::npos) {
+      fs::create_directories(tmp_ + "/a-folder");
+      replace_all(text, "{folder}", tmp_ + "/a-folder");
+    }
+    replace_all(text, "{dir}", kCorpus);
+    replace_all(text, "{tmp}", tmp_);
+    return text;
+  }
+
+  std::string tmp_;
+  std::string unreadable_;
+  std::string regular_file_;
+};
+
+}  // namespace
+
+TEST_P(BadInputCorpus, ExitsWithItsCodeAndSaysWhatIsWrong) {
+  const BadInputCase& c = GetParam();
+  ASSERT_FALSE(c.key_words.empty())
+      << kManifest << ":" << c.line << ": expected 'name | exit | args | key word | ...'";
+  const bool needs_unreadable = c.args.find("{unreadable}") != std::string::npos;
+  if (needs_unreadable && geteuid() == 0)
+    GTEST_SKIP() << "running as root: a mode-000 file is still readable, so the unreadable-file "
+                    "case cannot be set up";
+  const std::string args = expand(c.args);
+  const auto result = run_symmesh(args);
+  SCOPED_TRACE("symmesh " + args + "\n(" + kManifest + ":" + std::to_string(c.line) + ")");
+  EXPECT_EQ(result.exit_code, c.exit_code) << "stderr: " << result.err;
+  for (const std::string& key_word : c.key_words)
+    EXPECT_NE(result.err.find(expand(key_word)), std::string::npos)
+        << "stderr lacks '" << expand(key_word) << "':\n"
+        << result.err;
+  EXPECT_EQ(result.err.find("internal error"), std::string::npos) << result.err;
+  EXPECT_EQ(result.out, "") << "stdout holds a (partial) result";
+  // Nothing written: the case's folder holds only what the placeholders put there.
+  for (const std::string& file : files_under(tmp_))
+    EXPECT_TRUE(file == unreadable_ || file == regular_file_) << "left behind: " << file;
+  // Nor in the corpus folder (a trace or sweep output written next to the input).
+  for (const std::string& file : files_under(kCorpus))
+    EXPECT_FALSE(file.ends_with(".tmp") || file.ends_with(".json") || file.ends_with(".csv"))
+        << "left behind: " << file;
+}
+
+INSTANTIATE_TEST_SUITE_P(BadInput, BadInputCorpus, ::testing::ValuesIn(read_manifest()),
+                         [](const ::testing::TestParamInfo<BadInputCase>& info) {
+                           std::string name = info.param.name;
+                           std::replace_if(
+                               name.begin(), name.end(),
+                               [](char ch) {
+                                 return !std::isalnum(static_cast<unsigned char>(ch));
+                               },
+                               '_');
+                           return name;
+                         });
+
+TEST(BadInputManifest, HasAtLeastFortyCasesWithUniqueNames) {
+  const auto cases = read_manifest();
+  EXPECT_GE(cases.size(), 40u);
+  std::set<std::string> names;
+  for (const auto& c : cases) EXPECT_TRUE(names.insert(c.name).second) << "twice: " << c.name;
+}
+
+// Every file of the folder is named by some case (as an input, or as the cluster file a
+// case's message names), so none is dead weight.
+TEST(BadInputManifest, EveryCorpusFileIsUsed) {
+  const auto cases = read_manifest();
+  std::string used;
+  for (const auto& c : cases) {
+    used += c.args + "\n";
+    for (const auto& key_word : c.key_words) used += key_word + "\n";
+  }
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(kCorpus)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "cases.txt") continue;
+    ++files;
+    EXPECT_NE(used.find("{dir}/" + name), std::string::npos) << name << " is used by no case";
+  }
+  EXPECT_GE(files, 40);
+}
