@@ -118,11 +118,11 @@ void add_sweep_command(CLI::App& app, CommandAction& selected) {
   cmd->add_option("--out", args->out,
                   "output folder (default: sweep-<scenario name> in the current folder)");
   cmd->add_option("--jobs,-j", args->jobs, "points simulated at once (default: one per core)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit per point's simulation, in seconds (0: none); a point "
                   "past it is skipped with that reason")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->callback([args, &selected] { selected = [args] { return run_sweep_command(*args); }; });
 }
 
