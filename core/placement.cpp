@@ -131,6 +131,10 @@ Placements parse_placements(std::string_view text, std::string_view where) {
     const char c = i < compact.size() ? compact[i] : ',';
     if (c == '(') ++depth;
     if (c == ')') --depth;
+    // Unbalanced parentheses would hide items from the split: "R,S(0" must not read as "R".
+    if (depth < 0 || (i == compact.size() && depth != 0))
+      throw InvalidArgument("unbalanced parentheses in placement list '" + std::string(text) + "'",
+                            std::string(where));
     if (c == ',' && depth == 0) {
       const std::string item = compact.substr(start, i - start);
       const std::string item_where = std::string(where) + "[" + std::to_string(out.size()) + "]";
