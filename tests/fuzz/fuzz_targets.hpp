@@ -7,6 +7,8 @@
 // The same bodies run in two places: libfuzzer_main.cpp makes one libFuzzer executable per
 // target (SYMMESH_FUZZ builds, tools/fuzz), and replay_test.cpp replays every seed and
 // saved regression input through them in the normal build.
+#include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -31,6 +33,18 @@ class BrokenInvariant : public std::logic_error {
 
 inline void require(bool holds, const std::string& what) {
   if (!holds) throw BrokenInvariant(what);
+}
+
+// f()'s value, or nothing when f throws one of the documented `Errors`; any other exception
+// escapes unchanged, as a finding.
+template <typename... Errors, typename F>
+auto answered(F&& f) -> std::optional<decltype(f())> {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    if ((... || (dynamic_cast<const Errors*>(&e) != nullptr))) return std::nullopt;
+    throw;
+  }
 }
 
 }  // namespace symmesh::fuzz

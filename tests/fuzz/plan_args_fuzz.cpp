@@ -16,16 +16,6 @@
 namespace symmesh::fuzz {
 namespace {
 
-template <typename F>
-auto answered(F&& f) -> std::optional<decltype(f())> {
-  try {
-    return f();
-  } catch (const InvalidArgument&) {
-  } catch (const Unsupported&) {
-  }
-  return std::nullopt;
-}
-
 // CLI11 takes the arguments last first.
 std::vector<std::string> reversed_arguments(std::string_view data) {
   std::vector<std::string> args{"plan"};
@@ -54,7 +44,7 @@ void plan_args(std::string_view data) {
   }
   args.gpus_per_host_given = plan->get_option("--gpus-per-host")->count() > 0;
 
-  const auto problem = answered([&] {
+  const auto problem = answered<InvalidArgument, Unsupported>([&] {
     strategies::OpProblem p = cli::problem_from(args);
     p.validate();
     return p;
@@ -65,7 +55,7 @@ void plan_args(std::string_view data) {
   strategies::CostModelOptions options;
   options.devices_per_host = args.gpus_per_host;
   options.rerank_count = args.rerank;
-  const auto built = answered([&] {
+  const auto built = answered<InvalidArgument, Unsupported>([&] {
     const auto model = strategies::make_cost_model(args.cost_model, options);
     return strategies::build_plan(*problem, *model);
   });

@@ -12,15 +12,6 @@
 namespace symmesh::fuzz {
 namespace {
 
-template <typename F>
-auto answered(F&& parse) -> std::optional<decltype(parse())> {
-  try {
-    return parse();
-  } catch (const InvalidArgument&) {
-    return std::nullopt;
-  }
-}
-
 template <typename T>
 void require_same(const std::optional<T>& x, const std::optional<double>& y, QuantityKind kind) {
   require(x.has_value() == y.has_value(),
@@ -34,18 +25,21 @@ void require_same(const std::optional<T>& x, const std::optional<double>& y, Qua
 }  // namespace
 
 void quantity(std::string_view data) {
-  const auto bytes = answered([&] { return parse_size_bytes(data); });
-  require_same(bytes, answered([&] { return parse_quantity(data, QuantityKind::size); }),
+  const auto bytes = answered<InvalidArgument>([&] { return parse_size_bytes(data); });
+  require_same(bytes,
+               answered<InvalidArgument>([&] { return parse_quantity(data, QuantityKind::size); }),
                QuantityKind::size);
-  require_same(answered([&] { return parse_bandwidth_bytes_per_s(data); }),
-               answered([&] { return parse_quantity(data, QuantityKind::bandwidth); }),
-               QuantityKind::bandwidth);
-  require_same(answered([&] { return parse_time_s(data); }),
-               answered([&] { return parse_quantity(data, QuantityKind::time); }),
+  require_same(
+      answered<InvalidArgument>([&] { return parse_bandwidth_bytes_per_s(data); }),
+      answered<InvalidArgument>([&] { return parse_quantity(data, QuantityKind::bandwidth); }),
+      QuantityKind::bandwidth);
+  require_same(answered<InvalidArgument>([&] { return parse_time_s(data); }),
+               answered<InvalidArgument>([&] { return parse_quantity(data, QuantityKind::time); }),
                QuantityKind::time);
-  require_same(answered([&] { return parse_flops_per_s(data); }),
-               answered([&] { return parse_quantity(data, QuantityKind::compute); }),
-               QuantityKind::compute);
+  require_same(
+      answered<InvalidArgument>([&] { return parse_flops_per_s(data); }),
+      answered<InvalidArgument>([&] { return parse_quantity(data, QuantityKind::compute); }),
+      QuantityKind::compute);
   QuantityKind kind;
   if (unit_kind(data, &kind)) require(!units_of(kind).empty(), "a unit of no kind");
 }

@@ -70,9 +70,10 @@ void check_native_op_names(const std::string& text, const Scenario& scenario) {
     const size_t comma = std::min(text.find(',', from), text.size());
     const std::string name = text.substr(from, comma - from);
     if (std::find(known.begin(), known.end(), name) == known.end())
-      throw InvalidArgument("no op named '" + name + "' in scenario '" + scenario.name +
-                                "' (its ops: " + join(known, ", ", [](const std::string& n) { return n; }) + ")",
-                            "--collectives");
+      throw InvalidArgument(
+          "no op named '" + name + "' in scenario '" + scenario.name +
+              "' (its ops: " + join(known, ", ", [](const std::string& n) { return n; }) + ")",
+          "--collectives");
     from = comma + 1;
   }
 }

@@ -38,7 +38,7 @@ strategies::LoweredWorkload plan_and_lower(const Scenario& s, const EvaluationOp
 }  // namespace
 
 PreparedScenario::PreparedScenario(const Scenario& s, const EvaluationOptions& options)
-    : scenario(s), workload(plan_and_lower(scenario, options)), emulate(options.emulate) {
+    : scenario(s), workload(plan_and_lower(scenario, options)) {
   sim_options.carry_data = options.emulate;
   sim_options.wall_clock_limit_s = options.wall_clock_limit_s;
   sim_options.record_timeline = options.record_timeline;
@@ -53,16 +53,16 @@ std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
 Evaluation report_evaluation(const PreparedScenario& prepared, sim::RunResult result) {
   Evaluation out;
   out.result = std::move(result);
-  out.report =
-      build_simulation_report(prepared.scenario, prepared.workload, out.result, prepared.emulate);
+  out.report = build_simulation_report(prepared.scenario, prepared.workload, out.result,
+                                       prepared.sim_options.carry_data);
   return out;
 }
 
 Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options) {
   const auto prepared = prepare_scenario(scenario, options);
-  return report_evaluation(*prepared,
-                           sim::run_simulation(prepared->workload.program,
-                                               prepared->scenario.cluster, prepared->sim_options));
+  return report_evaluation(
+      *prepared, sim::run_simulation(prepared->workload.program, prepared->scenario.cluster,
+                                     prepared->sim_options));
 }
 
 void write_file_atomically(const std::string& path, const std::string& text,

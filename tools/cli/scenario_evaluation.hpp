@@ -33,8 +33,7 @@ struct PreparedScenario {
 
   Scenario scenario;
   strategies::LoweredWorkload workload;
-  sim::SimOptions sim_options;
-  bool emulate = false;
+  sim::SimOptions sim_options;  // carry_data: emulated, so the report checks the numerics
 };
 
 // Plans every matmul and lowers the workload. Throws symmesh errors; cost-model and

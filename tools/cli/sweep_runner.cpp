@@ -42,13 +42,12 @@ std::unique_ptr<PreparedScenario> prepare_point(const Scenario& scenario, SweepP
 
 // Fills the point's report from its finished simulation; invalid-at-this-size errors the
 // simulation raised, and a simulation past its wall-clock limit, skip the point (a
-// deadlock, also a Timeout, is an error). Returns the evaluation when it was simulated.
-std::optional<Evaluation> finish_point(SweepPoint& point, const PreparedScenario& prepared,
-                                       sim::SimulationProcess& process) {
+// deadlock, also a Timeout, is an error). Returns whether it was simulated.
+bool finish_point(SweepPoint& point, const PreparedScenario& prepared,
+                  sim::SimulationProcess& process) {
   try {
-    Evaluation evaluation = report_evaluation(prepared, process.result());
-    point.report = evaluation.report;
-    return evaluation;
+    point.report = report_evaluation(prepared, process.result()).report;
+    return true;
   } catch (const sim::DeadlockError&) {
     throw;
   } catch (const Timeout& e) {
@@ -58,7 +57,7 @@ std::optional<Evaluation> finish_point(SweepPoint& point, const PreparedScenario
   } catch (const Unsupported& e) {
     point.skip_reason = e.what();
   }
-  return std::nullopt;
+  return false;
 }
 
 // One point being simulated.
@@ -125,8 +124,8 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   std::exception_ptr error;
   size_t next = 0;
   auto record = [&](size_t i, bool simulated) {
-    if (simulated && (!run.best || better_point(run.points[i], i, run.points[*run.best],
-                                                *run.best, options.max_time_s)))
+    if (simulated && (!run.best || better_point(run.points[i], i, run.points[*run.best], *run.best,
+                                                options.max_time_s)))
       run.best = i;
     progress.advance();
   };
@@ -169,8 +168,7 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
         continue;
       }
       try {
-        record(it->index,
-               finish_point(run.points[it->index], *it->prepared, *it->process).has_value());
+        record(it->index, finish_point(run.points[it->index], *it->prepared, *it->process));
       } catch (...) {
         fail(it->index);
       }
@@ -193,15 +191,15 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   // the sweep's memory at one timeline instead of one per point in flight. Simulations are
   // deterministic, so its report is the one already kept.
   if (run.best) {
-    SweepPoint again = run.points[*run.best];
+    const SweepPoint& best = run.points[*run.best];
     EvaluationOptions with_timeline = options.evaluation;
     with_timeline.record_timeline = true;
-    if (auto prepared = prepare_point(scenario, again, with_timeline)) {
-      sim::SimulationProcess process(prepared->workload.program, prepared->scenario.cluster,
-                                     prepared->sim_options);
-      while (!process.finished()) sim::wait_for_any({&process}, -1);
-      if (auto evaluation = finish_point(again, *prepared, process))
-        run.best_result = std::move(evaluation->result);
+    try {
+      run.best_result =
+          evaluate_scenario(with_cluster_size(scenario, best.nodes, best.mesh), with_timeline)
+              .result;
+    } catch (const Timeout&) {
+      // Past --time-limit this time: the answer stands; its trace stays empty.
     }
   }
   run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
