@@ -14,7 +14,8 @@ std::unique_ptr<strategies::CostModel> make_any_cost_model(
         "the simulated cost model needs the cluster the mesh runs on (give a cluster file, "
         "e.g. --cluster clusters/dgx-h100.yaml)",
         "--cluster");
-  return std::make_unique<SimulatedCostModel>(*options.cluster, options.rerank_count);
+  return std::make_unique<SimulatedCostModel>(*options.cluster, options.rerank_count,
+                                              options.fuse);
 }
 
 }  // namespace symmesh::sim

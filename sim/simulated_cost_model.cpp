@@ -38,10 +38,14 @@ std::vector<int> cheapest(const std::vector<Candidate>& candidates, int k) {
 
 namespace {
 
-// One candidate's plan lowered alone into a Program (timing only, no timeline).
+// One candidate's plan lowered alone into a Program (timing only, no timeline), run as
+// `implementation` with `chunks`.
 Program candidate_program(const strategies::OpProblem& problem,
-                          const strategies::CostModel& pricing, int candidate_index) {
-  const strategies::Plan plan = strategies::build_plan_for(problem, pricing, candidate_index);
+                          const strategies::CostModel& pricing, int candidate_index,
+                          strategies::Implementation implementation, int chunks) {
+  strategies::Plan plan = strategies::build_plan_for(problem, pricing, candidate_index);
+  plan.candidates[plan.chosen].implementation = implementation;
+  plan.candidates[plan.chosen].chunks = chunks;
   Program program(problem.mesh.size());
   strategies::LoweringOptions lowering;
   lowering.name = "candidate " + std::to_string(candidate_index);
@@ -60,12 +64,15 @@ SimOptions timing_only() {
 double simulate_candidate_us(const strategies::OpProblem& problem,
                              const strategies::CostModel& pricing, const ClusterSpec& cluster,
                              int candidate_index) {
-  const Program program = candidate_program(problem, pricing, candidate_index);
+  const Candidate& c =
+      strategies::build_plan_for(problem, pricing, candidate_index).chosen_candidate();
+  const Program program =
+      candidate_program(problem, pricing, candidate_index, c.implementation, c.chunks);
   return run_simulation(program, cluster, timing_only()).makespan_s * 1e6;
 }
 
-SimulatedCostModel::SimulatedCostModel(ClusterSpec cluster, int rerank_count)
-    : analytic_(std::move(cluster)), rerank_count_(rerank_count) {
+SimulatedCostModel::SimulatedCostModel(ClusterSpec cluster, int rerank_count, bool fuse)
+    : analytic_(std::move(cluster), fuse), rerank_count_(rerank_count), fuse_(fuse) {
   if (rerank_count_ < 1)
     throw InvalidArgument(
         "must simulate at least 1 candidate, got " + std::to_string(rerank_count_), "--rerank");
@@ -76,16 +83,33 @@ void SimulatedCostModel::price(const strategies::OpProblem& problem,
   analytic_.price(problem, candidates);
   const std::vector<int> chosen = cheapest(candidates, rerank_count_);
 
-  // One simulation per candidate, each in its own forked process, at most one per core at
+  // Every such candidate is simulated unfused and, where it can be, fused (at analytic's
+  // chunk count): the simulator sees the overlap and decides.
+  struct Variant {
+    int row;
+    strategies::Implementation implementation;
+    int chunks;
+  };
+  std::vector<Variant> variants;
+  for (int c : chosen) {
+    variants.push_back({c, strategies::Implementation::unfused, 1});
+    if (fuse_ && std::isfinite(candidates[c].fused_cost_us))
+      variants.push_back(
+          {c, strategies::Implementation::fused_allgather_mm, candidates[c].fused_chunks});
+  }
+
+  // One simulation per variant, each in its own forked process, at most one per core at
   // a time, all started and collected from this thread (see sim/forked_run.hpp).
   std::vector<Program> programs;
-  for (int c : chosen) programs.push_back(candidate_program(problem, analytic_, candidates[c].index));
-  std::vector<double> simulated(chosen.size(), kInfiniteCost);
+  for (const Variant& v : variants)
+    programs.push_back(
+        candidate_program(problem, analytic_, candidates[v.row].index, v.implementation, v.chunks));
+  std::vector<double> simulated(variants.size(), kInfiniteCost);
   const size_t at_once = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::pair<size_t, std::unique_ptr<SimulationProcess>>> running;
   size_t next = 0;
-  while (next < chosen.size() || !running.empty()) {
-    while (next < chosen.size() && running.size() < at_once) {
+  while (next < variants.size() || !running.empty()) {
+    while (next < variants.size() && running.size() < at_once) {
       running.emplace_back(next, std::make_unique<SimulationProcess>(
                                      programs[next], analytic_.cluster(), timing_only()));
       ++next;
@@ -103,9 +127,23 @@ void SimulatedCostModel::price(const strategies::OpProblem& problem,
   }
 
   std::vector<bool> simulated_row(candidates.size(), false);
-  for (size_t j = 0; j < chosen.size(); ++j) {
-    candidates[chosen[j]].cost_us = simulated[j];
-    simulated_row[chosen[j]] = true;
+  for (const int c : chosen) {
+    candidates[c].cost_us = kInfiniteCost;
+    candidates[c].implementation = strategies::Implementation::unfused;
+    candidates[c].chunks = 1;
+    simulated_row[c] = true;
+  }
+  for (size_t j = 0; j < variants.size(); ++j) {
+    Candidate& c = candidates[variants[j].row];
+    if (variants[j].implementation == strategies::Implementation::unfused)
+      c.unfused_cost_us = simulated[j];
+    else
+      c.fused_cost_us = simulated[j];
+    if (simulated[j] < c.cost_us) {
+      c.cost_us = simulated[j];
+      c.implementation = variants[j].implementation;
+      c.chunks = variants[j].chunks;
+    }
   }
   for (size_t i = 0; i < candidates.size(); ++i)
     if (candidates[i].kept() && !simulated_row[i]) candidates[i].cost_us = kInfiniteCost;

@@ -26,7 +26,8 @@ namespace symmesh::sim {
 class SimulatedCostModel final : public strategies::CostModel,
                                  public strategies::CandidateExplainer {
  public:
-  SimulatedCostModel(ClusterSpec cluster, int rerank_count);
+  // fuse = false: candidates are simulated unfused only (`--no-fuse`).
+  SimulatedCostModel(ClusterSpec cluster, int rerank_count, bool fuse = true);
 
   std::string name() const override { return "simulated"; }
   void price(const strategies::OpProblem& problem,
@@ -43,6 +44,7 @@ class SimulatedCostModel final : public strategies::CostModel,
  private:
   strategies::AnalyticCostModel analytic_;
   int rerank_count_;
+  bool fuse_ = true;
 };
 
 // The simulated time of one candidate alone (its plan lowered and run), in µs.

@@ -2,12 +2,17 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "core/errors.hpp"
 #include "core/roofline.hpp"
 #include "strategies/analytic_features.hpp"
+#include "strategies/collective_matmul.hpp"
+#include "strategies/fusion_pricing.hpp"
 
 namespace symmesh::strategies {
 namespace {
@@ -93,6 +98,76 @@ MatmulWork local_matmul(const OpProblem& problem, const Shape& a, const Shape& b
   return w;
 }
 
+// The fused all-gather + mm price of every feasible row whose a can be fused (inf
+// elsewhere). Worked out once per distinct (a target, b target, bias target): the pipeline
+// replay is a few hundred steps.
+void price_fusion(const OpProblem& problem, const std::vector<Candidate>& candidates,
+                  const std::vector<InputTable>& tables, const AnalyticTopology& topo,
+                  const GpuSpec& gpu, const AnalyticCostModel& model, AnalyticPricing& out) {
+  const int rows = static_cast<int>(out.rows.size());
+  out.fused_us.assign(rows, kInfiniteCost);
+  out.fused_chunks.assign(rows, 1);
+  const int lhs = problem.lhs_index(), rhs = problem.rhs_index();
+  const int64_t e = element_size_bytes(problem.dtype());
+  struct LhsSite {
+    bool checked = false;
+    std::optional<AllGatherFusion> site;
+    double gather_step_us = 0;  // the fused step's unfused price (ring + its copies)
+  };
+  std::vector<LhsSite> sites(tables[lhs].entries.size());
+  std::map<std::array<int, 3>, FusedChoice> priced;
+  for (int n = 0; n < rows; ++n) {
+    if (!out.feasible[n]) continue;
+    const int a_entry = tables[lhs].entry_of_row[n];
+    LhsSite& site = sites[a_entry];
+    const Placements& a_target = candidates[out.rows[n]].input_placements[lhs];
+    if (!site.checked) {
+      site.checked = true;
+      site.site = allgather_fusion(problem, a_target);
+      if (site.site)
+        site.gather_step_us =
+            model
+                .step_costs_us(problem.inputs[lhs],
+                               plan_transitions(problem.inputs[lhs].placements, a_target),
+                               problem.mesh)
+                .back();
+    }
+    if (!site.site) continue;
+    const int b_entry = tables[rhs].entry_of_row[n];
+    const int bias_entry = has_bias(problem.op) ? tables[0].entry_of_row[n] : -1;
+    const auto key = std::array<int, 3>{a_entry, b_entry, bias_entry};
+    auto it = priced.find(key);
+    if (it == priced.end()) {
+      const InputFeatures& a = tables[lhs].entries[a_entry];
+      const InputFeatures& b = tables[rhs].entries[b_entry];
+      const int64_t bias_bytes = bias_entry >= 0 ? tables[0].entries[bias_entry].local_bytes : 0;
+      const MatmulWork whole = local_matmul(problem, a.local_shape, b.local_shape, bias_bytes);
+      const bool batch_leading = a.local_shape.size() == 3;
+      const int64_t gathered = a.local_shape[0];
+      const int p = site.site->group_size;
+      const MeshDimLinks& links = topo.dims[site.site->mesh_dim];
+      FusedGatherTiming timing;
+      timing.group_size = p;
+      timing.shard_rows = chunk_of(gathered, p, 0).size;
+      timing.put_latency_s = links.ring_latency_s;
+      timing.s_per_row = static_cast<double>(a.local_bytes) / std::max<int64_t>(gathered, 1) *
+                         links.ring_s_per_byte;
+      timing.matmul_s = [&gpu, whole, batch_leading, e](int64_t piece_rows) {
+        MatmulWork w = whole;
+        (batch_leading ? w.batch : w.m) = piece_rows;
+        // The piece reads its share of a bias that varies along the leading dim.
+        w.bias.size_bytes = std::min(w.bias.size_bytes, w.batch * w.m * w.n * e);
+        return roofline::matmul_duration_s(gpu, w);
+      };
+      const FusedChoice best = best_fused_allgather_matmul(
+          timing, fusion_chunk_choices(chunk_of(gathered, p, p - 1).size));
+      it = priced.emplace(key, best).first;
+    }
+    out.fused_us[n] = out.comm_total_us(n) - site.gather_step_us + it->second.time_s * 1e6;
+    out.fused_chunks[n] = it->second.chunks;
+  }
+}
+
 }  // namespace
 
 std::string gib_text(double bytes) {
@@ -110,7 +185,8 @@ double AnalyticPricing::comm_total_us(int row) const {
   return total;
 }
 
-AnalyticCostModel::AnalyticCostModel(ClusterSpec cluster) : cluster_(std::move(cluster)) {
+AnalyticCostModel::AnalyticCostModel(ClusterSpec cluster, bool fuse)
+    : cluster_(std::move(cluster)), fuse_(fuse) {
   cluster_.validate();
 }
 
@@ -214,6 +290,7 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
       out.infeasible[n] = memory_reason(memory(n));
     }
   }
+  price_fusion(problem, candidates, tables, *topo, cluster_.gpu, *this, out);
   return out;
 }
 
@@ -226,10 +303,20 @@ void AnalyticCostModel::price(const OpProblem& problem, std::vector<Candidate>& 
     const double* comm = a.comm_us.data() + n * a.inputs;
     c.input_cost_us.assign(comm, comm + a.inputs);
     c.compute_us = a.compute_us[n];
-    c.cost_us = kInfiniteCost;
+    c.cost_us = c.unfused_cost_us = c.fused_cost_us = kInfiniteCost;
+    c.implementation = Implementation::unfused;
+    c.chunks = c.fused_chunks = 1;
     if (a.feasible[n]) {
-      c.cost_us = c.compute_us;
-      for (double x : c.input_cost_us) c.cost_us += x;
+      c.unfused_cost_us = c.compute_us;
+      for (double x : c.input_cost_us) c.unfused_cost_us += x;
+      c.fused_cost_us = a.fused_us[n];
+      c.fused_chunks = a.fused_chunks[n];
+      c.cost_us = c.unfused_cost_us;
+      if (fuse_ && c.fused_cost_us < c.unfused_cost_us) {
+        c.cost_us = c.fused_cost_us;
+        c.implementation = Implementation::fused_allgather_mm;
+        c.chunks = a.fused_chunks[n];
+      }
       any_feasible = true;
     } else if (a.memory_bytes[n] > 0 &&
                (smallest < 0 || a.memory_bytes[n] < a.memory_bytes[smallest])) {

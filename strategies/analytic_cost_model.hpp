@@ -26,6 +26,13 @@
 // Features of an input depend only on its target placements, so each distinct target is
 // analysed once.
 //
+// Fusion: a candidate whose a ends with an all-gather of its leading dim
+// (strategies/collective_matmul.hpp) is also priced as the overlapped all-gather + mm —
+// its other communication, plus the replayed pipeline of strategies/fusion_pricing.hpp
+// at the best chunk count, in place of that all-gather step and the matmul — and runs
+// fused when that is cheaper (unless the model was built with fuse = false). The memory
+// is the same: the shards land in the all-gather's buffer either way.
+//
 // Selection (strategies/selection.hpp, unchanged): DTensor's rules, which for this model
 // reduce to "the cheapest, ties to the lowest index" — every candidate costs at least one
 // kernel launch, so no cost is 0 — except that a lone kept candidate is taken as it is.
@@ -52,13 +59,16 @@ struct AnalyticPricing {
   std::vector<double> memory_bytes;     // [row]: per rank, rank 0
   std::vector<char> feasible;           // [row]: fits and can run
   std::vector<std::string> infeasible;  // [row]: why not (with_reasons; memory: always)
+  std::vector<double> fused_us;         // [row]: fused all-gather + mm total; inf: cannot fuse
+  std::vector<int> fused_chunks;        // [row]: the chunk count of that price
   double comm_total_us(int row) const;
 };
 
 class AnalyticCostModel final : public CostModel, public CandidateExplainer {
  public:
   // The cluster is validated here (throws InvalidArgument naming the field).
-  explicit AnalyticCostModel(ClusterSpec cluster);
+  // fuse = false: never fuse (`--no-fuse`); fused prices are still worked out for --explain.
+  explicit AnalyticCostModel(ClusterSpec cluster, bool fuse = true);
 
   std::string name() const override { return "analytic"; }
   void price(const OpProblem& problem, std::vector<Candidate>& candidates) const override;
@@ -82,6 +92,7 @@ class AnalyticCostModel final : public CostModel, public CandidateExplainer {
   std::shared_ptr<const AnalyticTopology> topology(const DeviceMesh& mesh) const;
 
   ClusterSpec cluster_;
+  bool fuse_ = true;
   mutable std::mutex topology_mutex_;
   mutable std::map<std::vector<int>, std::shared_ptr<const AnalyticTopology>> topologies_;
 };

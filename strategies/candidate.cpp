@@ -7,6 +7,18 @@
 
 namespace symmesh::strategies {
 
+std::string to_string(Implementation implementation) {
+  switch (implementation) {
+    case Implementation::unfused:
+      return "unfused";
+    case Implementation::fused_allgather_mm:
+      return "fused-allgather-mm";
+    case Implementation::fused_mm_reducescatter:
+      return "fused-mm-reducescatter";
+  }
+  return "unfused";
+}
+
 bool is_shardable(const Shape& shape, const Placements& placements, const DeviceMesh& mesh) {
   // Called for every input of every candidate: no heap allocation for ranks up to 8.
   constexpr size_t kInline = 8;

@@ -13,6 +13,15 @@ namespace symmesh::strategies {
 
 constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
 
+// How the strategy's communication and local matmul are run (strategies/collective_matmul.hpp):
+//   unfused                the redistributions, then the local matmul (DTensor's way);
+//   fused_allgather_mm     a's last all-gather passed around its ring in chunks with
+//                          put_signal while every rank multiplies the chunks it already has;
+//   fused_mm_reducescatter partial products sent with put_signal while the next is computed
+//                          (not produced yet: the workload has no output redistribution).
+enum class Implementation { unfused, fused_allgather_mm, fused_mm_reducescatter };
+std::string to_string(Implementation implementation);
+
 struct Candidate {
   int index = 0;                       // position in DTensor's enumeration
   std::vector<int> rule_per_mesh_dim;  // which single-dim rule each mesh dim uses
@@ -23,6 +32,14 @@ struct Candidate {
   std::vector<double> input_cost_us;  // per input, redistribution cost
   double compute_us = 0;              // local compute (models that price it)
   double cost_us = kInfiniteCost;     // what selection minimises
+  // Filled by models that fuse (analytic, simulated): the implementation priced into
+  // cost_us, its chunks per shard (1 when unfused), and both prices for `plan --explain`
+  // (fused_cost_us is infinite when the candidate cannot be fused).
+  Implementation implementation = Implementation::unfused;
+  int chunks = 1;
+  double unfused_cost_us = kInfiniteCost;
+  double fused_cost_us = kInfiniteCost;
+  int fused_chunks = 1;  // the chunk count of fused_cost_us
 
   bool kept() const { return filtered.empty(); }
 };

@@ -61,7 +61,10 @@ struct CostModelOptions {
   int devices_per_host = 8;  // dtensor: which mesh dims cross hosts
   // analytic, simulated: the cluster the mesh is laid on (mesh rank r = GPU r, node-major).
   std::optional<ClusterSpec> cluster;
-  int rerank_count = 4;  // simulated: how many of analytic's cheapest candidates to simulate
+  int rerank_count = 4;
+  // analytic, simulated: price (and run) overlapped collective matmuls where they win;
+  // false is `--no-fuse`. dtensor never fuses (DTensor has no such implementation).
+  bool fuse = true;  // simulated: how many of analytic's cheapest candidates to simulate
   // Throws InvalidArgument naming the option (--gpus-per-host, --rerank, cluster.*).
   void validate() const;
 };

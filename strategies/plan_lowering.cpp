@@ -2,9 +2,11 @@
 
 #include <array>
 #include <map>
+#include <optional>
 
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
+#include "strategies/collective_matmul.hpp"
 
 namespace symmesh::strategies {
 namespace {
@@ -61,6 +63,10 @@ class Lowerer {
   void all_to_all(TensorState& state, const TensorSpec& after, const std::vector<int>& group,
                   GroupId gid, int from_dim, int to_dim);
   LocalTensor local_chunk(const TensorState& state, const TensorSpec& after, int mesh_rank, int t);
+  MatmulWork local_matmul(int mesh_rank, const std::vector<TensorState>& inputs,
+                          const LocalTensor& out) const;
+  void fused_allgather_matmul(const AllGatherFusion& fusion, const std::vector<TensorState>& inputs,
+                              const std::vector<LocalTensor>& outputs);
 
   const Plan& plan_;
   const DeviceMesh& mesh_;
@@ -320,6 +326,70 @@ void Lowerer::apply_step(TensorState& state, const RedistributionStep& step) {
   state.spec = after;
 }
 
+MatmulWork Lowerer::local_matmul(int mesh_rank, const std::vector<TensorState>& inputs,
+                                 const LocalTensor& out) const {
+  const OpProblem& problem = plan_.problem;
+  const LocalCompute& lc = plan_.local_compute[mesh_rank];
+  MatmulWork work;
+  work.batch = lc.batch;
+  work.m = lc.m;
+  work.n = lc.n;
+  work.k = lc.k;
+  work.dtype = dtype_;
+  work.a = inputs[problem.lhs_index()].local[mesh_rank].ref;
+  work.b = inputs[problem.rhs_index()].local[mesh_rank].ref;
+  work.c = out.ref;
+  if (has_bias(problem.op)) {
+    // Right-aligned broadcast: a bias dim of size 1 (or missing) has stride 0.
+    const LocalTensor& b = inputs[0].local[mesh_rank];
+    const Dims3 bs = as3(b.shape, 1);
+    work.bias = b.ref;
+    work.bias_col_stride = bs[2] == 1 ? 0 : 1;
+    work.bias_row_stride = bs[1] == 1 ? 0 : bs[2];
+    work.bias_batch_stride = bs[0] == 1 ? 0 : bs[1] * bs[2];
+  }
+  return work;
+}
+
+// a's last all-gather and the matmul, overlapped on every group of the gather's mesh dim:
+// each rank starts from its own shard of a (the all-gather's input) and writes every row
+// block of its output (strategies/collective_matmul.hpp).
+void Lowerer::fused_allgather_matmul(const AllGatherFusion& fusion,
+                                     const std::vector<TensorState>& inputs,
+                                     const std::vector<LocalTensor>& outputs) {
+  const int lhs = plan_.problem.lhs_index();
+  const auto groups = mesh_.groups(fusion.mesh_dim);
+  for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+    GatherMatmulSpec spec;
+    spec.group = group_of(fusion.mesh_dim, g);
+    spec.leading_is_batch = plan_.problem.op == OpKind::bmm || plan_.problem.op == OpKind::baddbmm;
+    spec.chunks = plan_.chosen_candidate().chunks;
+    spec.name = options_.name;
+    for (int r : groups[g]) {
+      const LocalTensor& shard = inputs[lhs].local[r];
+      Shape a_row = shard.shape, c_row = outputs[r].shape;
+      a_row[0] = c_row[0] = 1;
+      spec.shard_rows.push_back(shard.shape[0]);
+      spec.a_row_bytes = bytes_of(a_row);
+      GatherMatmulMember m;
+      m.c_row_bytes = bytes_of(c_row);
+      if (spec.leading_is_batch) {
+        Shape b_row = inputs[plan_.problem.rhs_index()].local[r].shape;
+        b_row[0] = 1;
+        m.b_row_bytes = bytes_of(b_row);
+      }
+      m.rank = world(r);
+      m.compute_stream = stream(r);
+      m.comm_stream = program_.stream(world(r), options_.stream + "-comm");
+      m.a_shard = shard.ref;
+      m.c = outputs[r].ref;
+      m.work = local_matmul(r, inputs, outputs[r]);
+      spec.members.push_back(m);
+    }
+    overlapped_allgather_matmul(program_, spec);
+  }
+}
+
 LoweredPlan Lowerer::run() {
   const OpProblem& problem = plan_.problem;
   if (options_.first_rank < 0 || options_.first_rank + mesh_.size() > program_.world_size())
@@ -330,44 +400,43 @@ LoweredPlan Lowerer::run() {
   if (data_ && options_.global_inputs.size() != problem.inputs.size())
     throw InvalidArgument("need the bytes of every input", "plan lowering");
 
+  const Candidate& chosen = plan_.chosen_candidate();
+  std::optional<AllGatherFusion> fusion;
+  if (chosen.implementation == Implementation::fused_allgather_mm) {
+    fusion = allgather_fusion(problem, chosen.input_placements[problem.lhs_index()]);
+    if (!fusion)
+      throw InvalidArgument("candidate #" + std::to_string(chosen.index) +
+                                " has no all-gather of a's leading dim to fuse",
+                            "plan lowering");
+  } else if (chosen.implementation != Implementation::unfused) {
+    throw Unsupported(to_string(chosen.implementation) + " cannot be lowered", "plan lowering");
+  }
+
   std::vector<TensorState> inputs;
   for (size_t i = 0; i < problem.inputs.size(); ++i)
     inputs.push_back(initial_state(static_cast<int>(i)));
-  for (const auto& r : plan_.redistributions)
-    for (const auto& step : r.redistribution.steps) apply_step(inputs[r.input], step);
+  for (const auto& r : plan_.redistributions) {
+    size_t steps = r.redistribution.steps.size();
+    if (fusion && r.input == problem.lhs_index()) --steps;  // its last all-gather is fused
+    for (size_t s = 0; s < steps; ++s) apply_step(inputs[r.input], r.redistribution.steps[s]);
+  }
 
-  const Candidate& chosen = plan_.chosen_candidate();
   LoweredPlan lowered;
   lowered.output_placements = chosen.output_placements;
   lowered.output_shape = problem.output_shape();
   const TensorSpec out_spec{lowered.output_shape, dtype_, chosen.output_placements};
-  const bool bias = has_bias(problem.op);
-  for (int r = 0; r < mesh_.size(); ++r) {
-    const LocalCompute& lc = plan_.local_compute[r];
-    const Shape out_shape = local_view(out_spec, mesh_, r).shape;
-    LocalTensor out = new_local(r, out_shape);
-    MatmulWork work;
-    work.batch = lc.batch;
-    work.m = lc.m;
-    work.n = lc.n;
-    work.k = lc.k;
-    work.dtype = dtype_;
-    work.a = inputs[problem.lhs_index()].local[r].ref;
-    work.b = inputs[problem.rhs_index()].local[r].ref;
-    work.c = out.ref;
-    if (bias) {
-      // Right-aligned broadcast: a bias dim of size 1 (or missing) has stride 0.
-      const LocalTensor& b = inputs[0].local[r];
-      const Dims3 bs = as3(b.shape, 1);
-      work.bias = b.ref;
-      work.bias_col_stride = bs[2] == 1 ? 0 : 1;
-      work.bias_row_stride = bs[1] == 1 ? 0 : bs[2];
-      work.bias_batch_stride = bs[0] == 1 ? 0 : bs[1] * bs[2];
-    }
-    program_.matmul(world(r), stream(r), work, label("compute", to_string(problem.op)));
-    if (data_) program_.request_output(options_.name, world(r), out.ref);
-    lowered.outputs.push_back(out);
+  for (int r = 0; r < mesh_.size(); ++r)
+    lowered.outputs.push_back(new_local(r, local_view(out_spec, mesh_, r).shape));
+  if (fusion) {
+    fused_allgather_matmul(*fusion, inputs, lowered.outputs);
+  } else {
+    for (int r = 0; r < mesh_.size(); ++r)
+      program_.matmul(world(r), stream(r), local_matmul(r, inputs, lowered.outputs[r]),
+                      label("compute", to_string(problem.op)));
   }
+  if (data_)
+    for (int r = 0; r < mesh_.size(); ++r)
+      program_.request_output(options_.name, world(r), lowered.outputs[r].ref);
   return lowered;
 }
 

@@ -2,7 +2,9 @@
 // (uneven shapes, Partial inputs), the lowered program — run by an independent interpreter
 // — must produce the unsharded product. This exercises every redistribution (all-gather
 // along leading and inner dims, reduce-scatter, all-reduce, all-to-all, local chunk and
-// partial) and the local matmul with its bias.
+// partial) and the local matmul with its bias. Every candidate whose a ends in an
+// all-gather of its leading dim is also lowered as the overlapped all-gather + mm
+// (strategies/collective_matmul.hpp) with 1, 2 and 3 chunks per shard: same result.
 #include "strategies/plan_lowering.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 #include <cstring>
 #include <random>
 
+#include "strategies/collective_matmul.hpp"
 #include "strategies/cost_model.hpp"
 #include "tests/strategies/program_interpreter.hpp"
 
@@ -122,7 +125,28 @@ struct LoweringCase {
   std::vector<std::string> placements;  // current placements per input
 };
 
-void check_every_candidate(const LoweringCase& c) {
+// Lowers `plan` (as its chosen candidate's implementation says), runs it and returns the
+// error against the unsharded result and every rank's output piece.
+struct LoweredRun {
+  double error = 0;
+  std::vector<std::vector<double>> pieces;
+};
+
+LoweredRun run_lowered(const OpProblem& p, const Plan& plan, const LoweringOptions& options,
+                       const std::vector<double>& expected) {
+  Program program(p.mesh.size());
+  const LoweredPlan lowered = lower_plan(plan, program, options);
+  testing::ProgramInterpreter run(program);
+  run.run();
+  LoweredRun out;
+  out.error = max_error_vs_reference(p, lowered, run, expected);
+  for (int r = 0; r < p.mesh.size(); ++r)
+    out.pieces.push_back(run.read<double>(r, lowered.outputs[r].ref));
+  return out;
+}
+
+// Returns how many candidates were also checked fused.
+int check_every_candidate(const LoweringCase& c) {
   OpProblem p;
   p.op = c.op;
   p.mesh = DeviceMesh(c.mesh);
@@ -139,21 +163,42 @@ void check_every_candidate(const LoweringCase& c) {
   const auto expected = reference(p, values);
   const auto model = make_cost_model("dtensor", {});
   const Plan selected = build_plan(p, *model);
-  int checked = 0;
+  int checked = 0, fused = 0;
   for (const auto& cand : selected.candidates) {
     if (!cand.kept() || std::isinf(cand.cost_us)) continue;
-    const Plan plan = build_plan_for(p, *model, cand.index);
-    Program program(p.mesh.size());
-    const LoweredPlan lowered = lower_plan(plan, program, options);
-    testing::ProgramInterpreter run(program);
-    run.run();
-    const double err = max_error_vs_reference(p, lowered, run, expected);
-    EXPECT_LT(err, 1e-12) << "candidate #" << cand.index << " out "
-                          << to_string(cand.output_placements) << " from current "
-                          << c.placements[0] << " / " << c.placements[1];
+    Plan plan = build_plan_for(p, *model, cand.index);
+    const LoweredRun unfused = run_lowered(p, plan, options, expected);
+    EXPECT_LT(unfused.error, 1e-12)
+        << "candidate #" << cand.index << " out " << to_string(cand.output_placements)
+        << " from current " << c.placements[0] << " / " << c.placements[1];
     ++checked;
+    if (!allgather_fusion(p, cand.input_placements[p.lhs_index()])) continue;
+    for (int chunks : {1, 2, 3}) {
+      plan.candidates[plan.chosen].implementation = Implementation::fused_allgather_mm;
+      plan.candidates[plan.chosen].chunks = chunks;
+      SCOPED_TRACE("fused candidate " + to_string(cand.input_placements[0]) + " x " +
+                   to_string(cand.input_placements[1]) + " from " + c.placements[0] + " x " +
+                   c.placements[1] + ", " + std::to_string(chunks) + " chunks");
+      LoweredRun run;
+      try {
+        run = run_lowered(p, plan, options, expected);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        continue;
+      }
+      EXPECT_LT(run.error, 1e-12) << "fused, " << chunks << " chunks, candidate #" << cand.index;
+      // Fused and unfused multiply the same rows by the same columns in the same order.
+      double diff = 0;
+      for (size_t r = 0; r < run.pieces.size(); ++r)
+        for (size_t i = 0; i < run.pieces[r].size(); ++i)
+          diff = std::max(diff, std::abs(run.pieces[r][i] - unfused.pieces[r][i]));
+      EXPECT_EQ(diff, 0.0) << "fused vs unfused, " << chunks << " chunks, candidate #"
+                           << cand.index;
+    }
+    ++fused;
   }
   EXPECT_GT(checked, 1);
+  return fused;
 }
 
 TEST(PlanLowering, MmEveryCandidateOn1DMeshUnevenShapes) {
@@ -173,6 +218,25 @@ TEST(PlanLowering, MmEveryCandidateOn2DMeshes) {
 TEST(PlanLowering, BmmEveryCandidate) {
   check_every_candidate({OpKind::bmm, {3}, {{4, 5, 3}, {4, 3, 7}}, {"S(0)", "S(2)"}});
   check_every_candidate({OpKind::bmm, {2, 2}, {{3, 5, 4}, {3, 4, 5}}, {"S(2),S(0)", "S(1),R"}});
+}
+
+TEST(PlanLowering, FusedAllGatherMatmulOnEveryMeshAndOp) {
+  // a gathered along rows: 7 rows over 3 ranks are shards of 3, 3, 1 (uneven).
+  EXPECT_GT(check_every_candidate({OpKind::mm, {3}, {{7, 5}, {5, 6}}, {"S(0)", "S(1)"}}), 0);
+  // 2-D meshes: the gather on either mesh dim, the other dim sharding k or n.
+  EXPECT_GT(check_every_candidate({OpKind::mm, {2, 3}, {{7, 6}, {6, 5}}, {"S(0),S(1)", "R,S(0)"}}),
+            0);
+  EXPECT_GT(check_every_candidate({OpKind::mm, {2, 2}, {{5, 6}, {6, 4}}, {"S(1),S(0)", "S(0),R"}}),
+            0);
+  // bmm: the batch is a's leading dim (5 batches over 2 ranks: 3 and 2).
+  EXPECT_GT(check_every_candidate({OpKind::bmm, {2}, {{5, 3, 4}, {5, 4, 2}}, {"S(0)", "R"}}), 0);
+  // Bias along the gathered rows (a full [m, n] bias) and broadcast ones.
+  EXPECT_GT(
+      check_every_candidate({OpKind::addmm, {3}, {{7, 4}, {7, 5}, {5, 4}}, {"R", "S(0)", "S(1)"}}),
+      0);
+  EXPECT_GT(check_every_candidate(
+                {OpKind::baddbmm, {2}, {{3, 1, 4}, {3, 2, 5}, {3, 5, 4}}, {"S(0)", "S(0)", "R"}}),
+            0);
 }
 
 TEST(PlanLowering, AddmmAndBaddbmmWithBroadcastBias) {
