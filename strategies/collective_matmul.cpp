@@ -45,7 +45,7 @@ struct Piece {
   int64_t rows = 0;
 };
 
-std::string step_text(int step, int steps, int piece, int pieces) {
+std::string step_text(int step, int steps, size_t piece, size_t pieces) {
   std::string out =
       "fused all_gather+mm step " + std::to_string(step + 1) + "/" + std::to_string(steps);
   if (pieces > 1) out += " chunk " + std::to_string(piece + 1) + "/" + std::to_string(pieces);
@@ -105,39 +105,40 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
     // The comm stream starts when everything before (the shard itself) is in place.
     const EventId ready = program.record_event(m.rank, m.compute_stream, label("sync", "ready"));
     program.wait_event(m.rank, m.comm_stream, ready, label("sync", "ready"));
+    // Round s puts a piece on (own shard first, then the one that arrived in round s-1)
+    // and then waits for the matching piece from the left, piece by piece: a piece's
+    // wait follows its own put only, so every piece can be multiplied as soon as it lands.
     const std::vector<Piece> own = pieces_of(i);
-    const int pieces_own = static_cast<int>(own.size());
-    if (p > 1)
-      for (int q = 0; q < pieces_own; ++q)
-        program.put_signal(
-            m.rank, m.comm_stream,
-            m.a_shard.slice(own[q].offset * spec.a_row_bytes, own[q].rows * spec.a_row_bytes),
-            slots, i * slot_bytes + own[q].offset * spec.a_row_bytes, right,
-            label("comm", step_text(0, p - 1, q, pieces_own)));
-    for (int q = 0; q < pieces_own; ++q)
+    for (size_t q = 0; q < own.size(); ++q)
       multiply(own[q],
                m.a_shard.slice(own[q].offset * spec.a_row_bytes, own[q].rows * spec.a_row_bytes),
-               "mm own shard" + (pieces_own > 1 ? " chunk " + std::to_string(q + 1) : ""));
-    // Step s brings shard i-1-s from the left; all but the last are forwarded right.
+               "mm own shard" + (own.size() > 1 ? " chunk " + std::to_string(q + 1) : ""));
+    // Uneven shards have different piece counts (an empty shard none): round s sends the
+    // pieces of one shard and receives those of the next, so the two counts may differ.
+    std::vector<Piece> sending = own;
     for (int s = 0; s < p - 1; ++s) {
       const std::vector<Piece> arriving = pieces_of(wrap(i - 1 - s));
-      const int n = static_cast<int>(arriving.size());
-      std::vector<EventId> landed;
-      for (int q = 0; q < n; ++q) {
-        const std::string detail = step_text(s, p - 1, q, n);
+      const size_t rounds = std::max(sending.size(), arriving.size());
+      for (size_t q = 0; q < rounds; ++q) {
+        if (q < sending.size()) {
+          const Piece& out = sending[q];
+          const BufferRef src =
+              s == 0 ? m.a_shard.slice(out.offset * spec.a_row_bytes, out.rows * spec.a_row_bytes)
+                     : slot_piece(out);
+          program.put_signal(m.rank, m.comm_stream, src, slots,
+                             out.shard * slot_bytes + out.offset * spec.a_row_bytes, right,
+                             label("comm", step_text(s, p - 1, q, sending.size())));
+        }
+        if (q >= arriving.size()) continue;
+        const std::string detail = step_text(s, p - 1, q, arriving.size());
         program.wait_signal(m.rank, m.comm_stream, slots, left, label("comm", detail));
-        landed.push_back(program.record_event(m.rank, m.comm_stream, label("sync", detail)));
-        if (s < p - 2)
-          program.put_signal(m.rank, m.comm_stream, slot_piece(arriving[q]), slots,
-                             arriving[q].shard * slot_bytes + arriving[q].offset * spec.a_row_bytes,
-                             right, label("comm", step_text(s + 1, p - 1, q, n)));
-      }
-      for (int q = 0; q < n; ++q) {
-        program.wait_event(m.rank, m.compute_stream, landed[q], label("sync", "chunk landed"));
+        const EventId landed = program.record_event(m.rank, m.comm_stream, label("sync", detail));
+        program.wait_event(m.rank, m.compute_stream, landed, label("sync", "chunk landed"));
         multiply(arriving[q], slot_piece(arriving[q]),
                  "mm shard " + std::to_string(arriving[q].shard) +
-                     (n > 1 ? " chunk " + std::to_string(q + 1) : ""));
+                     (arriving.size() > 1 ? " chunk " + std::to_string(q + 1) : ""));
       }
+      sending = arriving;
     }
     // Join: nothing after this op on the compute stream starts before the comm stream is done.
     const EventId done = program.record_event(m.rank, m.comm_stream, label("sync", "comm done"));

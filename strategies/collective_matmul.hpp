@@ -5,15 +5,17 @@
 // compute stream — so the simulator evaluates it and the hardware backend executes it.
 //
 // The all-gather + mm of one group of p ranks (group index i, ring to i+1):
-//   comm stream     put own shard → i+1, then p-1 times: wait the next shard from i-1
-//                   (record an event), and forward it to i+1 unless it is the last;
+//   comm stream     p-1 rounds; round s puts a shard to i+1 (its own in round 0, then the
+//                   one that arrived in round s-1) and waits for shard i-1-s from i-1
+//                   (recording an event when it has landed);
 //   compute stream  mm(own shard), then for each shard in arrival order: wait its event,
 //                   mm(that shard) into its rows of the output.
 // Each shard lands in its own slot of one symmetric buffer (written once: no credits, no
 // hazards). With chunks = c, every shard travels and is multiplied as c pieces (torch.chunk
-// of its rows), so the first product starts after 1/c of a ring step and the last one is
-// 1/c of a shard: more chunks hide more, but each piece costs a put's latency and a
-// kernel launch, and a thin matmul runs below peak — the cost model chooses c.
+// of its rows), piece by piece (put piece q, wait piece q, put piece q+1, ...), so the first
+// product starts after 1/c of a ring step and the last one is 1/c of a shard: more chunks hide
+// more, but each piece costs a put's latency and a kernel launch, and a thin matmul runs below peak
+// — the cost model chooses c.
 //
 // The result is the same as all-gather then mm: output row block j is shard j of a times
 // b, computed by the same kernel on the same bytes.

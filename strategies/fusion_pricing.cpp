@@ -18,22 +18,16 @@ double fused_allgather_matmul_s(const FusedGatherTiming& t, int chunks) {
   auto put_s = [&](size_t q) {
     return t.put_latency_s + static_cast<double>(rows[q]) * t.s_per_row;
   };
+  // By symmetry, piece q of round s lands here when the left neighbour's put of it ends,
+  // which is when this rank's own put of round s, piece q ends; the comm stream then
+  // records its event, so the puts' running sum is when each piece can be multiplied.
   double comm = 0, compute = 0;
-  // By symmetry, piece q of step s lands here when the left neighbour's put of it ends,
-  // which is when this rank's own put of its step-s piece q ends.
-  std::vector<double> landed(n, 0);
-  if (p > 1)
-    for (size_t q = 0; q < n; ++q) landed[q] = comm += put_s(q);
   for (size_t q = 0; q < n; ++q) compute += t.matmul_s(rows[q]);
-  for (int s = 0; s < p - 1; ++s) {
-    std::vector<double> next(n, 0);
+  for (int s = 0; s < p - 1; ++s)
     for (size_t q = 0; q < n; ++q) {
-      comm = std::max(comm, landed[q]);
-      if (s < p - 2) next[q] = comm += put_s(q);
+      comm += put_s(q);
+      compute = std::max(compute, comm) + t.matmul_s(rows[q]);
     }
-    for (size_t q = 0; q < n; ++q) compute = std::max(compute, landed[q]) + t.matmul_s(rows[q]);
-    landed = next;
-  }
   return std::max(comm, compute);
 }
 

@@ -4,7 +4,7 @@
 // the largest (the slots are padded to it), puts of a piece taking α + rows · s/row on the
 // comm stream, a piece's matmul its roofline time (launch included) on the compute stream.
 //
-//   comm:    put own pieces; then for each arriving piece: wait it, forward it (not the last)
+//   comm:    p-1 rounds of (put a piece, wait the matching piece from the left) per piece
 //   compute: own pieces; then each arriving piece as soon as it has landed
 //
 // The time is when both streams are done. With chunks = 1 and compute ≪ comm it is the
