@@ -8,6 +8,8 @@
 #include "sim/label_spans.hpp"
 #include "strategies/cost_model.hpp"
 #include "tools/cli/dtype_values.hpp"
+#include "tools/cli/host_memory.hpp"
+#include "tools/cli/scenario_evaluation.hpp"
 #ifdef SYMMESH_HAVE_HW
 #include "hw/program_executor.hpp"
 #include "hw/toolkit_info.hpp"
@@ -104,6 +106,12 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
                                         const std::string& command) {
   check_native_op_names(options.collectives, scenario);
   const auto model = cost_model_for(scenario);
+  // --check carries every rank's real buffers in host memory as well: refused up front when
+  // they cannot fit (tools/cli/memory_estimate.hpp).
+  EvaluationOptions estimate_options;
+  estimate_options.emulate = options.check;
+  check_host_memory(scenario, estimate_scenario_memory(scenario, estimate_options), options.check,
+                    host_memory());
   strategies::WorkloadOptions workload_options;
   workload_options.emulate = options.check;
   workload_options.encode = encode_values;

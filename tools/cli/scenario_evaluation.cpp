@@ -15,20 +15,31 @@ namespace symmesh::cli {
 
 namespace {
 
-// Plans every matmul of `scenario` with its cost model and lowers the workload.
-strategies::LoweredWorkload plan_and_lower(const Scenario& s, const EvaluationOptions& options) {
+// The scenario's cost model. It only matters for matmuls: a workload of transfers needs none.
+// For the memory estimate, "simulated" (which runs simulations to plan) is replaced by the
+// analytic model it re-ranks: the plans may differ, their op counts hardly.
+std::unique_ptr<strategies::CostModel> cost_model_of(const Scenario& s, bool for_estimate) {
   strategies::CostModelOptions model_options;
   model_options.devices_per_host = s.cluster.gpus_per_node;
   model_options.cluster = s.cluster;
-  // The cost model only matters for matmuls; a workload of transfers needs none.
   const bool plans = std::any_of(s.workload.begin(), s.workload.end(),
                                  [](const WorkloadOp& op) { return is_matmul(op.kind); });
-  std::unique_ptr<strategies::CostModel> model;
   try {
-    model = sim::make_any_cost_model(plans ? s.cost_model : "dtensor", model_options);
+    const std::string name = !plans                                        ? "dtensor"
+                             : for_estimate && s.cost_model == "simulated" ? "analytic"
+                                                                           : s.cost_model;
+    return sim::make_any_cost_model(name, model_options);
   } catch (const Unsupported& e) {
     throw Unsupported(e.message(), (s.path.empty() ? "scenario" : s.path) + ": cost_model");
   }
+}
+
+// Guards host memory, then plans every matmul of `scenario` with its cost model and
+// lowers the workload.
+strategies::LoweredWorkload plan_and_lower(const Scenario& s, const EvaluationOptions& options) {
+  check_host_memory(s, estimate_scenario_memory(s, options), options.emulate,
+                    options.host_memory ? options.host_memory : host_memory());
+  const auto model = cost_model_of(s, false);
   strategies::WorkloadOptions workload_options;
   workload_options.emulate = options.emulate;
   workload_options.encode = encode_values;
@@ -43,6 +54,11 @@ PreparedScenario::PreparedScenario(const Scenario& s, const EvaluationOptions& o
   sim_options.wall_clock_limit_s = options.wall_clock_limit_s;
   sim_options.record_timeline = options.record_timeline;
   sim_options.validate();
+}
+
+HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
+                                            const EvaluationOptions& options) {
+  return estimate_host_memory(scenario, *cost_model_of(scenario, true), options.emulate);
 }
 
 std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,

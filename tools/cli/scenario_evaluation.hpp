@@ -3,12 +3,15 @@
 // matmul planned, the workload lowered to one Program, simulated in its own process, and
 // reported per op. `symmesh simulate` runs it once; `symmesh sweep` once per point.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/scenario.hpp"
 #include "sim/run_result.hpp"
 #include "sim/sim_options.hpp"
 #include "strategies/workload_lowering.hpp"
+#include "tools/cli/host_memory.hpp"
+#include "tools/cli/memory_estimate.hpp"
 #include "tools/cli/simulation_report.hpp"
 
 namespace symmesh::cli {
@@ -19,6 +22,10 @@ struct EvaluationOptions {
   // Off: the report comes from the per-op spans the simulation process summarises, and no
   // timeline crosses back (a 512-GPU point's timeline is gigabytes; a sweep needs one).
   bool record_timeline = true;
+  // What the host memory guard compares with (tools/cli/host_memory.hpp): unset, this
+  // machine's MemAvailable when the scenario is prepared; set, that figure (the sweep reads
+  // it once; tests inject one). An unset figure that cannot be read guards nothing.
+  std::optional<HostMemory> host_memory;
 };
 
 struct Evaluation {
@@ -36,8 +43,15 @@ struct PreparedScenario {
   sim::SimOptions sim_options;  // carry_data: emulated, so the report checks the numerics
 };
 
+// The host memory `scenario` needs to simulate (and emulate, with options.emulate), planned
+// with its cost model but not lowered. Throws for an unknown cost model, as preparing does.
+HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
+                                            const EvaluationOptions& options);
+
 // Plans every matmul and lowers the workload. Throws symmesh errors; cost-model and
-// workload errors name the scenario file.
+// workload errors name the scenario file. Before lowering, a scenario that needs more host
+// memory than is available (estimate_scenario_memory) is refused: InvalidArgument naming
+// the file and both figures.
 std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
                                                    const EvaluationOptions& options);
 // The report of a prepared scenario's simulated run.

@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "sim/deadlock_report.hpp"
 #include "sim/forked_run.hpp"
+#include "tools/cli/host_memory.hpp"
 #include "tools/cli/sweep_answer.hpp"
 #include "tools/cli/sweep_progress.hpp"
 #include "tools/scenario/scenario_loader.hpp"
@@ -19,17 +20,33 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The point's scenario moved to its size, planned and lowered; nullptr (with the point's
-// skip_reason set) when it is invalid at that size.
-std::unique_ptr<PreparedScenario> prepare_point(const Scenario& scenario, SweepPoint& point,
-                                                const EvaluationOptions& options) {
-  Scenario resized;
+// A point moved to its size whose memory is estimated, waiting for room to run.
+struct Sized {
+  size_t index;
+  Scenario scenario;
+  int64_t need_bytes;
+};
+
+// The point's scenario moved to its size with its host memory estimate (before anything
+// is lowered); nullopt (with the point's skip_reason set) when it is invalid at that size.
+std::optional<Sized> size_point(const Scenario& scenario, size_t index, SweepPoint& point,
+                                const EvaluationOptions& options) {
   try {
-    resized = with_cluster_size(scenario, point.nodes, point.mesh);
+    Scenario resized = with_cluster_size(scenario, point.nodes, point.mesh);
+    const int64_t need = estimate_scenario_memory(resized, options).total_bytes();
+    return Sized{index, std::move(resized), need};
   } catch (const InvalidArgument& e) {
     point.skip_reason = e.message();
-    return nullptr;
+  } catch (const Unsupported& e) {
+    point.skip_reason = e.what();
   }
+  return std::nullopt;
+}
+
+// The sized point planned and lowered; nullptr (with the point's skip_reason set) when it
+// is invalid at that size.
+std::unique_ptr<PreparedScenario> prepare_point(const Scenario& resized, SweepPoint& point,
+                                                const EvaluationOptions& options) {
   try {
     return prepare_scenario(resized, options);
   } catch (const InvalidArgument& e) {
@@ -63,6 +80,7 @@ bool finish_point(SweepPoint& point, const PreparedScenario& prepared,
 // One point being simulated.
 struct InFlight {
   size_t index;
+  int64_t need_bytes;  // its host memory estimate
   std::unique_ptr<PreparedScenario> prepared;
   std::unique_ptr<sim::SimulationProcess> process;
 };
@@ -115,12 +133,21 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   EvaluationOptions summary_only = options.evaluation;
   summary_only.record_timeline = false;
 
+  // Host memory: read once, before any point runs (a running point lowers MemAvailable).
+  // A point that needs more than all of it is skipped; points start while the estimates of
+  // those in flight fit, so fewer than `jobs` may run at once (tools/cli/host_memory.hpp).
+  const std::optional<HostMemory> memory =
+      options.evaluation.host_memory ? options.evaluation.host_memory : host_memory();
+  summary_only.host_memory = memory;
+
   // Everything happens on this thread: points are planned and lowered here one at a time
   // while up to `jobs` simulations run in their own processes (sim/forked_run.hpp says why
   // no thread may fork while another runs).
   const size_t jobs = static_cast<size_t>(std::max(1, options.jobs));
   std::vector<InFlight> in_flight;
-  std::optional<size_t> failed;  // the first point whose evaluation failed
+  int64_t committed_bytes = 0;         // the estimates of the points in flight
+  std::optional<Sized> waiting_point;  // sized, waiting for memory
+  std::optional<size_t> failed;        // the first point whose evaluation failed
   std::exception_ptr error;
   size_t next = 0;
   auto record = [&](size_t i, bool simulated) {
@@ -133,17 +160,40 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
     if (!failed || i < *failed) failed = i, error = std::current_exception();
   };
   for (;;) {
-    while (!failed && next < total && in_flight.size() < jobs) {
-      const size_t i = next++;
-      SweepPoint& point = run.points[i];
-      if (point.skip_reason) {
-        record(i, false);
+    while (!failed && in_flight.size() < jobs) {
+      if (!waiting_point) {
+        if (next >= total) break;
+        const size_t i = next++;
+        SweepPoint& point = run.points[i];
+        if (point.skip_reason) {
+          record(i, false);
+          continue;
+        }
+        try {
+          waiting_point = size_point(scenario, i, point, summary_only);
+        } catch (...) {
+          fail(i);
+          continue;
+        }
+        if (!waiting_point) {
+          record(i, false);
+          continue;
+        }
+      }
+      const Admission admission = admit(waiting_point->need_bytes, committed_bytes, memory);
+      if (admission == Admission::wait) break;  // until a point in flight finishes
+      const Sized sized = std::move(*waiting_point);
+      waiting_point.reset();
+      SweepPoint& point = run.points[sized.index];
+      if (admission == Admission::skip) {
+        point.skip_reason = not_enough_memory_text(sized.need_bytes, *memory, "to simulate");
+        record(sized.index, false);
         continue;
       }
       try {
-        auto prepared = prepare_point(scenario, point, summary_only);
+        auto prepared = prepare_point(sized.scenario, point, summary_only);
         if (!prepared) {
-          record(i, false);
+          record(sized.index, false);
           continue;
         }
         auto process = std::make_unique<sim::SimulationProcess>(
@@ -151,9 +201,11 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
         // The child has its copy and the report needs only the lowered ops: at 512 GPUs the
         // Program is gigabytes, so the parent keeps none of the points in flight.
         prepared->workload.program = Program(1);
-        in_flight.push_back({i, std::move(prepared), std::move(process)});
+        in_flight.push_back(
+            {sized.index, sized.need_bytes, std::move(prepared), std::move(process)});
+        committed_bytes += sized.need_bytes;
       } catch (...) {
-        fail(i);
+        fail(sized.index);
       }
     }
     if (in_flight.empty()) break;
@@ -172,6 +224,7 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
       } catch (...) {
         fail(it->index);
       }
+      committed_bytes -= it->need_bytes;
       it = in_flight.erase(it);
     }
   }

@@ -3,7 +3,10 @@
 // at once. Each point is the scenario moved to that size (with_cluster_size) and
 // evaluated end to end (evaluate_scenario, one forked simulation per point). A point that
 // is invalid at its size (a put_signal rank outside the cluster, a shape that cannot be
-// sharded that way, no listed mesh shape for that GPU count) is skipped with its reason.
+// sharded that way, no listed mesh shape for that GPU count) is skipped with its reason,
+// and so is one whose host memory estimate (tools/cli/memory_estimate.hpp), taken before
+// it is lowered, is more than the machine has available; points start only while the
+// estimates of those in flight fit, so fewer than --jobs may run at once.
 #include <cstdint>
 #include <optional>
 #include <string>
