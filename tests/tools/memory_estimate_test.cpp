@@ -136,7 +136,9 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, EstimateAgainstProgram,
                                            SizedCase{"llama3-70b-layer-tp8.yaml", 0, {}},
                                            SizedCase{"llama3-70b-layer-tp8.yaml", 8, {8, 8}},
                                            SizedCase{"llama3-70b-layer-tp8.yaml", 8, {2, 32}},
-                                           SizedCase{"llama3-405b-layer-tp.yaml", 0, {}}));
+                                           SizedCase{"llama3-405b-layer-tp.yaml", 0, {}},
+                                           // fused all-gather + mm (strategies/collective_matmul)
+                                           SizedCase{"async-tp-linear.yaml", 0, {}}));
 
 TEST(MemoryEstimate, EmulatedBytesWithinAFactorOfTwoOfTheBuffers) {
   // Small shapes, so emulation is cheap; a column-sharded b gathered over tp.

@@ -40,7 +40,9 @@ TEST(PlanCluster, ExplainShowsCommunicationComputeAndMemory) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("cost model analytic, cluster dgx-h100 (1 node x 8 GPUs)"));
   EXPECT_THAT(r.out, HasSubstr("comm (us)  compute (us)  memory/GPU"));
-  EXPECT_THAT(r.out, HasSubstr("282.995       181.363  304.00 MiB    464.358"));
+  // Unfused 282.995 + 181.363 = 464.358; it cannot be fused (b is gathered, not a).
+  EXPECT_THAT(r.out, HasSubstr("unfused (us)  fused (us)"));
+  EXPECT_THAT(r.out, HasSubstr("282.995       181.363  304.00 MiB       464.358"));
   EXPECT_THAT(r.out, HasSubstr("infeasible: a: cannot redistribute S(0) to P(sum)"));
 }
 
@@ -52,10 +54,14 @@ TEST(PlanCluster, JsonCarriesTheBreakdown) {
   EXPECT_EQ(j["cluster"], "dgx-h100 (1 node x 8 GPUs)");
   for (const auto& c : j["candidates"]) {
     ASSERT_TRUE(c.contains("comm_us"));
-    if (c["feasible"].get<bool>())
-      EXPECT_NEAR(c["cost_us"].get<double>(),
+    if (c["feasible"].get<bool>()) {
+      EXPECT_NEAR(c["unfused_cost_us"].get<double>(),
                   c["comm_us"].get<double>() + c["compute_us"].get<double>(), 1e-9);
-    else
+      // The cost is the price of the implementation it runs as.
+      const bool fused = c["implementation"] == "fused-allgather-mm";
+      EXPECT_EQ(c["cost_us"], fused ? c["fused_cost_us"] : c["unfused_cost_us"]);
+      if (fused) EXPECT_LT(c["fused_cost_us"].get<double>(), c["unfused_cost_us"].get<double>());
+    } else
       EXPECT_TRUE(c["cost_us"].is_null());
   }
 }

@@ -134,8 +134,9 @@ nlohmann::json measure_copies() {
 nlohmann::json measure() {
   const hw::GpuInventory gpus = hw::visible_gpus();
   if (gpus.count() == 0)
-    throw HardwareUnavailable(hw::no_gpu_message("symmesh calibrate", gpus.why_none, "a GPU to measure"),
-                              "symmesh calibrate");
+    throw HardwareUnavailable(
+        hw::no_gpu_message("symmesh calibrate", gpus.why_none, "a GPU to measure"),
+        "symmesh calibrate");
   nlohmann::json j;
   j["gpu"] = {{"name", gpus.gpus[0].name},
               {"count", gpus.count()},
@@ -330,8 +331,9 @@ void add_calibrate_command(CLI::App& app, CommandAction& selected) {
   cmd->add_option("--out", args->out, "cluster description to write (YAML)")->required();
   cmd->add_option("--from", args->from, "fit these saved measurements (JSON) instead of measuring");
   cmd->add_option("--save-measurements", args->save, "also write the raw measurements (JSON)");
-  cmd->add_option("--base", args->base,
-                  "cluster file whose figures fill what was not measured (links between GPUs and nodes, fp8)");
+  cmd->add_option(
+      "--base", args->base,
+      "cluster file whose figures fill what was not measured (links between GPUs and nodes, fp8)");
   cmd->add_option("--name", args->name, "name of the written cluster");
   cmd->callback([args, &selected] { selected = [args] { return run_calibrate(*args); }; });
 }

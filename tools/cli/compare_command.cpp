@@ -22,6 +22,7 @@ struct CompareArgs {
   std::string collectives = "one-sided";
   double timeout_s = 10;
   int warmup = 1;
+  bool no_fuse = false;
 };
 
 struct Row {
@@ -55,10 +56,13 @@ int run_compare(const CompareArgs& args) {
   options.collectives = args.collectives;
   options.timeout_s = args.timeout_s;
   options.warmup_runs = args.warmup;
+  options.fuse = !args.no_fuse;
   check_native_op_names(args.collectives, scenario);
   // The simulation first: it forks, and a process must fork before CUDA and NCCL have
   // started their threads (see sim/forked_run.hpp).
-  const Evaluation predicted = evaluate_scenario(scenario, {});
+  EvaluationOptions simulation;
+  simulation.fuse = options.fuse;
+  const Evaluation predicted = evaluate_scenario(scenario, simulation);
   std::optional<HardwareEvaluation> measured;
   try {
     measured.emplace(evaluate_on_hardware(scenario, options, "symmesh compare"));
@@ -112,6 +116,8 @@ void add_compare_command(CLI::App& app, CommandAction& selected) {
       "compare", "Simulate a scenario and run it on this machine's GPUs: predicted vs measured");
   cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
   cmd->add_flag("--json", args->json, "print the comparison as JSON");
+  cmd->add_flag("--no-fuse", args->no_fuse,
+                "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
   cmd->add_option(
          "--collectives", args->collectives,
          "collectives on the GPUs: one-sided kernels (one-sided), NCCL (nccl), or NCCL for some "

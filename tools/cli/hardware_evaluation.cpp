@@ -18,22 +18,6 @@
 namespace symmesh::cli {
 namespace {
 
-// As `symmesh simulate` chooses it (every model, the simulated one included), so that both
-// run the same plan.
-std::unique_ptr<strategies::CostModel> cost_model_for(const Scenario& scenario) {
-  strategies::CostModelOptions options;
-  options.devices_per_host = scenario.cluster.gpus_per_node;
-  options.cluster = scenario.cluster;
-  const bool plans = std::any_of(scenario.workload.begin(), scenario.workload.end(),
-                                 [](const WorkloadOp& op) { return is_matmul(op.kind); });
-  try {
-    return sim::make_any_cost_model(plans ? scenario.cost_model : "dtensor", options);
-  } catch (const Unsupported& e) {
-    throw Unsupported(e.message(),
-                      (scenario.path.empty() ? "scenario" : scenario.path) + ": cost_model");
-  }
-}
-
 #ifdef SYMMESH_HAVE_HW
 // The measurement in the simulator's shape: labels from the Program, a native collective's
 // entry says what NCCL did instead.
@@ -105,7 +89,7 @@ std::string hardware_description() {
 HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const HardwareOptions& options,
                                         const std::string& command) {
   check_native_op_names(options.collectives, scenario);
-  const auto model = cost_model_for(scenario);
+  const auto model = scenario_cost_model(scenario, options.fuse);
   // --check carries every rank's real buffers in host memory as well: refused up front when
   // they cannot fit (tools/cli/memory_estimate.hpp).
   EvaluationOptions estimate_options;

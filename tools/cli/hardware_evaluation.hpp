@@ -32,6 +32,7 @@ struct HardwareOptions {
   double timeout_s = 10;  // per wait_signal / barrier on the GPU
   int warmup_runs = 1;    // forced to 0 with check (collectives work in place)
   bool dry_run = false;   // plan only: no GPU needed
+  bool fuse = true;       // false: `--no-fuse`
 };
 
 struct HardwareEvaluation {

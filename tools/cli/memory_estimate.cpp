@@ -65,9 +65,25 @@ Count matmul_count(const Scenario& scenario, const WorkloadOp& op, const DeviceM
   Count c;
   const strategies::OpProblem problem = strategies::matmul_problem(scenario, op, mesh);
   const strategies::Plan plan = strategies::build_plan(problem, model);
-  for (const auto& r : plan.redistributions)
-    for (const auto& step : r.redistribution.steps) c.ops += step_ops(step, mesh);
-  c.ops += mesh.size();  // the local matmuls
+  const strategies::Candidate& chosen = plan.chosen_candidate();
+  const bool fused = chosen.implementation == strategies::Implementation::fused_allgather_mm;
+  for (const auto& r : plan.redistributions) {
+    const auto& steps = r.redistribution.steps;
+    // Fused: a's last all-gather and the matmul are one overlapped ring (below).
+    const size_t n = steps.size() - (fused && r.input == problem.lhs_index() ? 1 : 0);
+    for (size_t i = 0; i < n; ++i) c.ops += step_ops(steps[i], mesh);
+  }
+  if (fused) {
+    // strategies/collective_matmul.cpp, per rank: a ready event and its wait, p·c matmuls,
+    // (p-1)·c × (put, wait, record, wait event), a done event and its wait.
+    int64_t p = 1;
+    for (const auto& r : plan.redistributions)
+      if (r.input == problem.lhs_index()) p = mesh.size(r.redistribution.steps.back().mesh_dim);
+    const int64_t chunks = chosen.chunks;
+    c.ops += mesh.size() * (4 + p * chunks + 4 * (p - 1) * chunks);
+  } else {
+    c.ops += mesh.size();  // the local matmuls
+  }
   if (emulate) {
     // As the lowering bounds it: every rank may hold the whole inputs and output.
     int64_t global = numel(problem.output_shape());

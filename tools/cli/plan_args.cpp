@@ -32,6 +32,8 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
       ->capture_default_str();
   cmd->add_flag("--json", args.json, "print the plan as JSON");
   cmd->add_flag("--explain", args.explain, "also print every candidate with its cost");
+  cmd->add_flag("--no-fuse", args.no_fuse,
+                "analytic, simulated: never run a matmul as an overlapped all-gather + mm");
   return cmd;
 }
 

@@ -26,6 +26,7 @@ struct PlanArgs {
   std::string cost_model = "dtensor";
   bool json = false;
   bool explain = false;
+  bool no_fuse = false;  // price every candidate unfused only
 };
 
 // Adds the `plan` subcommand and its options to `app`; parsing stores into `args`, which

@@ -35,6 +35,7 @@ int run_plan(const PlanArgs& args) {
   strategies::CostModelOptions options;
   options.devices_per_host = args.gpus_per_host;
   options.rerank_count = args.rerank;
+  options.fuse = !args.no_fuse;
   PlanReportOptions report;
   if (!args.cluster.empty()) {
     try {

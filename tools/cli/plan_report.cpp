@@ -98,6 +98,10 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
          " us   (candidate #" + std::to_string(chosen.index) + "; " +
          std::to_string(plan.kept_count()) + " of " + std::to_string(plan.candidates.size()) +
          " kept after filters)\n";
+  if (chosen.implementation != strategies::Implementation::unfused)
+    out += "implementation: " + to_string(chosen.implementation) + ", " +
+           std::to_string(chosen.chunks) + (chosen.chunks == 1 ? " chunk" : " chunks") +
+           " per shard (unfused: " + format_fixed(chosen.unfused_cost_us, 3) + " us)\n";
 
   if (plan.redistributions.empty()) {
     out += "redistributions: none (inputs are already in place)\n";
@@ -108,12 +112,15 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
     for (const auto& r : plan.redistributions) {
       const auto& steps = r.redistribution.steps;
       for (size_t s = 0; s < steps.size(); ++s) {
+        const bool fused =
+            chosen.implementation == strategies::Implementation::fused_allgather_mm &&
+            r.input == problem.lhs_index() && s + 1 == steps.size();
         table.add_row({s == 0 ? names[r.input] : "", s == 0 ? to_string(r.redistribution.from) : "",
                        s == 0 ? to_string(r.redistribution.to) : "",
                        std::to_string(steps[s].mesh_dim),
                        to_string(steps[s].from) + "->" + to_string(steps[s].to),
-                       to_string(steps[s].collective), std::to_string(steps[s].bytes),
-                       format_fixed(r.step_cost_us[s], 3)});
+                       to_string(steps[s].collective) + (fused ? " (fused into the mm)" : ""),
+                       std::to_string(steps[s].bytes), format_fixed(r.step_cost_us[s], 3)});
       }
     }
     out += table.render();
@@ -151,6 +158,8 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
       headers.push_back("comm (us)");
       headers.push_back("compute (us)");
       headers.push_back("memory/GPU");
+      headers.push_back("unfused (us)");
+      headers.push_back("fused (us)");
     }
     headers.push_back("cost (us)");
     headers.push_back("note");
@@ -164,6 +173,11 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
         cells.push_back(known ? format_fixed(d.comm_us, 3) : "-");
         cells.push_back(known ? format_fixed(d.compute_us, 3) : "-");
         cells.push_back(known ? strategies::gib_text(d.memory_bytes_per_rank) : "-");
+        cells.push_back(c.kept() && d.feasible ? format_fixed(c.unfused_cost_us, 3) : "-");
+        cells.push_back(c.kept() && d.feasible && std::isfinite(c.fused_cost_us)
+                            ? format_fixed(c.fused_cost_us, 3) + " (" +
+                                  std::to_string(c.fused_chunks) + " chunks)"
+                            : "-");
       }
       cells.push_back(cost);
       cells.push_back(note);
@@ -226,6 +240,8 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                  {"input_placements", inputs_placements_json(chosen.input_placements)},
                  {"output_placements", placements_json(chosen.output_placements)},
                  {"cost_us", cost_json(chosen.cost_us)},
+                 {"implementation", to_string(chosen.implementation)},
+                 {"chunks", chosen.chunks},
                  {"redistributions", redistributions},
                  {"local_compute", local}};
 
@@ -236,7 +252,14 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                             {"output_placements", placements_json(c.output_placements)},
                             {"cost_us", c.kept() ? cost_json(c.cost_us) : nullptr}};
     if (!c.kept()) entry["filtered"] = c.filtered;
+    if (c.kept()) {
+      entry["implementation"] = to_string(c.implementation);
+      entry["chunks"] = c.chunks;
+    }
     if (c.kept() && !options.details.empty()) {
+      entry["unfused_cost_us"] = cost_json(c.unfused_cost_us);
+      entry["fused_cost_us"] = cost_json(c.fused_cost_us);
+      if (std::isfinite(c.fused_cost_us)) entry["fused_chunks"] = c.fused_chunks;
       const auto& d = options.details.at(c.index);
       entry["comm_us"] = d.comm_us;
       entry["compute_us"] = d.compute_us;

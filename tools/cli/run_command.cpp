@@ -27,6 +27,7 @@ struct RunArgs {
   std::string collectives = "one-sided";
   double timeout_s = 10;
   int warmup = 1;
+  bool no_fuse = false;
 };
 
 void check_output_path(const std::string& path, const std::string& what) {
@@ -62,6 +63,7 @@ int run_run(const RunArgs& args) {
   options.timeout_s = args.timeout_s;
   options.warmup_runs = args.warmup;
   options.dry_run = args.dry_run;
+  options.fuse = !args.no_fuse;
   std::optional<HardwareEvaluation> result;
   try {
     result.emplace(evaluate_on_hardware(scenario, options, "symmesh run"));
@@ -102,6 +104,8 @@ void add_run_command(CLI::App& app, CommandAction& selected) {
   cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
   cmd->add_option("--backend", args->backend, "hardware backend (nccl)")->capture_default_str();
   cmd->add_flag("--json", args->json, "print the report as JSON");
+  cmd->add_flag("--no-fuse", args->no_fuse,
+                "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace (JSON) to this file");
   cmd->add_flag("--check", args->check,
                 "carry real data and compare every mm/bmm with the CPU reference (small shapes)");

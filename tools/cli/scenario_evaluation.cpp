@@ -15,13 +15,27 @@ namespace symmesh::cli {
 
 namespace {
 
-// The scenario's cost model. It only matters for matmuls: a workload of transfers needs none.
-// For the memory estimate, "simulated" (which runs simulations to plan) is replaced by the
-// analytic model it re-ranks: the plans may differ, their op counts hardly.
-std::unique_ptr<strategies::CostModel> cost_model_of(const Scenario& s, bool for_estimate) {
+// Guards host memory, then plans every matmul of `scenario` with its cost model and
+// lowers the workload.
+strategies::LoweredWorkload plan_and_lower(const Scenario& s, const EvaluationOptions& options) {
+  check_host_memory(s, estimate_scenario_memory(s, options), options.emulate,
+                    options.host_memory ? options.host_memory : host_memory());
+  const auto model = scenario_cost_model(s, options.fuse);
+  strategies::WorkloadOptions workload_options;
+  workload_options.emulate = options.emulate;
+  workload_options.encode = encode_values;
+  return strategies::lower_workload(s, *model, workload_options);
+}
+
+}  // namespace
+
+// It only matters for matmuls: a workload of transfers needs none.
+std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& s, bool fuse,
+                                                           bool for_estimate) {
   strategies::CostModelOptions model_options;
   model_options.devices_per_host = s.cluster.gpus_per_node;
   model_options.cluster = s.cluster;
+  model_options.fuse = fuse;
   const bool plans = std::any_of(s.workload.begin(), s.workload.end(),
                                  [](const WorkloadOp& op) { return is_matmul(op.kind); });
   try {
@@ -34,20 +48,6 @@ std::unique_ptr<strategies::CostModel> cost_model_of(const Scenario& s, bool for
   }
 }
 
-// Guards host memory, then plans every matmul of `scenario` with its cost model and
-// lowers the workload.
-strategies::LoweredWorkload plan_and_lower(const Scenario& s, const EvaluationOptions& options) {
-  check_host_memory(s, estimate_scenario_memory(s, options), options.emulate,
-                    options.host_memory ? options.host_memory : host_memory());
-  const auto model = cost_model_of(s, false);
-  strategies::WorkloadOptions workload_options;
-  workload_options.emulate = options.emulate;
-  workload_options.encode = encode_values;
-  return strategies::lower_workload(s, *model, workload_options);
-}
-
-}  // namespace
-
 PreparedScenario::PreparedScenario(const Scenario& s, const EvaluationOptions& options)
     : scenario(s), workload(plan_and_lower(scenario, options)) {
   sim_options.carry_data = options.emulate;
@@ -58,7 +58,8 @@ PreparedScenario::PreparedScenario(const Scenario& s, const EvaluationOptions& o
 
 HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
                                             const EvaluationOptions& options) {
-  return estimate_host_memory(scenario, *cost_model_of(scenario, true), options.emulate);
+  return estimate_host_memory(scenario, *scenario_cost_model(scenario, options.fuse, true),
+                              options.emulate);
 }
 
 std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,

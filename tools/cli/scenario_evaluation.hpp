@@ -22,6 +22,7 @@ struct EvaluationOptions {
   // Off: the report comes from the per-op spans the simulation process summarises, and no
   // timeline crosses back (a 512-GPU point's timeline is gigabytes; a sweep needs one).
   bool record_timeline = true;
+  bool fuse = true;  // false: `--no-fuse`, every matmul runs unfused
   // What the host memory guard compares with (tools/cli/host_memory.hpp): unset, this
   // machine's MemAvailable when the scenario is prepared; set, that figure (the sweep reads
   // it once; tests inject one). An unset figure that cannot be read guards nothing.
@@ -35,6 +36,13 @@ struct Evaluation {
 
 // A scenario planned and lowered, ready to simulate. Heap-held by its users: the lowered
 // ops point into `scenario`, and a running simulation into `workload.program`.
+// The scenario's cost model, as simulate, sweep, run and compare all choose it (so that
+// they run the same plan). for_estimate: "simulated" (which runs simulations to plan) is
+// replaced by the analytic model it re-ranks — for the host-memory estimate: the plans may
+// differ, their op counts hardly. Throws Unsupported naming the scenario's cost_model.
+std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& scenario, bool fuse,
+                                                           bool for_estimate = false);
+
 struct PreparedScenario {
   PreparedScenario(const Scenario& scenario, const EvaluationOptions& options);
 

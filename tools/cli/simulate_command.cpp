@@ -17,6 +17,7 @@ struct SimulateArgs {
   std::string trace;
   bool emulate = false;
   double time_limit_s = 0;
+  bool no_fuse = false;
 };
 
 int run_simulate(const SimulateArgs& args) {
@@ -24,6 +25,7 @@ int run_simulate(const SimulateArgs& args) {
   EvaluationOptions options;
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;
+  options.fuse = !args.no_fuse;
   const Evaluation evaluation = evaluate_scenario(scenario, options);
   if (!args.trace.empty())
     write_file_atomically(args.trace, sim::chrome_trace_json(evaluation.result).dump(), "--trace");
@@ -46,6 +48,8 @@ void add_simulate_command(CLI::App& app, CommandAction& selected) {
   cmd->add_flag(
       "--emulate", args->emulate,
       "carry real data: compute every mm/bmm sharded and compare with the unsharded product");
+  cmd->add_flag("--no-fuse", args->no_fuse,
+                "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit for the simulation, in seconds (0: none)")
       ->check(non_negative_number());

@@ -84,11 +84,24 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     if (lowered.plan) {
       r.input_placements = lowered.plan->chosen_candidate().input_placements;
       r.output_placements = lowered.plan->chosen_candidate().output_placements;
+      r.implementation = to_string(lowered.plan->chosen_candidate().implementation);
+      r.chunks = lowered.plan->chosen_candidate().chunks;
       if (emulated) r.max_abs_error = emulation_error(lowered, workload, result);
     }
     report.ops.push_back(r);
   }
   return report;
+}
+
+std::string strategy_text(const OpReport& op) {
+  if (!op.input_placements) return "";
+  std::string out;
+  for (size_t i = 0; i < op.input_placements->size(); ++i)
+    out += (i ? " x " : "") + to_string((*op.input_placements)[i]);
+  out += " -> " + to_string(*op.output_placements);
+  if (op.implementation != "unfused")
+    out += ", " + op.implementation + " x" + std::to_string(op.chunks);
+  return out;
 }
 
 std::string simulation_report_text(const SimulationReport& report) {
@@ -102,14 +115,7 @@ std::string simulation_report_text(const SimulationReport& report) {
   if (emulated) headers.push_back("max abs error");
   TextTable table(headers);
   for (const auto& r : report.ops) {
-    std::string what;
-    if (r.input_placements) {
-      for (size_t i = 0; i < r.input_placements->size(); ++i)
-        what += (i ? " x " : "") + to_string((*r.input_placements)[i]);
-      what += " -> " + to_string(*r.output_placements);
-    } else {
-      what = format_bytes(r.bytes);
-    }
+    const std::string what = r.input_placements ? strategy_text(r) : format_bytes(r.bytes);
     std::vector<std::string> row{r.name,
                                  r.op,
                                  what,
@@ -147,7 +153,9 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
       nlohmann::json inputs = nlohmann::json::array();
       for (const auto& p : *r.input_placements) inputs.push_back(placements_json(p));
       op["strategy"] = {{"input_placements", inputs},
-                        {"output_placements", placements_json(*r.output_placements)}};
+                        {"output_placements", placements_json(*r.output_placements)},
+                        {"implementation", r.implementation},
+                        {"chunks", r.chunks}};
       op["peak_memory_bytes_per_rank"] = r.peak_memory_bytes_per_rank;
       if (r.max_abs_error) op["max_abs_error"] = *r.max_abs_error;
     } else {

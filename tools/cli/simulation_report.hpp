@@ -23,7 +23,9 @@ struct OpReport {
   int64_t bytes = 0;  // put_signal / collectives: the op's byte count
   std::optional<std::vector<Placements>> input_placements;  // matmuls: the chosen strategy
   std::optional<Placements> output_placements;
-  std::optional<double> max_abs_error;  // emulation
+  std::string implementation = "unfused";  // matmuls: strategies::Implementation's text
+  int chunks = 1;                          // its chunks per shard
+  std::optional<double> max_abs_error;     // emulation
 };
 
 struct SimulationReport {
@@ -41,6 +43,9 @@ SimulationReport build_simulation_report(const Scenario& scenario,
                                          const strategies::LoweredWorkload& workload,
                                          const sim::RunResult& result, bool emulated);
 std::string simulation_report_text(const SimulationReport& report);
+// "S(0),R x R,S(1) -> S(0),S(1)" for a matmul, with ", fused-allgather-mm x4" when it
+// runs fused; "" for other ops.
+std::string strategy_text(const OpReport& op);
 nlohmann::json simulation_report_json(const SimulationReport& report);
 
 // "1.50 GiB", "64.0 MiB", "512 B".

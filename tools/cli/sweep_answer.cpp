@@ -37,14 +37,6 @@ std::string format_time(double seconds) {
   return buffer;
 }
 
-std::string strategy_text(const OpReport& op) {
-  if (!op.input_placements) return "";
-  std::string out;
-  for (size_t i = 0; i < op.input_placements->size(); ++i)
-    out += (i ? " x " : "") + to_string((*op.input_placements)[i]);
-  return out + " -> " + to_string(*op.output_placements);
-}
-
 std::string named_mesh_text(const std::vector<int>& mesh, const std::vector<std::string>& names) {
   std::string out = mesh_text(mesh);
   if (mesh.empty() || names.size() != mesh.size()) return out;

@@ -44,8 +44,6 @@ std::string answer_text(const SweepAnswer& answer, const std::vector<SweepPoint>
 
 // A duration with 4 significant digits in us, ms or s: "9.5 us", "12.34 ms", "1.5 s".
 std::string format_time(double seconds);
-// "S(0),R x R,S(1) -> S(0),S(1)" for a matmul; "" for other ops.
-std::string strategy_text(const OpReport& op);
 // "2x4 (dp,tp)" when the mesh dims have names.
 std::string named_mesh_text(const std::vector<int>& mesh, const std::vector<std::string>& names);
 

@@ -26,8 +26,9 @@ namespace fs = std::filesystem;
 struct SweepArgs {
   std::string scenario;
   std::string out;
-  int jobs = 0;  // 0: one per core
+  int jobs = 0;             // 0: one per core
   double time_limit_s = 0;  // per point; 0: none
+  bool no_fuse = false;
 };
 
 // "sweep-<name>" with anything but letters, digits, '.', '_' and '-' replaced.
@@ -75,6 +76,7 @@ int run_sweep_command(const SweepArgs& args) {
   options.jobs = args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
   options.progress = isatty(STDERR_FILENO) != 0;
   options.evaluation.wall_clock_limit_s = args.time_limit_s;
+  options.evaluation.fuse = !args.no_fuse;
   if (scenario.objective) options.max_time_s = scenario.objective->max_time_s;
   const SweepRun run = run_sweep(scenario, options);
   const SweepAnswer answer = answer_sweep(run.points, options.max_time_s);
@@ -119,6 +121,8 @@ void add_sweep_command(CLI::App& app, CommandAction& selected) {
                   "output folder (default: sweep-<scenario name> in the current folder)");
   cmd->add_option("--jobs,-j", args->jobs, "points simulated at once (default: one per core)")
       ->check(positive_number());
+  cmd->add_flag("--no-fuse", args->no_fuse,
+                "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit per point's simulation, in seconds (0: none); a point "
                   "past it is skipped with that reason")
