@@ -44,6 +44,8 @@ struct WorkloadOp {
   // Matrix ops: shapes and current placements (one per mesh dim); bias for add*mm.
   Shape a, b, bias;
   Placements a_placements, b_placements, bias_placements;
+  // Where the output must end up (out_placements); none: wherever the strategy leaves it.
+  std::optional<Placements> out_placements;
   std::optional<DType> dtype;  // falls back to the scenario's
   // put_signal: bytes from src rank to dst rank. Collectives: bytes is the whole buffer
   // on each rank (nccl-tests convention), over the group along mesh_dim.

@@ -94,8 +94,7 @@ void SimulatedCostModel::price(const strategies::OpProblem& problem,
   for (int c : chosen) {
     variants.push_back({c, strategies::Implementation::unfused, 1});
     if (fuse_ && std::isfinite(candidates[c].fused_cost_us))
-      variants.push_back(
-          {c, strategies::Implementation::fused_allgather_mm, candidates[c].fused_chunks});
+      variants.push_back({c, candidates[c].fused_implementation, candidates[c].fused_chunks});
   }
 
   // One simulation per variant, each in its own forked process, at most one per core at

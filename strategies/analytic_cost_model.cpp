@@ -82,6 +82,28 @@ std::vector<InputTable> input_tables(const OpProblem& problem, const std::vector
   return tables;
 }
 
+// The output's redistribution to problem.output_target, per distinct candidate output
+// placements (empty without a target).
+InputTable output_table(const OpProblem& problem, const std::vector<Candidate>& all,
+                        const std::vector<int>& rows, const FeatureLayout& layout) {
+  InputTable table;
+  if (!problem.output_target) return table;
+  const Shape out_shape = problem.output_shape();
+  std::unordered_map<int64_t, int> seen;
+  const int64_t base = 3 + static_cast<int64_t>(out_shape.size());
+  table.entry_of_row.resize(rows.size());
+  for (size_t n = 0; n < rows.size(); ++n) {
+    const Placements& placements = all[rows[n]].output_placements;
+    auto [it, fresh] =
+        seen.try_emplace(dense_key(placements, base), static_cast<int>(table.entries.size()));
+    if (fresh)
+      table.entries.push_back(input_features({out_shape, problem.dtype(), placements},
+                                             *problem.output_target, problem.mesh, layout));
+    table.entry_of_row[n] = it->second;
+  }
+  return table;
+}
+
 MatmulWork local_matmul(const OpProblem& problem, const Shape& a, const Shape& b,
                         int64_t bias_bytes) {
   MatmulWork w;
@@ -98,44 +120,63 @@ MatmulWork local_matmul(const OpProblem& problem, const Shape& a, const Shape& b
   return w;
 }
 
-// The fused all-gather + mm price of every feasible row whose a can be fused (inf
-// elsewhere). Worked out once per distinct (a target, b target, bias target): the pipeline
-// replay is a few hundred steps.
+// The fused price of every feasible row that can be fused (inf elsewhere): the overlapped
+// all-gather + mm where a ends with a gather of its leading dim, the overlapped mm +
+// reduce-scatter where the output's redistribution is one reduce-scatter of its leading
+// dim, the cheaper when both. Worked out once per distinct (a, b, bias, output) entry: a
+// pipeline replay is a few hundred steps.
 void price_fusion(const OpProblem& problem, const std::vector<Candidate>& candidates,
-                  const std::vector<InputTable>& tables, const AnalyticTopology& topo,
-                  const GpuSpec& gpu, const AnalyticCostModel& model, AnalyticPricing& out) {
+                  const std::vector<InputTable>& tables, const InputTable& output,
+                  const AnalyticTopology& topo, const GpuSpec& gpu, const AnalyticCostModel& model,
+                  AnalyticPricing& out) {
   const int rows = static_cast<int>(out.rows.size());
   out.fused_us.assign(rows, kInfiniteCost);
   out.fused_chunks.assign(rows, 1);
+  out.fused_kind.assign(rows, Implementation::unfused);
   const int lhs = problem.lhs_index(), rhs = problem.rhs_index();
   const int64_t e = element_size_bytes(problem.dtype());
-  struct LhsSite {
+  struct Site {
     bool checked = false;
-    std::optional<AllGatherFusion> site;
-    double gather_step_us = 0;  // the fused step's unfused price (ring + its copies)
+    std::optional<int> mesh_dim;
+    int group_size = 0;
+    double step_us = 0;  // the fused step's unfused price (ring + its copies)
   };
-  std::vector<LhsSite> sites(tables[lhs].entries.size());
-  std::map<std::array<int, 3>, FusedChoice> priced;
+  std::vector<Site> gathers(tables[lhs].entries.size()), scatters(output.entries.size());
+  std::map<std::array<int, 4>, std::pair<FusedChoice, FusedChoice>> priced;
   for (int n = 0; n < rows; ++n) {
     if (!out.feasible[n]) continue;
+    const Candidate& cand = candidates[out.rows[n]];
     const int a_entry = tables[lhs].entry_of_row[n];
-    LhsSite& site = sites[a_entry];
-    const Placements& a_target = candidates[out.rows[n]].input_placements[lhs];
-    if (!site.checked) {
-      site.checked = true;
-      site.site = allgather_fusion(problem, a_target);
-      if (site.site)
-        site.gather_step_us =
+    Site& gather = gathers[a_entry];
+    if (!gather.checked) {
+      gather.checked = true;
+      const Placements& a_target = cand.input_placements[lhs];
+      if (const auto site = allgather_fusion(problem, a_target)) {
+        gather.mesh_dim = site->mesh_dim;
+        gather.group_size = site->group_size;
+        gather.step_us =
             model
                 .step_costs_us(problem.inputs[lhs],
                                plan_transitions(problem.inputs[lhs].placements, a_target),
                                problem.mesh)
                 .back();
+      }
     }
-    if (!site.site) continue;
+    const int out_entry = output.entries.empty() ? -1 : output.entry_of_row[n];
+    Site none;
+    Site& scatter = out_entry >= 0 ? scatters[out_entry] : none;
+    if (out_entry >= 0 && !scatter.checked) {
+      scatter.checked = true;
+      if (const auto site = reducescatter_fusion(problem, cand.output_placements)) {
+        scatter.mesh_dim = site->mesh_dim;
+        scatter.group_size = site->group_size;
+        scatter.step_us = out.output_comm_us[n];
+      }
+    }
+    if (!gather.mesh_dim && !scatter.mesh_dim) continue;
     const int b_entry = tables[rhs].entry_of_row[n];
     const int bias_entry = has_bias(problem.op) ? tables[0].entry_of_row[n] : -1;
-    const auto key = std::array<int, 3>{a_entry, b_entry, bias_entry};
+    const auto key = std::array<int, 4>{a_entry, b_entry, bias_entry, out_entry};
     auto it = priced.find(key);
     if (it == priced.end()) {
       const InputFeatures& a = tables[lhs].entries[a_entry];
@@ -143,28 +184,66 @@ void price_fusion(const OpProblem& problem, const std::vector<Candidate>& candid
       const int64_t bias_bytes = bias_entry >= 0 ? tables[0].entries[bias_entry].local_bytes : 0;
       const MatmulWork whole = local_matmul(problem, a.local_shape, b.local_shape, bias_bytes);
       const bool batch_leading = a.local_shape.size() == 3;
-      const int64_t gathered = a.local_shape[0];
-      const int p = site.site->group_size;
-      const MeshDimLinks& links = topo.dims[site.site->mesh_dim];
-      FusedGatherTiming timing;
-      timing.group_size = p;
-      timing.shard_rows = chunk_of(gathered, p, 0).size;
-      timing.put_latency_s = links.ring_latency_s;
-      timing.s_per_row = static_cast<double>(a.local_bytes) / std::max<int64_t>(gathered, 1) *
-                         links.ring_s_per_byte;
-      timing.matmul_s = [&gpu, whole, batch_leading, e](int64_t piece_rows) {
+      const int64_t leading = a.local_shape[0];  // of a, and of the output
+      auto piece = [whole, batch_leading, e](int64_t piece_rows) {
         MatmulWork w = whole;
         (batch_leading ? w.batch : w.m) = piece_rows;
         // The piece reads its share of a bias that varies along the leading dim.
         w.bias.size_bytes = std::min(w.bias.size_bytes, w.batch * w.m * w.n * e);
-        return roofline::matmul_duration_s(gpu, w);
+        return w;
       };
-      const FusedChoice best = best_fused_allgather_matmul(
-          timing, fusion_chunk_choices(chunk_of(gathered, p, p - 1).size));
-      it = priced.emplace(key, best).first;
+      auto matmul_s = [&gpu, piece](int64_t r) {
+        return roofline::matmul_duration_s(gpu, piece(r));
+      };
+      FusedChoice ag{1, kInfiniteCost}, rs{1, kInfiniteCost};
+      if (gather.mesh_dim) {
+        const int p = gather.group_size;
+        const MeshDimLinks& links = topo.dims[*gather.mesh_dim];
+        FusedGatherTiming timing;
+        timing.group_size = p;
+        timing.shard_rows = chunk_of(leading, p, 0).size;
+        timing.put_latency_s = links.ring_latency_s;
+        timing.s_per_row = static_cast<double>(a.local_bytes) / std::max<int64_t>(leading, 1) *
+                           links.ring_s_per_byte;
+        timing.matmul_s = matmul_s;
+        ag = best_fused_allgather_matmul(timing,
+                                         fusion_chunk_choices(chunk_of(leading, p, p - 1).size));
+      }
+      if (scatter.mesh_dim) {
+        const int p = scatter.group_size;
+        const MeshDimLinks& links = topo.dims[*scatter.mesh_dim];
+        const int64_t row_elements = (batch_leading ? whole.m : 1) * whole.n;
+        FusedScatterTiming timing;
+        timing.group_size = p;
+        timing.block_rows = chunk_of(leading, p, 0).size;
+        timing.put_latency_s = links.ring_latency_s;
+        timing.s_per_row = static_cast<double>(row_elements * e) * links.ring_s_per_byte;
+        timing.matmul_s = matmul_s;
+        timing.reduce_s = [&gpu, row_elements, dtype = problem.dtype()](int64_t r) {
+          ReduceWork add;
+          add.dtype = dtype;
+          add.elements = r * row_elements;
+          return roofline::reduce_duration_s(gpu, add);
+        };
+        rs = best_fused_matmul_reducescatter(
+            timing, fusion_chunk_choices(chunk_of(leading, p, p - 1).size));
+      }
+      it = priced.emplace(key, std::make_pair(ag, rs)).first;
     }
-    out.fused_us[n] = out.comm_total_us(n) - site.gather_step_us + it->second.time_s * 1e6;
-    out.fused_chunks[n] = it->second.chunks;
+    const auto& [ag, rs] = it->second;
+    const double ag_us =
+        gather.mesh_dim ? out.comm_total_us(n) - gather.step_us + ag.time_s * 1e6 : kInfiniteCost;
+    const double rs_us =
+        scatter.mesh_dim ? out.comm_total_us(n) - scatter.step_us + rs.time_s * 1e6 : kInfiniteCost;
+    if (ag_us <= rs_us) {
+      out.fused_us[n] = ag_us;
+      out.fused_chunks[n] = ag.chunks;
+      out.fused_kind[n] = Implementation::fused_allgather_mm;
+    } else {
+      out.fused_us[n] = rs_us;
+      out.fused_chunks[n] = rs.chunks;
+      out.fused_kind[n] = Implementation::fused_mm_reducescatter;
+    }
   }
 }
 
@@ -180,7 +259,7 @@ std::string gib_text(double bytes) {
 }
 
 double AnalyticPricing::comm_total_us(int row) const {
-  double total = 0;
+  double total = output_comm_us.empty() ? 0 : output_comm_us[row];
   for (int i = 0; i < inputs; ++i) total += comm_us[static_cast<size_t>(row) * inputs + i];
   return total;
 }
@@ -239,6 +318,15 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
           t.entries[t.entry_of_row[n]].row.data(), layout.cols());
     comm.col(i).noalias() = features * w;
   }
+  // The output to where it must end up, when the problem says where.
+  const InputTable output = output_table(problem, candidates, out.rows, layout);
+  if (!output.entries.empty()) {
+    for (int n = 0; n < rows; ++n)
+      features.row(n) = Eigen::Map<const Eigen::RowVectorXd>(
+          output.entries[output.entry_of_row[n]].row.data(), layout.cols());
+    const Eigen::VectorXd output_comm = features * w;
+    out.output_comm_us.assign(output_comm.data(), output_comm.data() + rows);
+  }
 
   // Compute: the roofline's two terms as columns, scaled and combined by a max.
   Eigen::MatrixXd roof(rows, 2);
@@ -258,6 +346,17 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
         if (with_reasons) out.infeasible[n] = names[i] + ": " + f.impossible;
       }
       held += static_cast<double>(f.current_bytes) + (f.moves() ? f.local_bytes : 0);
+      buffers = std::max(buffers, static_cast<double>(f.buffer_bytes));
+    }
+    if (!output.entries.empty()) {
+      // The output's new piece and the largest step's buffers (the matmul's output is
+      // counted below).
+      const InputFeatures& f = output.entries[output.entry_of_row[n]];
+      if (!f.impossible.empty() && out.feasible[n]) {
+        out.feasible[n] = 0;
+        if (with_reasons) out.infeasible[n] = "out: " + f.impossible;
+      }
+      held += f.moves() ? f.local_bytes : 0;
       buffers = std::max(buffers, static_cast<double>(f.buffer_bytes));
     }
     if (!out.feasible[n]) {
@@ -290,7 +389,7 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
       out.infeasible[n] = memory_reason(memory(n));
     }
   }
-  price_fusion(problem, candidates, tables, *topo, cluster_.gpu, *this, out);
+  price_fusion(problem, candidates, tables, output, *topo, cluster_.gpu, *this, out);
   return out;
 }
 
@@ -304,18 +403,20 @@ void AnalyticCostModel::price(const OpProblem& problem, std::vector<Candidate>& 
     c.input_cost_us.assign(comm, comm + a.inputs);
     c.compute_us = a.compute_us[n];
     c.cost_us = c.unfused_cost_us = c.fused_cost_us = kInfiniteCost;
-    c.implementation = Implementation::unfused;
+    c.output_cost_us = a.output_comm_us.empty() ? 0 : a.output_comm_us[n];
+    c.implementation = c.fused_implementation = Implementation::unfused;
     c.chunks = c.fused_chunks = 1;
     if (a.feasible[n]) {
-      c.unfused_cost_us = c.compute_us;
+      c.unfused_cost_us = c.compute_us + c.output_cost_us;
       for (double x : c.input_cost_us) c.unfused_cost_us += x;
       c.fused_cost_us = a.fused_us[n];
       c.fused_chunks = a.fused_chunks[n];
+      c.fused_implementation = a.fused_kind[n];
       c.cost_us = c.unfused_cost_us;
       if (fuse_ && c.fused_cost_us < c.unfused_cost_us) {
         c.cost_us = c.fused_cost_us;
-        c.implementation = Implementation::fused_allgather_mm;
-        c.chunks = a.fused_chunks[n];
+        c.implementation = c.fused_implementation;
+        c.chunks = c.fused_chunks;
       }
       any_feasible = true;
     } else if (a.memory_bytes[n] > 0 &&

@@ -26,12 +26,17 @@
 // Features of an input depend only on its target placements, so each distinct target is
 // analysed once.
 //
-// Fusion: a candidate whose a ends with an all-gather of its leading dim
-// (strategies/collective_matmul.hpp) is also priced as the overlapped all-gather + mm —
-// its other communication, plus the replayed pipeline of strategies/fusion_pricing.hpp
-// at the best chunk count, in place of that all-gather step and the matmul — and runs
-// fused when that is cheaper (unless the model was built with fuse = false). The memory
-// is the same: the shards land in the all-gather's buffer either way.
+// With problem.output_target, each candidate also pays its output's redistribution there
+// (same features, priced like an input's; its new piece and buffers count in memory).
+//
+// Fusion: a candidate whose a ends with an all-gather of its leading dim, or whose output
+// goes there by one reduce-scatter of its leading dim (strategies/collective_matmul.hpp),
+// is also priced as the overlapped collective matmul — its other communication, plus the
+// replayed pipeline of strategies/fusion_pricing.hpp at the best chunk count, in place of
+// that step and the matmul — and runs fused when that is cheaper (unless the model was
+// built with fuse = false). The memory is taken as the same: the pieces land in the
+// collective's buffer either way (the mm + reduce-scatter also keeps two block-sized
+// scratch buffers, less than the unfused staging copy it replaces).
 //
 // Selection (strategies/selection.hpp, unchanged): DTensor's rules, which for this model
 // reduce to "the cheapest, ties to the lowest index" — every candidate costs at least one
@@ -54,13 +59,15 @@ namespace symmesh::strategies {
 struct AnalyticPricing {
   std::vector<int> rows;  // positions of the kept candidates
   int inputs = 0;
-  std::vector<double> comm_us;          // [row * inputs + input]: redistribution time
-  std::vector<double> compute_us;       // [row]: local matmul on rank 0
-  std::vector<double> memory_bytes;     // [row]: per rank, rank 0
-  std::vector<char> feasible;           // [row]: fits and can run
-  std::vector<std::string> infeasible;  // [row]: why not (with_reasons; memory: always)
-  std::vector<double> fused_us;         // [row]: fused all-gather + mm total; inf: cannot fuse
-  std::vector<int> fused_chunks;        // [row]: the chunk count of that price
+  std::vector<double> comm_us;             // [row * inputs + input]: redistribution time
+  std::vector<double> compute_us;          // [row]: local matmul on rank 0
+  std::vector<double> memory_bytes;        // [row]: per rank, rank 0
+  std::vector<char> feasible;              // [row]: fits and can run
+  std::vector<std::string> infeasible;     // [row]: why not (with_reasons; memory: always)
+  std::vector<double> output_comm_us;      // [row]: the output to problem.output_target (or empty)
+  std::vector<double> fused_us;            // [row]: the cheaper fusion's total; inf: cannot fuse
+  std::vector<int> fused_chunks;           // [row]: the chunk count of that price
+  std::vector<Implementation> fused_kind;  // [row]: which fusion that is
   double comm_total_us(int row) const;
 };
 

@@ -17,8 +17,9 @@ constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
 //   unfused                the redistributions, then the local matmul (DTensor's way);
 //   fused_allgather_mm     a's last all-gather passed around its ring in chunks with
 //                          put_signal while every rank multiplies the chunks it already has;
-//   fused_mm_reducescatter partial products sent with put_signal while the next is computed
-//                          (not produced yet: the workload has no output redistribution).
+//   fused_mm_reducescatter the output's reduce-scatter (to problem.output_target) run as a
+//                          ring of accumulators: each partial product is sent with
+//                          put_signal while the next one is computed.
 enum class Implementation { unfused, fused_allgather_mm, fused_mm_reducescatter };
 std::string to_string(Implementation implementation);
 
@@ -30,6 +31,7 @@ struct Candidate {
   std::string filtered;                      // why DTensor drops it; empty when kept
   // Filled by a cost model:
   std::vector<double> input_cost_us;  // per input, redistribution cost
+  double output_cost_us = 0;          // to problem.output_target (0 without one)
   double compute_us = 0;              // local compute (models that price it)
   double cost_us = kInfiniteCost;     // what selection minimises
   // Filled by models that fuse (analytic, simulated): the implementation priced into
@@ -38,8 +40,9 @@ struct Candidate {
   Implementation implementation = Implementation::unfused;
   int chunks = 1;
   double unfused_cost_us = kInfiniteCost;
-  double fused_cost_us = kInfiniteCost;
-  int fused_chunks = 1;  // the chunk count of fused_cost_us
+  double fused_cost_us = kInfiniteCost;  // the cheaper fusion, when it has one
+  Implementation fused_implementation = Implementation::unfused;  // which one that is
+  int fused_chunks = 1;                                           // and its chunk count
 
   bool kept() const { return filtered.empty(); }
 };

@@ -29,6 +29,21 @@ std::optional<AllGatherFusion> allgather_fusion(const OpProblem& problem,
   return AllGatherFusion{last.mesh_dim, problem.mesh.size(last.mesh_dim)};
 }
 
+std::optional<ReduceScatterFusion> reducescatter_fusion(const OpProblem& problem,
+                                                        const Placements& output_placements) {
+  if (!problem.output_target) return std::nullopt;
+  const std::vector<Transition> steps = plan_transitions(output_placements, *problem.output_target);
+  if (steps.size() != 1) return std::nullopt;
+  const Transition& t = steps[0];
+  if (t.from != Placement::partial(ReduceOp::sum) || !t.to.is_shard() || t.to.shard_dim() != 0)
+    return std::nullopt;
+  if (problem.mesh.size(t.mesh_dim) < 2) return std::nullopt;
+  for (int d = 0; d < problem.mesh.ndim(); ++d)
+    if (output_placements[d].is_shard() && output_placements[d].shard_dim() == 0)
+      return std::nullopt;
+  return ReduceScatterFusion{t.mesh_dim, problem.mesh.size(t.mesh_dim)};
+}
+
 std::vector<int> fusion_chunk_choices(int64_t smallest_shard_rows) {
   std::vector<int> out;
   for (int c = 1; c <= kMaxFusionChunks && c <= std::max<int64_t>(smallest_shard_rows, 1); c *= 2)
@@ -45,6 +60,44 @@ struct Piece {
   int64_t rows = 0;
 };
 
+// The leading-dim blocks of a group, one per member (torch.chunk sizes), each cut into
+// `chunks` pieces (empty pieces left out, so members agree on what travels).
+struct RowBlocks {
+  RowBlocks(const std::vector<int64_t>& rows, int chunks) : rows(rows), chunks(chunks) {
+    first.assign(rows.size(), 0);
+    for (size_t j = 1; j < rows.size(); ++j) first[j] = first[j - 1] + rows[j - 1];
+  }
+  int64_t largest() const { return *std::max_element(rows.begin(), rows.end()); }
+  std::vector<Piece> pieces(int block) const {
+    std::vector<Piece> out;
+    for (int q = 0; q < chunks; ++q) {
+      const Chunk c = chunk_of(rows[block], chunks, q);
+      if (c.size > 0) out.push_back({block, c.offset, c.size});
+    }
+    return out;
+  }
+  const std::vector<int64_t>& rows;
+  int chunks;
+  std::vector<int64_t> first;  // each block's first row
+};
+
+// `work` restricted to the leading-dim rows [row, row + rows): its leading extent, a
+// (given), b (sliced with a's rows for bmm, when b_row_bytes > 0), c (given), and a bias
+// that varies along the leading dim.
+MatmulWork piece_work(MatmulWork w, bool leading_is_batch, int64_t row, int64_t rows,
+                      const BufferRef& a, int64_t b_row_bytes, const BufferRef& c) {
+  (leading_is_batch ? w.batch : w.m) = rows;
+  w.a = a;
+  if (b_row_bytes > 0) w.b = w.b.slice(row * b_row_bytes, rows * b_row_bytes);
+  w.c = c;
+  const int64_t bias_lead = leading_is_batch ? w.bias_batch_stride : w.bias_row_stride;
+  if (w.bias.id >= 0 && bias_lead != 0) {
+    const int64_t off = row * bias_lead * element_size_bytes(w.dtype);
+    w.bias = w.bias.slice(off, w.bias.size_bytes - off);
+  }
+  return w;
+}
+
 std::string step_text(int step, int steps, size_t piece, size_t pieces) {
   std::string out =
       "fused all_gather+mm step " + std::to_string(step + 1) + "/" + std::to_string(steps);
@@ -59,43 +112,25 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
   if (p < 1 || static_cast<int>(spec.shard_rows.size()) != p)
     throw InvalidArgument("need one shard size per member", spec.name);
   if (spec.chunks < 1) throw InvalidArgument("chunks must be >= 1", spec.name);
-  const int64_t slot_rows = *std::max_element(spec.shard_rows.begin(), spec.shard_rows.end());
-  const int64_t slot_bytes = slot_rows * spec.a_row_bytes;
+  const RowBlocks blocks(spec.shard_rows, spec.chunks);
+  const int64_t slot_bytes = blocks.largest() * spec.a_row_bytes;
   const SymmetricHandle slots = program.symm_alloc(spec.group, p * slot_bytes);
-  std::vector<int64_t> first_row(p, 0);  // of each shard in the gathered leading dim
-  for (int j = 1; j < p; ++j) first_row[j] = first_row[j - 1] + spec.shard_rows[j - 1];
-
-  auto pieces_of = [&](int shard) {
-    std::vector<Piece> out;
-    for (int q = 0; q < spec.chunks; ++q) {
-      const Chunk c = chunk_of(spec.shard_rows[shard], spec.chunks, q);
-      if (c.size > 0) out.push_back({shard, c.offset, c.size});
-    }
-    return out;
-  };
+  auto pieces_of = [&](int shard) { return blocks.pieces(shard); };
   auto wrap = [p](int j) { return ((j % p) + p) % p; };
 
   for (int i = 0; i < p; ++i) {
     const GatherMatmulMember& m = spec.members[i];
-    const int64_t e = element_size_bytes(m.work.dtype);
     const int right = wrap(i + 1), left = wrap(i - 1);
     auto label = [&](const std::string& category, const std::string& detail) {
       return OpLabel{spec.name, category, detail};
     };
     // The piece's matmul into its rows of the output; `a` holds the piece's rows.
     auto multiply = [&](const Piece& piece, const BufferRef& a, const std::string& detail) {
-      MatmulWork w = m.work;
-      (spec.leading_is_batch ? w.batch : w.m) = piece.rows;
-      const int64_t row = first_row[piece.shard] + piece.offset;
-      w.a = a;
-      if (m.b_row_bytes > 0) w.b = w.b.slice(row * m.b_row_bytes, piece.rows * m.b_row_bytes);
-      w.c = m.c.slice(row * m.c_row_bytes, piece.rows * m.c_row_bytes);
-      const int64_t bias_lead = spec.leading_is_batch ? w.bias_batch_stride : w.bias_row_stride;
-      if (w.bias.id >= 0 && bias_lead != 0) {
-        const int64_t off = row * bias_lead * e;
-        w.bias = w.bias.slice(off, w.bias.size_bytes - off);
-      }
-      program.matmul(m.rank, m.compute_stream, w, label("compute", detail));
+      const int64_t row = blocks.first[piece.shard] + piece.offset;
+      program.matmul(m.rank, m.compute_stream,
+                     piece_work(m.work, spec.leading_is_batch, row, piece.rows, a, m.b_row_bytes,
+                                m.c.slice(row * m.c_row_bytes, piece.rows * m.c_row_bytes)),
+                     label("compute", detail));
     };
     auto slot_piece = [&](const Piece& piece) {
       return slots.whole().slice(piece.shard * slot_bytes + piece.offset * spec.a_row_bytes,
@@ -144,6 +179,107 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
     const EventId done = program.record_event(m.rank, m.comm_stream, label("sync", "comm done"));
     program.wait_event(m.rank, m.compute_stream, done, label("sync", "comm done"));
   }
+}
+
+std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
+                                                       const ScatterMatmulSpec& spec) {
+  const int p = static_cast<int>(spec.members.size());
+  if (p < 2 || static_cast<int>(spec.block_rows.size()) != p)
+    throw InvalidArgument("need two or more members and one block size per member", spec.name);
+  if (spec.chunks < 1) throw InvalidArgument("chunks must be >= 1", spec.name);
+  const RowBlocks blocks(spec.block_rows, spec.chunks);
+  const int64_t slot_bytes = blocks.largest() * spec.c_row_bytes;
+  const SymmetricHandle slots = program.symm_alloc(spec.group, (p - 1) * slot_bytes);
+  auto wrap = [p](int j) { return ((j % p) + p) % p; };
+  auto pieces_of = [&](int block) { return blocks.pieces(block); };
+  auto slot_piece = [&](int slot, const Piece& piece) {
+    return slots.whole().slice(slot * slot_bytes + piece.offset * spec.c_row_bytes,
+                               piece.rows * spec.c_row_bytes);
+  };
+
+  std::vector<BufferRef> out;
+  for (int i = 0; i < p; ++i) {
+    const ScatterMatmulMember& m = spec.members[i];
+    const int64_t e = element_size_bytes(m.work.dtype);
+    const int right = wrap(i + 1), left = wrap(i - 1);
+    auto label = [&](const std::string& category, const std::string& detail) {
+      return OpLabel{spec.name, category, detail};
+    };
+    auto round_text = [&](int s, size_t q, size_t n) {
+      std::string t =
+          "fused mm+reduce_scatter step " + std::to_string(s + 1) + "/" + std::to_string(p - 1);
+      if (n > 1) t += " chunk " + std::to_string(q + 1) + "/" + std::to_string(n);
+      return t;
+    };
+    // The piece's partial product a[rows] @ b (+ its bias rows) into `c`.
+    auto multiply = [&](const Piece& piece, const BufferRef& c, const std::string& detail) {
+      const int64_t row = blocks.first[piece.shard] + piece.offset;
+      program.matmul(
+          m.rank, m.compute_stream,
+          piece_work(m.work, spec.leading_is_batch, row, piece.rows,
+                     m.a.slice(row * m.a_row_bytes, piece.rows * m.a_row_bytes), m.b_row_bytes, c),
+          label("compute", detail));
+    };
+    const BufferRef first = program.local_alloc(m.rank, slot_bytes);    // round 0's product
+    const BufferRef scratch = program.local_alloc(m.rank, slot_bytes);  // later products
+    auto local_piece = [&](const BufferRef& buffer, const Piece& piece) {
+      return buffer.slice(piece.offset * spec.c_row_bytes, piece.rows * spec.c_row_bytes);
+    };
+
+    // Round 0: the first block's product, sent as each piece is done.
+    std::vector<Piece> sending = pieces_of(wrap(i - 1));
+    std::vector<EventId> finished;
+    for (size_t q = 0; q < sending.size(); ++q) {
+      multiply(sending[q], local_piece(first, sending[q]),
+               "mm block " + std::to_string(sending[q].shard));
+      finished.push_back(program.record_event(m.rank, m.compute_stream,
+                                              label("sync", round_text(0, q, sending.size()))));
+    }
+    for (int s = 0; s < p - 1; ++s) {
+      // Comm: round s sends the block finished in round s and receives the next one.
+      const std::vector<Piece> arriving = pieces_of(wrap(i - 2 - s));
+      std::vector<EventId> landed;
+      for (size_t q = 0; q < std::max(sending.size(), arriving.size()); ++q) {
+        if (q < sending.size()) {
+          const std::string detail = round_text(s, q, sending.size());
+          program.wait_event(m.rank, m.comm_stream, finished[q], label("sync", detail));
+          const BufferRef src =
+              s == 0 ? local_piece(first, sending[q]) : slot_piece(s - 1, sending[q]);
+          program.put_signal(m.rank, m.comm_stream, src, slots,
+                             s * slot_bytes + sending[q].offset * spec.c_row_bytes, right,
+                             label("comm", detail));
+        }
+        if (q < arriving.size()) {
+          const std::string detail = round_text(s, q, arriving.size());
+          program.wait_signal(m.rank, m.comm_stream, slots, left, label("comm", detail));
+          landed.push_back(program.record_event(m.rank, m.comm_stream, label("sync", detail)));
+        }
+      }
+      // Compute: this rank's product of the arriving block, added into its accumulator.
+      finished.clear();
+      for (size_t q = 0; q < arriving.size(); ++q) {
+        multiply(arriving[q], local_piece(scratch, arriving[q]),
+                 "mm block " + std::to_string(arriving[q].shard));
+        program.wait_event(m.rank, m.compute_stream, landed[q],
+                           label("sync", "accumulator landed"));
+        ReduceWork add;
+        add.dtype = m.work.dtype;
+        add.elements = arriving[q].rows * spec.c_row_bytes / e;
+        add.dst = slot_piece(s, arriving[q]);
+        add.src = local_piece(scratch, arriving[q]);
+        program.reduce(m.rank, m.compute_stream, add,
+                       label("compute", "add block " + std::to_string(arriving[q].shard)));
+        if (s < p - 2)
+          finished.push_back(program.record_event(
+              m.rank, m.compute_stream, label("sync", round_text(s + 1, q, arriving.size()))));
+      }
+      sending = arriving;
+    }
+    const EventId done = program.record_event(m.rank, m.comm_stream, label("sync", "comm done"));
+    program.wait_event(m.rank, m.compute_stream, done, label("sync", "comm done"));
+    out.push_back(slots.whole().slice((p - 2) * slot_bytes, spec.block_rows[i] * spec.c_row_bytes));
+  }
+  return out;
 }
 
 }  // namespace symmesh::strategies

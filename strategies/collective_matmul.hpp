@@ -19,6 +19,16 @@
 //
 // The result is the same as all-gather then mm: output row block j is shard j of a times
 // b, computed by the same kernel on the same bytes.
+//
+// The mm + reduce-scatter of one group (the output Partial(sum) on the mesh dim, wanted
+// Shard(0) there): member i ends with row block i of the sum. A ring of accumulators:
+//   compute stream  round 0: mm(block i-1) into a send buffer; round s = 1..p-1:
+//                   mm(block i-1-s) into scratch, wait for the accumulator of that block
+//                   from i-1, add the product into it (in its slot);
+//   comm stream     round s = 0..p-2: put the block finished in round s to i+1's slot s,
+//                   wait for i-1's into this rank's slot s.
+// Every product but the first is computed while the previous accumulator travels; the
+// last round leaves block i summed in slot p-2. Slots are written once each.
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +55,16 @@ std::optional<AllGatherFusion> allgather_fusion(const OpProblem& problem,
 // (each piece keeps at least one row): 1, 2, 4, ... up to kMaxFusionChunks.
 inline constexpr int kMaxFusionChunks = 16;
 std::vector<int> fusion_chunk_choices(int64_t smallest_shard_rows);
+
+// Where a reduce-scatter can be fused: the output's redistribution (candidate output
+// placements -> problem.output_target) is one step, Partial(sum) -> Shard(0) of the
+// output's leading dim on a mesh dim of size >= 2, and no other mesh dim shards that dim.
+struct ReduceScatterFusion {
+  int mesh_dim = 0;
+  int group_size = 0;
+};
+std::optional<ReduceScatterFusion> reducescatter_fusion(const OpProblem& problem,
+                                                        const Placements& output_placements);
 
 // One member of an overlapped all-gather + matmul.
 struct GatherMatmulMember {
@@ -75,5 +95,33 @@ struct GatherMatmulSpec {
 // Appends the overlapped all-gather + matmul of every member. Throws InvalidArgument for
 // inconsistent sizes (members vs shard_rows, chunks < 1).
 void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec);
+
+// One member of an overlapped matmul + reduce-scatter.
+struct ScatterMatmulMember {
+  int rank = -1;  // world rank
+  StreamId compute_stream = -1;
+  StreamId comm_stream = -1;
+  BufferRef a;  // its whole a (every block's rows; its own piece of k)
+  // The local matmul but its leading extent and a/c: b, dtype, the other dims, bias.
+  MatmulWork work;
+  int64_t a_row_bytes = 0;  // one leading-dim slice of a (members may hold different k)
+  int64_t b_row_bytes = 0;  // bmm: one batch of b; mm: 0
+};
+
+struct ScatterMatmulSpec {
+  GroupId group = -1;
+  std::vector<int64_t> block_rows;  // leading extent of each member's output block
+  int64_t c_row_bytes = 0;          // one leading-dim slice of the output (same on all)
+  bool leading_is_batch = false;
+  int chunks = 1;
+  std::string name = "op";
+  std::vector<ScatterMatmulMember> members;  // group order
+};
+
+// Appends the overlapped matmul + reduce-scatter of every member; returns, per member, the
+// range holding its summed block (block_rows[i] leading-dim slices). Throws
+// InvalidArgument for inconsistent sizes.
+std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
+                                                       const ScatterMatmulSpec& spec);
 
 }  // namespace symmesh::strategies

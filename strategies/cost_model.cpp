@@ -33,7 +33,8 @@ std::unique_ptr<CostModel> make_cost_model(std::string_view name, const CostMode
                                 " cost model needs the cluster the mesh runs on (give a cluster "
                                 "file, e.g. --cluster clusters/dgx-h100.yaml)",
                             "--cluster");
-    if (name == "analytic") return std::make_unique<AnalyticCostModel>(*options.cluster, options.fuse);
+    if (name == "analytic")
+      return std::make_unique<AnalyticCostModel>(*options.cluster, options.fuse);
     throw Unsupported(
         "the simulated cost model runs the simulator: build it with sim::make_any_cost_model",
         "--cost-model");

@@ -120,10 +120,29 @@ void DTensorCostModel::price(const OpProblem& problem, std::vector<Candidate>& c
   const bool memoise = problem.mesh.ndim() <= 8;
   // Many candidates share an input's target placements; price each distinct one once.
   std::vector<std::unordered_map<uint64_t, double>> memo(num_inputs);
+  std::unordered_map<uint64_t, double> output_memo;
   for (Candidate& c : candidates) {
     if (!c.kept()) continue;
     c.input_cost_us.assign(num_inputs, 0.0);
     c.cost_us = 0;
+    // The output to where it must end up (DTensor prices it in the next op's inputs; the
+    // same formula here, so that the op's choice sees it).
+    c.output_cost_us = 0;
+    if (problem.output_target) {
+      const TensorSpec out{problem.output_shape(), problem.dtype(), c.output_placements};
+      auto price_output = [&] {
+        return dtensor_redistribute_cost_us(out, *problem.output_target, problem.mesh, topo);
+      };
+      if (memoise) {
+        const uint64_t key = placement_key(c.output_placements);
+        auto it = output_memo.find(key);
+        if (it == output_memo.end()) it = output_memo.emplace(key, price_output()).first;
+        c.output_cost_us = it->second;
+      } else {
+        c.output_cost_us = price_output();
+      }
+      c.cost_us += c.output_cost_us;
+    }
     for (size_t i = 0; i < num_inputs; ++i) {
       const Placements& target = c.input_placements[i];
       double cost = 0;

@@ -38,4 +38,25 @@ struct FusedChoice {
 FusedChoice best_fused_allgather_matmul(const FusedGatherTiming& timing,
                                         const std::vector<int>& choices);
 
+// The overlapped matmul + reduce-scatter, replayed the same way on one rank of a symmetric
+// ring (every block the largest):
+//   compute: round 0: the first block's pieces; rounds 1..p-1: each piece's product, then
+//            (once its accumulator has landed) its add
+//   comm:    rounds 0..p-2: each piece's put once it is finished, then the wait for the
+//            matching piece from the left
+// With compute ≫ comm it is p products and p-1 adds plus one put; with comm ≫ compute,
+// (p-1) puts plus a product and an add per round of fill.
+struct FusedScatterTiming {
+  int group_size = 2;
+  int64_t block_rows = 0;    // leading-dim rows of the largest output block
+  double put_latency_s = 0;  // α of one put on the ring
+  double s_per_row = 0;      // seconds to move one leading-dim row of the output
+  std::function<double(int64_t rows)> matmul_s;  // a piece's product, launch included
+  std::function<double(int64_t rows)> reduce_s;  // a piece's add, launch included
+};
+
+double fused_matmul_reducescatter_s(const FusedScatterTiming& timing, int chunks);
+FusedChoice best_fused_matmul_reducescatter(const FusedScatterTiming& timing,
+                                            const std::vector<int>& choices);
+
 }  // namespace symmesh::strategies

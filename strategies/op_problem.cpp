@@ -86,6 +86,7 @@ void OpProblem::validate() const {
     if (inputs[i].dtype != inputs[0].dtype)
       throw InvalidArgument("all inputs must share one dtype", "--" + names[i]);
   }
+  if (output_target) TensorSpec{output_shape(), dtype(), *output_target}.validate(mesh, "--out-in");
 }
 
 }  // namespace symmesh::strategies

@@ -2,6 +2,7 @@
 // One matrix op to be placed on a mesh: which op, its input tensors with their current
 // placements, the mesh. Inputs are ordered as in ATen: mm/bmm (a, b); addmm/baddbmm
 // (bias, a, b).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,10 @@ struct OpProblem {
   OpKind op = OpKind::mm;
   DeviceMesh mesh{{1}};
   std::vector<TensorSpec> inputs;
+  // Where the output must end up (a later op's input, e.g. sequence-parallel rows after a
+  // row-parallel linear): every candidate is priced with the redistribution of its output
+  // there, and the plan runs it. None: the output stays as the strategy leaves it.
+  std::optional<Placements> output_target;
 
   // Throws InvalidArgument naming the input: rank per op (mm 2-D, bmm 3-D), inner dims,
   // batch dims, bias broadcastable to the output, placements per mesh dim and shard dims

@@ -27,7 +27,7 @@ namespace {
 
 Plan priced_candidates(const OpProblem& problem, const CostModel& model) {
   problem.validate();
-  Plan plan{problem, model.name(), {}, 0, {}, {}};
+  Plan plan{problem, model.name(), {}, 0, {}, std::nullopt, {}};
   plan.candidates = expand_candidates(problem, op_single_dim_rules(problem));
   model.price(problem, plan.candidates);
   return plan;
@@ -47,6 +47,15 @@ Plan finish(Plan plan, const CostModel& model) {
     r.step_cost_us =
         model.step_costs_us(current, plan_transitions(current.placements, target), problem.mesh);
     plan.redistributions.push_back(std::move(r));
+  }
+  if (problem.output_target && chosen.output_placements != *problem.output_target) {
+    const TensorSpec out{problem.output_shape(), problem.dtype(), chosen.output_placements};
+    PlannedRedistribution r;
+    r.input = -1;
+    r.redistribution = plan_redistribution(out, *problem.output_target, problem.mesh);
+    r.step_cost_us = model.step_costs_us(
+        out, plan_transitions(out.placements, *problem.output_target), problem.mesh);
+    plan.output_redistribution = std::move(r);
   }
   for (int rank = 0; rank < problem.mesh.size(); ++rank)
     plan.local_compute.push_back(local_compute_of(problem, chosen.input_placements, rank));

@@ -35,7 +35,9 @@ struct Plan {
   std::vector<Candidate> candidates;                   // every candidate, filtered ones included
   int chosen = 0;                                      // position in `candidates`
   std::vector<PlannedRedistribution> redistributions;  // inputs that change, in input order
-  std::vector<LocalCompute> local_compute;             // one per rank
+  // The output's, to problem.output_target, when it differs (its `input` is -1).
+  std::optional<PlannedRedistribution> output_redistribution;
+  std::vector<LocalCompute> local_compute;  // one per rank
 
   const Candidate& chosen_candidate() const { return candidates.at(chosen); }
   int kept_count() const;

@@ -67,6 +67,8 @@ class Lowerer {
                           const LocalTensor& out) const;
   void fused_allgather_matmul(const AllGatherFusion& fusion, const std::vector<TensorState>& inputs,
                               const std::vector<LocalTensor>& outputs);
+  std::vector<LocalTensor> fused_matmul_reducescatter(const ReduceScatterFusion& fusion,
+                                                      const std::vector<TensorState>& inputs);
 
   const Plan& plan_;
   const DeviceMesh& mesh_;
@@ -390,6 +392,52 @@ void Lowerer::fused_allgather_matmul(const AllGatherFusion& fusion,
   }
 }
 
+// The matmul and the output's reduce-scatter, overlapped on every group of its mesh dim:
+// each rank multiplies every row block of its (partial) output and passes accumulators
+// around the ring; it ends with its block summed (strategies/collective_matmul.hpp).
+std::vector<LocalTensor> Lowerer::fused_matmul_reducescatter(
+    const ReduceScatterFusion& fusion, const std::vector<TensorState>& inputs) {
+  const OpProblem& problem = plan_.problem;
+  const int lhs = problem.lhs_index(), rhs = problem.rhs_index();
+  const TensorSpec partial{problem.output_shape(), dtype_,
+                           plan_.chosen_candidate().output_placements};
+  const TensorSpec target{problem.output_shape(), dtype_, *problem.output_target};
+  std::vector<LocalTensor> outputs(mesh_.size());
+  const auto groups = mesh_.groups(fusion.mesh_dim);
+  for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+    ScatterMatmulSpec spec;
+    spec.group = group_of(fusion.mesh_dim, g);
+    spec.leading_is_batch = problem.op == OpKind::bmm || problem.op == OpKind::baddbmm;
+    spec.chunks = plan_.chosen_candidate().chunks;
+    spec.name = options_.name;
+    const Shape whole = local_view(partial, mesh_, groups[g][0]).shape;
+    for (int j = 0; j < fusion.group_size; ++j)
+      spec.block_rows.push_back(chunk_of(whole[0], fusion.group_size, j).size);
+    Shape c_row = whole;
+    c_row[0] = 1;
+    spec.c_row_bytes = bytes_of(c_row);
+    for (int r : groups[g]) {
+      ScatterMatmulMember m;
+      m.rank = world(r);
+      m.compute_stream = stream(r);
+      m.comm_stream = program_.stream(world(r), options_.stream + "-comm");
+      m.a = inputs[lhs].local[r].ref;
+      Shape a_row = inputs[lhs].local[r].shape, b_row = inputs[rhs].local[r].shape;
+      a_row[0] = b_row[0] = 1;
+      m.a_row_bytes = bytes_of(a_row);
+      if (spec.leading_is_batch) m.b_row_bytes = bytes_of(b_row);
+      m.work = local_matmul(r, inputs, {});
+      spec.members.push_back(m);
+    }
+    const std::vector<BufferRef> blocks = overlapped_matmul_reducescatter(program_, spec);
+    for (size_t i = 0; i < groups[g].size(); ++i) {
+      const int r = groups[g][i];
+      outputs[r] = {blocks[i], local_view(target, mesh_, r).shape};
+    }
+  }
+  return outputs;
+}
+
 LoweredPlan Lowerer::run() {
   const OpProblem& problem = plan_.problem;
   if (options_.first_rank < 0 || options_.first_rank + mesh_.size() > program_.world_size())
@@ -402,14 +450,19 @@ LoweredPlan Lowerer::run() {
 
   const Candidate& chosen = plan_.chosen_candidate();
   std::optional<AllGatherFusion> fusion;
+  std::optional<ReduceScatterFusion> scatter;
   if (chosen.implementation == Implementation::fused_allgather_mm) {
     fusion = allgather_fusion(problem, chosen.input_placements[problem.lhs_index()]);
     if (!fusion)
       throw InvalidArgument("candidate #" + std::to_string(chosen.index) +
                                 " has no all-gather of a's leading dim to fuse",
                             "plan lowering");
-  } else if (chosen.implementation != Implementation::unfused) {
-    throw Unsupported(to_string(chosen.implementation) + " cannot be lowered", "plan lowering");
+  } else if (chosen.implementation == Implementation::fused_mm_reducescatter) {
+    scatter = reducescatter_fusion(problem, chosen.output_placements);
+    if (!scatter)
+      throw InvalidArgument("candidate #" + std::to_string(chosen.index) +
+                                " has no reduce-scatter of the output's leading dim to fuse",
+                            "plan lowering");
   }
 
   std::vector<TensorState> inputs;
@@ -424,15 +477,28 @@ LoweredPlan Lowerer::run() {
   LoweredPlan lowered;
   lowered.output_placements = chosen.output_placements;
   lowered.output_shape = problem.output_shape();
-  const TensorSpec out_spec{lowered.output_shape, dtype_, chosen.output_placements};
-  for (int r = 0; r < mesh_.size(); ++r)
-    lowered.outputs.push_back(new_local(r, local_view(out_spec, mesh_, r).shape));
-  if (fusion) {
-    fused_allgather_matmul(*fusion, inputs, lowered.outputs);
+  if (scatter) {
+    lowered.outputs = fused_matmul_reducescatter(*scatter, inputs);
+    lowered.output_placements = *problem.output_target;
   } else {
+    const TensorSpec out_spec{lowered.output_shape, dtype_, chosen.output_placements};
     for (int r = 0; r < mesh_.size(); ++r)
-      program_.matmul(world(r), stream(r), local_matmul(r, inputs, lowered.outputs[r]),
-                      label("compute", to_string(problem.op)));
+      lowered.outputs.push_back(new_local(r, local_view(out_spec, mesh_, r).shape));
+    if (fusion) {
+      fused_allgather_matmul(*fusion, inputs, lowered.outputs);
+    } else {
+      for (int r = 0; r < mesh_.size(); ++r)
+        program_.matmul(world(r), stream(r), local_matmul(r, inputs, lowered.outputs[r]),
+                        label("compute", to_string(problem.op)));
+    }
+    // Then to where the output must end up.
+    if (plan_.output_redistribution) {
+      TensorState out{out_spec, lowered.outputs};
+      for (const auto& step : plan_.output_redistribution->redistribution.steps)
+        apply_step(out, step);
+      lowered.outputs = out.local;
+      lowered.output_placements = out.spec.placements;
+    }
   }
   if (data_)
     for (int r = 0; r < mesh_.size(); ++r)

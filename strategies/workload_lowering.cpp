@@ -84,6 +84,7 @@ OpProblem matmul_problem(const Scenario& scenario, const WorkloadOp& op, const D
   if (has_bias(problem.op)) problem.inputs.push_back({op.bias, dtype, op.bias_placements});
   problem.inputs.push_back({op.a, dtype, op.a_placements});
   problem.inputs.push_back({op.b, dtype, op.b_placements});
+  problem.output_target = op.out_placements;
   return problem;
 }
 

@@ -75,5 +75,58 @@ TEST(FusionChoice, TheDTensorModelNeverFuses) {
   for (const Candidate& c : plan.candidates) EXPECT_EQ(c.implementation, Implementation::unfused);
 }
 
+// Row-parallel linear (k sharded on both inputs) whose output must end up as rows.
+OpProblem row_parallel(int64_t m, int64_t k, int64_t n) {
+  OpProblem p;
+  p.op = OpKind::mm;
+  p.mesh = DeviceMesh({8});
+  p.inputs = {{{m, k}, DType::bf16, parse_placements("S(1)")},
+              {{k, n}, DType::bf16, parse_placements("S(0)")}};
+  p.output_target = parse_placements("S(0)");
+  return p;
+}
+
+TEST(FusionChoice, LargeReduceScatterIsHiddenUnderTheMatmul) {
+  // out 8192x8192 bf16 = 128 MiB of partial sums: the reduce-scatter sends 7 blocks of
+  // 16 MiB (~270 us + its copies and adds); the local mm (k = 1024) is ~181 us. Fused,
+  // each block's product is computed while the previous accumulator travels.
+  const Plan plan =
+      build_plan(row_parallel(8192, 8192, 8192), AnalyticCostModel(testing::dgx_cluster(1)));
+  const Candidate& c = plan.chosen_candidate();
+  EXPECT_EQ(to_string(c.output_placements), "P(sum)");
+  EXPECT_EQ(c.implementation, Implementation::fused_mm_reducescatter);
+  EXPECT_DOUBLE_EQ(c.unfused_cost_us,
+                   c.compute_us + c.output_cost_us + c.input_cost_us[0] + c.input_cost_us[1]);
+  // Fused cannot beat the slower stream (the ring of puts), and saves most of the matmul.
+  EXPECT_LT(c.fused_cost_us, c.unfused_cost_us - 0.5 * c.compute_us);
+  ASSERT_TRUE(plan.output_redistribution.has_value());
+  EXPECT_EQ(plan.output_redistribution->redistribution.steps.size(), 1u);
+}
+
+TEST(FusionChoice, SmallReduceScatterStaysUnfused) {
+  // out 64x512: 7 latency-bound steps and 8 launches of tiny products instead of one.
+  const Plan plan =
+      build_plan(row_parallel(64, 64, 512), AnalyticCostModel(testing::dgx_cluster(1)));
+  for (const Candidate& c : plan.candidates)
+    if (c.kept() && c.fused_implementation == Implementation::fused_mm_reducescatter)
+      EXPECT_GT(c.fused_cost_us, c.unfused_cost_us) << "candidate #" << c.index;
+  EXPECT_EQ(plan.chosen_candidate().implementation, Implementation::unfused);
+}
+
+TEST(FusionChoice, TheOutputTargetIsPricedForEveryCandidate) {
+  // Every kept candidate pays its output's way to S(0): the one already there nothing, the
+  // Partial one a reduce-scatter, the replicated one nothing (a local chunk).
+  const Plan plan =
+      build_plan(row_parallel(8192, 8192, 8192), AnalyticCostModel(testing::dgx_cluster(1), false));
+  for (const Candidate& c : plan.candidates) {
+    if (!c.kept() || !std::isfinite(c.cost_us)) continue;
+    const std::string out = to_string(c.output_placements);
+    if (out == "S(0)" || out == "R")
+      EXPECT_EQ(c.output_cost_us, 0.0) << out;
+    else
+      EXPECT_GT(c.output_cost_us, 0.0) << out;
+  }
+}
+
 }  // namespace
 }  // namespace symmesh::strategies

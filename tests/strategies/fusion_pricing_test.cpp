@@ -52,5 +52,29 @@ TEST(FusedAllGatherPricing, OneRankIsItsOwnMatmul) {
   EXPECT_DOUBLE_EQ(fused_allgather_matmul_s(t, 1), 16.0);
 }
 
+FusedScatterTiming scatter(int p, int64_t rows, double alpha, double s_per_row, double mm,
+                           double add) {
+  FusedScatterTiming t;
+  t.group_size = p;
+  t.block_rows = rows;
+  t.put_latency_s = alpha;
+  t.s_per_row = s_per_row;
+  t.matmul_s = [mm](int64_t) { return mm; };
+  t.reduce_s = [add](int64_t) { return add; };
+  return t;
+}
+
+TEST(FusedReduceScatterPricing, CommBoundIsProductPutAndAdd) {
+  // p = 2: the first block's product (5), its put (1 + 10 rows x 1 = 11), landing at 16;
+  // meanwhile this rank's product of its own block (5 -> 10); then the add: 16 + 2 = 18.
+  EXPECT_DOUBLE_EQ(fused_matmul_reducescatter_s(scatter(2, 10, 1.0, 1.0, 5.0, 2.0), 1), 18.0);
+}
+
+TEST(FusedReduceScatterPricing, ComputeBoundHidesEveryPut) {
+  // p = 4, product 10, put 3, add 1. Compute 10 | 20, lands 13, add -> 21 | 31, lands
+  // 21+3 = 24, add -> 32 | 42, lands 32+3 = 35, add -> 43 = p products + (p-1) adds.
+  EXPECT_DOUBLE_EQ(fused_matmul_reducescatter_s(scatter(4, 10, 0.0, 0.3, 10.0, 1.0), 1), 43.0);
+}
+
 }  // namespace
 }  // namespace symmesh::strategies

@@ -123,6 +123,11 @@ struct LoweringCase {
   std::vector<int> mesh;
   std::vector<Shape> shapes;            // ATen input order
   std::vector<std::string> placements;  // current placements per input
+  std::string out;                      // where the output must end up ("" = anywhere)
+};
+
+struct FusedCounts {
+  int allgather = 0, reducescatter = 0;
 };
 
 // Lowers `plan` (as its chosen candidate's implementation says), runs it and returns the
@@ -145,13 +150,14 @@ LoweredRun run_lowered(const OpProblem& p, const Plan& plan, const LoweringOptio
   return out;
 }
 
-// Returns how many candidates were also checked fused.
-int check_every_candidate(const LoweringCase& c) {
+// Returns how many candidates were also checked fused, of each kind.
+FusedCounts check_every_candidate(const LoweringCase& c) {
   OpProblem p;
   p.op = c.op;
   p.mesh = DeviceMesh(c.mesh);
   for (size_t i = 0; i < c.shapes.size(); ++i)
     p.inputs.push_back({c.shapes[i], DType::fp64, parse_placements(c.placements[i])});
+  if (!c.out.empty()) p.output_target = parse_placements(c.out);
   std::mt19937 rng(1234);
   std::vector<std::vector<double>> values;
   LoweringOptions options;
@@ -163,7 +169,8 @@ int check_every_candidate(const LoweringCase& c) {
   const auto expected = reference(p, values);
   const auto model = make_cost_model("dtensor", {});
   const Plan selected = build_plan(p, *model);
-  int checked = 0, fused = 0;
+  int checked = 0;
+  FusedCounts fused;
   for (const auto& cand : selected.candidates) {
     if (!cand.kept() || std::isinf(cand.cost_us)) continue;
     Plan plan = build_plan_for(p, *model, cand.index);
@@ -172,11 +179,20 @@ int check_every_candidate(const LoweringCase& c) {
         << "candidate #" << cand.index << " out " << to_string(cand.output_placements)
         << " from current " << c.placements[0] << " / " << c.placements[1];
     ++checked;
-    if (!allgather_fusion(p, cand.input_placements[p.lhs_index()])) continue;
+    Implementation kind = Implementation::unfused;
+    if (allgather_fusion(p, cand.input_placements[p.lhs_index()])) {
+      kind = Implementation::fused_allgather_mm;
+      ++fused.allgather;
+    } else if (reducescatter_fusion(p, cand.output_placements)) {
+      kind = Implementation::fused_mm_reducescatter;
+      ++fused.reducescatter;
+    } else {
+      continue;
+    }
     for (int chunks : {1, 2, 3}) {
-      plan.candidates[plan.chosen].implementation = Implementation::fused_allgather_mm;
+      plan.candidates[plan.chosen].implementation = kind;
       plan.candidates[plan.chosen].chunks = chunks;
-      SCOPED_TRACE("fused candidate " + to_string(cand.input_placements[0]) + " x " +
+      SCOPED_TRACE(to_string(kind) + " candidate " + to_string(cand.input_placements[0]) + " x " +
                    to_string(cand.input_placements[1]) + " from " + c.placements[0] + " x " +
                    c.placements[1] + ", " + std::to_string(chunks) + " chunks");
       LoweredRun run;
@@ -187,15 +203,21 @@ int check_every_candidate(const LoweringCase& c) {
         continue;
       }
       EXPECT_LT(run.error, 1e-12) << "fused, " << chunks << " chunks, candidate #" << cand.index;
-      // Fused and unfused multiply the same rows by the same columns in the same order.
+      // The fused all-gather multiplies the same rows by the same columns in the same
+      // order: bit-identical. The fused reduce-scatter adds the partial products in ring
+      // order, as the unfused ring does, but a piece at a time: equal to rounding.
       double diff = 0;
-      for (size_t r = 0; r < run.pieces.size(); ++r)
-        for (size_t i = 0; i < run.pieces[r].size(); ++i)
+      EXPECT_EQ(run.pieces.size(), unfused.pieces.size());
+      for (size_t r = 0; r < std::min(run.pieces.size(), unfused.pieces.size()); ++r) {
+        EXPECT_EQ(run.pieces[r].size(), unfused.pieces[r].size()) << "rank " << r;
+        for (size_t i = 0; i < std::min(run.pieces[r].size(), unfused.pieces[r].size()); ++i)
           diff = std::max(diff, std::abs(run.pieces[r][i] - unfused.pieces[r][i]));
-      EXPECT_EQ(diff, 0.0) << "fused vs unfused, " << chunks << " chunks, candidate #"
-                           << cand.index;
+      }
+      if (kind == Implementation::fused_allgather_mm)
+        EXPECT_EQ(diff, 0.0) << "fused vs unfused, " << chunks << " chunks";
+      else
+        EXPECT_LT(diff, 1e-12) << "fused vs unfused, " << chunks << " chunks";
     }
-    ++fused;
   }
   EXPECT_GT(checked, 1);
   return fused;
@@ -222,21 +244,60 @@ TEST(PlanLowering, BmmEveryCandidate) {
 
 TEST(PlanLowering, FusedAllGatherMatmulOnEveryMeshAndOp) {
   // a gathered along rows: 7 rows over 3 ranks are shards of 3, 3, 1 (uneven).
-  EXPECT_GT(check_every_candidate({OpKind::mm, {3}, {{7, 5}, {5, 6}}, {"S(0)", "S(1)"}}), 0);
-  // 2-D meshes: the gather on either mesh dim, the other dim sharding k or n.
-  EXPECT_GT(check_every_candidate({OpKind::mm, {2, 3}, {{7, 6}, {6, 5}}, {"S(0),S(1)", "R,S(0)"}}),
+  EXPECT_GT(check_every_candidate({OpKind::mm, {3}, {{7, 5}, {5, 6}}, {"S(0)", "S(1)"}}).allgather,
             0);
-  EXPECT_GT(check_every_candidate({OpKind::mm, {2, 2}, {{5, 6}, {6, 4}}, {"S(1),S(0)", "S(0),R"}}),
+  // 2-D meshes: the gather on either mesh dim, the other dim sharding k or n.
+  EXPECT_GT(check_every_candidate({OpKind::mm, {2, 3}, {{7, 6}, {6, 5}}, {"S(0),S(1)", "R,S(0)"}})
+                .allgather,
+            0);
+  EXPECT_GT(check_every_candidate({OpKind::mm, {2, 2}, {{5, 6}, {6, 4}}, {"S(1),S(0)", "S(0),R"}})
+                .allgather,
             0);
   // bmm: the batch is a's leading dim (5 batches over 2 ranks: 3 and 2).
-  EXPECT_GT(check_every_candidate({OpKind::bmm, {2}, {{5, 3, 4}, {5, 4, 2}}, {"S(0)", "R"}}), 0);
+  EXPECT_GT(
+      check_every_candidate({OpKind::bmm, {2}, {{5, 3, 4}, {5, 4, 2}}, {"S(0)", "R"}}).allgather,
+      0);
   // Bias along the gathered rows (a full [m, n] bias) and broadcast ones.
   EXPECT_GT(
-      check_every_candidate({OpKind::addmm, {3}, {{7, 4}, {7, 5}, {5, 4}}, {"R", "S(0)", "S(1)"}}),
+      check_every_candidate({OpKind::addmm, {3}, {{7, 4}, {7, 5}, {5, 4}}, {"R", "S(0)", "S(1)"}})
+          .allgather,
       0);
   EXPECT_GT(check_every_candidate(
-                {OpKind::baddbmm, {2}, {{3, 1, 4}, {3, 2, 5}, {3, 5, 4}}, {"S(0)", "S(0)", "R"}}),
+                {OpKind::baddbmm, {2}, {{3, 1, 4}, {3, 2, 5}, {3, 5, 4}}, {"S(0)", "S(0)", "R"}})
+                .allgather,
             0);
+}
+
+TEST(PlanLowering, OutputTargetAndFusedMatmulReduceScatter) {
+  // k sharded on both inputs gives a Partial(sum) output; wanted S(0): a reduce-scatter of
+  // 7 rows over 3 ranks (blocks 3, 3, 1), fused or not. Every candidate also runs its own
+  // redistribution of the output to S(0) (an all-to-all, a local chunk, ...).
+  EXPECT_GT(check_every_candidate({OpKind::mm, {3}, {{7, 5}, {5, 6}}, {"S(1)", "S(0)"}, "S(0)"})
+                .reducescatter,
+            0);
+  // 2-D: the reduce-scatter on mesh dim 0 while dim 1 shards the output's columns, and on
+  // mesh dim 1 while dim 0 shards them.
+  EXPECT_GT(check_every_candidate(
+                {OpKind::mm, {2, 2}, {{5, 6}, {6, 7}}, {"S(1),R", "S(0),S(1)"}, "S(0),S(1)"})
+                .reducescatter,
+            0);
+  EXPECT_GT(check_every_candidate(
+                {OpKind::mm, {2, 3}, {{7, 6}, {6, 5}}, {"R,S(1)", "S(1),S(0)"}, "S(1),S(0)"})
+                .reducescatter,
+            0);
+  // bmm: the batch is the output's leading dim (5 batches over 2 ranks).
+  EXPECT_GT(
+      check_every_candidate({OpKind::bmm, {2}, {{5, 3, 4}, {5, 4, 2}}, {"S(2)", "S(1)"}, "S(0)"})
+          .reducescatter,
+      0);
+  // With a bias (a Partial(sum) bias is added once, by coordinate 0).
+  EXPECT_GT(check_every_candidate(
+                {OpKind::addmm, {3}, {{7, 4}, {7, 5}, {5, 4}}, {"R", "S(1)", "S(0)"}, "S(0)"})
+                .reducescatter,
+            0);
+  // Targets that are not a reduce-scatter still lower every candidate unfused.
+  check_every_candidate({OpKind::mm, {2, 2}, {{6, 5}, {5, 7}}, {"S(0),S(1)", "R,S(0)"}, "R,R"});
+  check_every_candidate({OpKind::mm, {3}, {{7, 5}, {5, 6}}, {"S(0)", "S(1)"}, "S(1)"});
 }
 
 TEST(PlanLowering, AddmmAndBaddbmmWithBroadcastBias) {

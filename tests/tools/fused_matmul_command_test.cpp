@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/tools/run_symmesh.hpp"
@@ -42,25 +43,77 @@ TEST(FusedMatmulCommands, PlanSaysFusedAndNoFuseTurnsItOff) {
   EXPECT_THAT(text.out, HasSubstr("unfused (us)  fused (us)"));
 }
 
-TEST(FusedMatmulCommands, SimulateRunsItFusedAndFasterThanNoFuse) {
+TEST(FusedMatmulCommands, SimulateRunsThemFusedAndFasterThanNoFuse) {
   const std::string scenario = kScenarios + "async-tp-linear.yaml";
   const auto fused = run_symmesh("simulate " + scenario + " --json");
   ASSERT_EQ(fused.exit_code, 0) << fused.err;
   const auto plain = run_symmesh("simulate " + scenario + " --json --no-fuse");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  const auto f = nlohmann::json::parse(fused.out)["ops"][0];
-  const auto p = nlohmann::json::parse(plain.out)["ops"][0];
-  EXPECT_EQ(f["strategy"]["implementation"], "fused-allgather-mm");
-  EXPECT_GE(f["strategy"]["chunks"].get<int>(), 1);
-  EXPECT_EQ(p["strategy"]["implementation"], "unfused");
-  EXPECT_EQ(f["strategy"]["input_placements"], p["strategy"]["input_placements"]);
-  // The gather (~0.27 ms) is hidden under the matmul (~0.69 ms): fused takes the matmul
-  // and a little more, unfused the sum.
-  EXPECT_LT(f["time_s"].get<double>(), p["time_s"].get<double>());
-  EXPECT_GT(f["time_s"].get<double>(), p["compute_time_s"].get<double>());
+  const auto fj = nlohmann::json::parse(fused.out), pj = nlohmann::json::parse(plain.out);
+  // fc1 all-gathers its activations, fc2 reduce-scatters its output back to rows.
+  const char* kinds[] = {"fused-allgather-mm", "fused-mm-reducescatter"};
+  for (int i : {0, 1}) {
+    const auto& f = fj["ops"][i];
+    const auto& p = pj["ops"][i];
+    EXPECT_EQ(f["strategy"]["implementation"], kinds[i]) << i;
+    EXPECT_GE(f["strategy"]["chunks"].get<int>(), 1);
+    EXPECT_EQ(p["strategy"]["implementation"], "unfused");
+    EXPECT_EQ(f["strategy"]["input_placements"], p["strategy"]["input_placements"]);
+    // The collective (~0.27 ms) is hidden under the matmul (~0.7 ms): fused takes the
+    // matmul and a little more, unfused the sum.
+    EXPECT_LT(f["time_s"].get<double>(), p["time_s"].get<double>()) << i;
+    EXPECT_GT(f["time_s"].get<double>(), p["compute_time_s"].get<double>()) << i;
+  }
+  EXPECT_EQ(fj["ops"][1]["strategy"]["out_placements"], nlohmann::json::parse(R"j(["S(0)"])j"));
+  EXPECT_EQ(fj["ops"][1]["strategy"]["output_placements"],
+            nlohmann::json::parse(R"j(["P(sum)"])j"));
 
   const auto emulated = run_symmesh("simulate " + scenario + " --emulate");
   EXPECT_EQ(emulated.exit_code, 2);  // 8192x32768 is far too large to emulate
+}
+
+TEST(FusedMatmulCommands, PlanTakesTheOutputTarget) {
+  const std::string row_parallel =
+      "plan --op mm --a 8192x8192 --b 8192x8192 --mesh 8 --in 'S(1)' 'S(0)' --out-in 'S(0)' "
+      "--dtype bf16 --cost-model analytic --cluster dgx-h100.yaml ";
+  const auto r = run_symmesh(row_parallel + "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["output_target"], nlohmann::json::parse(R"j(["S(0)"])j"));
+  EXPECT_EQ(j["chosen"]["implementation"], "fused-mm-reducescatter");
+  const auto& out = j["chosen"]["output_redistribution"];
+  EXPECT_EQ(out["input"], -1);
+  EXPECT_EQ(out["steps"][0]["collective"], "reduce_scatter");
+  for (const auto& c : j["candidates"])
+    if (c.contains("output_cost_us") && !c["output_cost_us"].is_null() &&
+        c["output_placements"] == nlohmann::json::parse(R"j(["S(0)"])j")) {
+      EXPECT_EQ(c["output_cost_us"], 0.0);  // already there
+    }
+  const auto text = run_symmesh(row_parallel + "--explain");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("-> out 8192x8192 [to S(0)]"));
+  EXPECT_THAT(text.out, HasSubstr("reduce_scatter (fused into the mm)"));
+  EXPECT_THAT(text.out, HasSubstr("(mm+rs x"));
+}
+
+TEST(FusedMatmulCommands, EmulatedOutputTargetMatchesTheUnshardedProduct) {
+  // A small row-parallel op whose output must end up as rows, emulated: the result after
+  // the output's redistribution is checked against the unsharded product.
+  const auto dir = std::filesystem::temp_directory_path() / "symmesh-out-placements";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "rows.yaml").string();
+  std::ofstream(path) << "name: rows\ncluster: dgx-h100.yaml\nmesh: {shape: [2, 4]}\n"
+                         "dtype: fp32\ncost_model: analytic\nworkload:\n"
+                         "  - {name: fc2, op: mm, a: [10, 12], b: [12, 6], a_placements: [R, S(1)],"
+                         " b_placements: [R, S(0)], out_placements: [R, S(0)]}\n";
+  for (const char* flags : {"", " --no-fuse"}) {
+    const auto r = run_symmesh("simulate " + path + " --emulate --json" + flags);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto op = nlohmann::json::parse(r.out)["ops"][0];
+    EXPECT_EQ(op["strategy"]["out_placements"], nlohmann::json::parse(R"j(["R", "S(0)"])j"));
+    EXPECT_LT(op["max_abs_error"].get<double>(), 1e-4) << flags;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FusedMatmulCommands, SweepAndRunAcceptNoFuse) {

@@ -73,16 +73,25 @@ Count matmul_count(const Scenario& scenario, const WorkloadOp& op, const DeviceM
     const size_t n = steps.size() - (fused && r.input == problem.lhs_index() ? 1 : 0);
     for (size_t i = 0; i < n; ++i) c.ops += step_ops(steps[i], mesh);
   }
+  const int64_t chunks = chosen.chunks;
   if (fused) {
     // strategies/collective_matmul.cpp, per rank: a ready event and its wait, p·c matmuls,
     // (p-1)·c × (put, wait, record, wait event), a done event and its wait.
     int64_t p = 1;
     for (const auto& r : plan.redistributions)
       if (r.input == problem.lhs_index()) p = mesh.size(r.redistribution.steps.back().mesh_dim);
-    const int64_t chunks = chosen.chunks;
     c.ops += mesh.size() * (4 + p * chunks + 4 * (p - 1) * chunks);
+  } else if (chosen.implementation == strategies::Implementation::fused_mm_reducescatter) {
+    // Per rank: round 0's c products and events; each of p-1 rounds c × (wait event, put,
+    // wait, record) on the comm stream and c × (product, wait event, add) plus c events but
+    // in the last round; a done event and its wait: c(8p - 7) + 2.
+    const int64_t p = mesh.size(plan.output_redistribution->redistribution.steps[0].mesh_dim);
+    c.ops += mesh.size() * (chunks * (8 * p - 7) + 2);
   } else {
     c.ops += mesh.size();  // the local matmuls
+    if (plan.output_redistribution)
+      for (const auto& step : plan.output_redistribution->redistribution.steps)
+        c.ops += step_ops(step, mesh);
   }
   if (emulate) {
     // As the lowering bounds it: every rank may hold the whole inputs and output.

@@ -16,6 +16,9 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
       ->required()
       ->expected(2);
   cmd->add_option("--bias-in", args.bias_in, "current placements of the bias, e.g. R,R");
+  cmd->add_option("--out-in", args.out_in,
+                  "where the output must end up, e.g. 'S(0)' (priced and run; default: "
+                  "wherever the strategy leaves it)");
   cmd->add_option("--dtype", args.dtype, "element type (bf16, fp16, fp32, fp64, fp8_e4m3, ...)")
       ->capture_default_str();
   cmd->add_option("--gpus-per-host", args.gpus_per_host,
@@ -58,6 +61,7 @@ strategies::OpProblem problem_from(const PlanArgs& args) {
       {parse_shape(args.a, "--a"), dtype, parse_placements(args.in[0], "--in (a)")});
   problem.inputs.push_back(
       {parse_shape(args.b, "--b"), dtype, parse_placements(args.in[1], "--in (b)")});
+  if (!args.out_in.empty()) problem.output_target = parse_placements(args.out_in, "--out-in");
   return problem;
 }
 

@@ -18,6 +18,7 @@ struct PlanArgs {
   std::string mesh;
   std::vector<std::string> in;
   std::string bias_in;
+  std::string out_in;  // where the output must end up; empty: anywhere
   std::string dtype = "fp32";
   int gpus_per_host = 8;
   bool gpus_per_host_given = false;

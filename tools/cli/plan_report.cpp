@@ -31,6 +31,11 @@ nlohmann::json cost_json(double cost_us) {
   return cost_us;
 }
 
+// "ag+mm" / "mm+rs", for the --explain column.
+std::string fusion_short_name(strategies::Implementation implementation) {
+  return implementation == strategies::Implementation::fused_mm_reducescatter ? "mm+rs" : "ag+mm";
+}
+
 std::string compute_text(const strategies::LocalCompute& c, bool batched) {
   std::string text = batched ? "batch=" + std::to_string(c.batch) + " " : "";
   return text + "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
@@ -88,8 +93,10 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
   for (size_t i = 0; i < names.size(); ++i)
     out += (i ? ", " : " ") + names[i] + " " + to_string(problem.inputs[i].shape) + " [" +
            to_string(problem.inputs[i].placements) + "]";
-  out += " -> out " + to_string(problem.output_shape()) + ", " + to_string(problem.dtype()) +
-         ", mesh " + to_string(problem.mesh) + ", cost model " + plan.cost_model + ", " +
+  out += " -> out " + to_string(problem.output_shape()) +
+         (problem.output_target ? " [to " + to_string(*problem.output_target) + "]" : "") + ", " +
+         to_string(problem.dtype()) + ", mesh " + to_string(problem.mesh) + ", cost model " +
+         plan.cost_model + ", " +
          (options.cluster.empty() ? std::to_string(options.devices_per_host) + " devices per host"
                                   : "cluster " + options.cluster) +
          "\n";
@@ -101,21 +108,29 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
   if (chosen.implementation != strategies::Implementation::unfused)
     out += "implementation: " + to_string(chosen.implementation) + ", " +
            std::to_string(chosen.chunks) + (chosen.chunks == 1 ? " chunk" : " chunks") +
-           " per shard (unfused: " + format_fixed(chosen.unfused_cost_us, 3) + " us)\n";
+           " per block (unfused: " + format_fixed(chosen.unfused_cost_us, 3) + " us)\n";
 
-  if (plan.redistributions.empty()) {
+  std::vector<const strategies::PlannedRedistribution*> moves;
+  for (const auto& r : plan.redistributions) moves.push_back(&r);
+  if (plan.output_redistribution) moves.push_back(&*plan.output_redistribution);
+  if (moves.empty()) {
     out += "redistributions: none (inputs are already in place)\n";
   } else {
     out += "redistributions:\n";
     TextTable table(
         {"input", "from", "to", "mesh dim", "step", "collective", "bytes/rank", "cost (us)"});
-    for (const auto& r : plan.redistributions) {
+    for (const strategies::PlannedRedistribution* move : moves) {
+      const auto& r = *move;
       const auto& steps = r.redistribution.steps;
       for (size_t s = 0; s < steps.size(); ++s) {
+        // The step a fused implementation runs inside the matmul.
         const bool fused =
-            chosen.implementation == strategies::Implementation::fused_allgather_mm &&
-            r.input == problem.lhs_index() && s + 1 == steps.size();
-        table.add_row({s == 0 ? names[r.input] : "", s == 0 ? to_string(r.redistribution.from) : "",
+            (chosen.implementation == strategies::Implementation::fused_allgather_mm &&
+             r.input == problem.lhs_index() && s + 1 == steps.size()) ||
+            (chosen.implementation == strategies::Implementation::fused_mm_reducescatter &&
+             r.input < 0);
+        table.add_row({s == 0 ? (r.input < 0 ? "out" : names[r.input]) : "",
+                       s == 0 ? to_string(r.redistribution.from) : "",
                        s == 0 ? to_string(r.redistribution.to) : "",
                        std::to_string(steps[s].mesh_dim),
                        to_string(steps[s].from) + "->" + to_string(steps[s].to),
@@ -176,7 +191,8 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
         cells.push_back(c.kept() && d.feasible ? format_fixed(c.unfused_cost_us, 3) : "-");
         cells.push_back(c.kept() && d.feasible && std::isfinite(c.fused_cost_us)
                             ? format_fixed(c.fused_cost_us, 3) + " (" +
-                                  std::to_string(c.fused_chunks) + " chunks)"
+                                  fusion_short_name(c.fused_implementation) + " x" +
+                                  std::to_string(c.fused_chunks) + ")"
                             : "-");
       }
       cells.push_back(cost);
@@ -214,8 +230,7 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                            {"shape", problem.inputs[i].shape},
                            {"placements", placements_json(problem.inputs[i].placements)}});
 
-  nlohmann::json redistributions = nlohmann::json::array();
-  for (const auto& r : plan.redistributions) {
+  auto redistribution_json = [](const strategies::PlannedRedistribution& r) {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t s = 0; s < r.redistribution.steps.size(); ++s) {
       const auto& step = r.redistribution.steps[s];
@@ -227,11 +242,13 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                        {"buffer_bytes", step.buffer_bytes},
                        {"cost_us", cost_json(r.step_cost_us[s])}});
     }
-    redistributions.push_back({{"input", r.input},
-                               {"from", placements_json(r.redistribution.from)},
-                               {"to", placements_json(r.redistribution.to)},
-                               {"steps", steps}});
-  }
+    return nlohmann::json{{"input", r.input},
+                          {"from", placements_json(r.redistribution.from)},
+                          {"to", placements_json(r.redistribution.to)},
+                          {"steps", steps}};
+  };
+  nlohmann::json redistributions = nlohmann::json::array();
+  for (const auto& r : plan.redistributions) redistributions.push_back(redistribution_json(r));
   nlohmann::json local = nlohmann::json::array();
   for (const auto& c : plan.local_compute)
     local.push_back({{"batch", c.batch}, {"m", c.m}, {"n", c.n}, {"k", c.k}});
@@ -244,6 +261,11 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                  {"chunks", chosen.chunks},
                  {"redistributions", redistributions},
                  {"local_compute", local}};
+  if (problem.output_target) {
+    j["output_target"] = placements_json(*problem.output_target);
+    j["chosen"]["output_redistribution"] =
+        plan.output_redistribution ? redistribution_json(*plan.output_redistribution) : nullptr;
+  }
 
   nlohmann::json candidates = nlohmann::json::array();
   for (const auto& c : plan.candidates) {
@@ -253,13 +275,17 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                             {"cost_us", c.kept() ? cost_json(c.cost_us) : nullptr}};
     if (!c.kept()) entry["filtered"] = c.filtered;
     if (c.kept()) {
+      if (problem.output_target) entry["output_cost_us"] = cost_json(c.output_cost_us);
       entry["implementation"] = to_string(c.implementation);
       entry["chunks"] = c.chunks;
     }
     if (c.kept() && !options.details.empty()) {
       entry["unfused_cost_us"] = cost_json(c.unfused_cost_us);
       entry["fused_cost_us"] = cost_json(c.fused_cost_us);
-      if (std::isfinite(c.fused_cost_us)) entry["fused_chunks"] = c.fused_chunks;
+      if (std::isfinite(c.fused_cost_us)) {
+        entry["fused_implementation"] = to_string(c.fused_implementation);
+        entry["fused_chunks"] = c.fused_chunks;
+      }
       const auto& d = options.details.at(c.index);
       entry["comm_us"] = d.comm_us;
       entry["compute_us"] = d.compute_us;

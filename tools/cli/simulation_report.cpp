@@ -84,6 +84,8 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     if (lowered.plan) {
       r.input_placements = lowered.plan->chosen_candidate().input_placements;
       r.output_placements = lowered.plan->chosen_candidate().output_placements;
+      if (lowered.plan->problem.output_target)
+        r.out_placements = lowered.plan->problem.output_target;
       r.implementation = to_string(lowered.plan->chosen_candidate().implementation);
       r.chunks = lowered.plan->chosen_candidate().chunks;
       if (emulated) r.max_abs_error = emulation_error(lowered, workload, result);
@@ -99,6 +101,8 @@ std::string strategy_text(const OpReport& op) {
   for (size_t i = 0; i < op.input_placements->size(); ++i)
     out += (i ? " x " : "") + to_string((*op.input_placements)[i]);
   out += " -> " + to_string(*op.output_placements);
+  if (op.out_placements && *op.out_placements != *op.output_placements)
+    out += " -> " + to_string(*op.out_placements);
   if (op.implementation != "unfused")
     out += ", " + op.implementation + " x" + std::to_string(op.chunks);
   return out;
@@ -156,6 +160,7 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                         {"output_placements", placements_json(*r.output_placements)},
                         {"implementation", r.implementation},
                         {"chunks", r.chunks}};
+      if (r.out_placements) op["strategy"]["out_placements"] = placements_json(*r.out_placements);
       op["peak_memory_bytes_per_rank"] = r.peak_memory_bytes_per_rank;
       if (r.max_abs_error) op["max_abs_error"] = *r.max_abs_error;
     } else {

@@ -23,6 +23,8 @@ struct OpReport {
   int64_t bytes = 0;  // put_signal / collectives: the op's byte count
   std::optional<std::vector<Placements>> input_placements;  // matmuls: the chosen strategy
   std::optional<Placements> output_placements;
+  // Where the output ended up when the op named one (out_placements), after the strategy.
+  std::optional<Placements> out_placements;
   std::string implementation = "unfused";  // matmuls: strategies::Implementation's text
   int chunks = 1;                          // its chunks per shard
   std::optional<double> max_abs_error;     // emulation

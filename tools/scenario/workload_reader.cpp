@@ -39,7 +39,7 @@ bool is_batched(WorkloadKind kind) {
 std::vector<std::string> keys_of(WorkloadKind kind) {
   std::vector<std::string> keys{"name", "op"};
   if (is_matmul(kind)) {
-    keys.insert(keys.end(), {"a", "b", "a_placements", "b_placements", "dtype"});
+    keys.insert(keys.end(), {"a", "b", "a_placements", "b_placements", "out_placements", "dtype"});
     if (has_bias(kind)) keys.insert(keys.end(), {"bias", "bias_placements"});
   } else if (kind == WorkloadKind::put_signal) {
     keys.insert(keys.end(), {"bytes", "src", "dst"});
@@ -158,6 +158,9 @@ class OpReader {
     op.a_placements = read_placements("a", op.a);
     op.b_placements = read_placements("b", op.b);
     if (has_bias(kind_)) read_bias(op);
+    if (map_.get("out_placements"))
+      op.out_placements = read_placements(
+          "out", batched ? Shape{op.a[0], op.a[1], op.b[2]} : Shape{op.a[0], op.b[1]});
     if (auto v = map_.get("dtype")) {
       try {
         op.dtype = parse_dtype(v->as_string(), v->path());
