@@ -17,15 +17,10 @@ std::optional<AllGatherFusion> allgather_fusion(const OpProblem& problem,
   if (!last.from.is_shard() || last.from.shard_dim() != 0 || !last.to.is_replicate())
     return std::nullopt;
   if (problem.mesh.size(last.mesh_dim) < 2) return std::nullopt;
+  // No other mesh dim shards the leading dim, after the gather or (as only the last step
+  // touches it) before: the shards are whole row blocks of a.
   for (int d = 0; d < problem.mesh.ndim(); ++d)
     if (lhs_target[d].is_shard() && lhs_target[d].shard_dim() == 0) return std::nullopt;
-  // Before the last step, only its mesh dim shards the leading dim (the greedy planner may
-  // have moved another dim's S(0) earlier in the sequence).
-  Placements before = lhs_target;
-  before[last.mesh_dim] = last.from;
-  for (int d = 0; d < problem.mesh.ndim(); ++d)
-    if (d != last.mesh_dim && before[d].is_shard() && before[d].shard_dim() == 0)
-      return std::nullopt;
   return AllGatherFusion{last.mesh_dim, problem.mesh.size(last.mesh_dim)};
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -95,6 +96,10 @@ TEST(FusedMatmulSimulation, AgreesWithTheAnalyticPipelineOnOneNode) {
         simulate(plan, Implementation::fused_allgather_mm, c.fused_chunks, cluster).makespan_s *
         1e6;
     const double unfused_us = simulate(plan, Implementation::unfused, 1, cluster).makespan_s * 1e6;
+    std::printf(
+        "[ figures  ] n %lld: fused simulated %.1f us, analytic %.1f us; unfused "
+        "simulated %.1f us, analytic %.1f us\n",
+        static_cast<long long>(n), fused_us, c.fused_cost_us, unfused_us, c.unfused_cost_us);
     EXPECT_NEAR(fused_us, c.fused_cost_us, 0.02 * c.fused_cost_us) << "n " << n;
     EXPECT_NEAR(unfused_us, c.unfused_cost_us, 0.02 * c.unfused_cost_us) << "n " << n;
     EXPECT_LT(fused_us, unfused_us) << "n " << n;
@@ -128,6 +133,10 @@ TEST(FusedMatmulSimulation, EmulatedResultEqualsTheUnfusedOne) {
       const RunResult fused =
           simulate(plan, Implementation::fused_allgather_mm, chunks, cluster, lowering);
       const double max_abs = max_abs_difference_fp32(fused, unfused);
+      std::printf(
+          "[ figures  ] fused all-gather + mm, %zu-D mesh, %d chunks: max |fused - "
+          "unfused| = %.3g\n",
+          mesh.size(), chunks, max_abs);
       // The emulation's unsharded check tolerance for fp32 (k = 6 products of |x| <= 1).
       EXPECT_LE(max_abs, 1e-5) << "mesh " << mesh.size() << "-D, " << chunks << " chunks";
     }
@@ -163,6 +172,10 @@ TEST(FusedMatmulSimulation, ReduceScatterAgreesWithTheAnalyticPipeline) {
         simulate(plan, Implementation::fused_mm_reducescatter, c.fused_chunks, cluster).makespan_s *
         1e6;
     const double unfused_us = simulate(plan, Implementation::unfused, 1, cluster).makespan_s * 1e6;
+    std::printf(
+        "[ figures  ] n %lld: fused simulated %.1f us, analytic %.1f us; unfused "
+        "simulated %.1f us, analytic %.1f us\n",
+        static_cast<long long>(n), fused_us, c.fused_cost_us, unfused_us, c.unfused_cost_us);
     EXPECT_NEAR(fused_us, c.fused_cost_us, 0.02 * c.fused_cost_us) << "n " << n;
     EXPECT_NEAR(unfused_us, c.unfused_cost_us, 0.02 * c.unfused_cost_us) << "n " << n;
     // n = 8192 fuses well; n = 2048 is near the crossover (the 7 adds and launches eat
@@ -193,6 +206,10 @@ TEST(FusedMatmulSimulation, EmulatedReduceScatterEqualsTheUnfusedOne) {
     const RunResult fused =
         simulate(plan, Implementation::fused_mm_reducescatter, chunks, cluster, lowering);
     const double max_abs = max_abs_difference_fp32(fused, unfused);
+    std::printf(
+        "[ figures  ] fused mm + reduce-scatter, 8 ranks, %d chunks: max |fused - "
+        "unfused| = %.3g\n",
+        chunks, max_abs);
     // fp32 sums of 8 partial products of 2 terms each (|x| <= 1): a few ulps of 16.
     EXPECT_LE(max_abs, 1e-5) << chunks << " chunks";
   }
