@@ -75,6 +75,24 @@ double max_abs_difference_fp32(const RunResult& x, const RunResult& y) {
   return max_abs;
 }
 
+// Emulates `plan` unfused and as `kind` with 1 and 2 chunks on `seed`'s inputs; the fused
+// outputs must equal the unfused ones within fp32 rounding. Prints the figures.
+void expect_fused_equals_unfused(const Plan& plan, Implementation kind, const ClusterSpec& cluster,
+                                 unsigned seed, const std::string& what) {
+  strategies::LoweringOptions lowering;
+  lowering.name = "mm";
+  lowering.global_inputs = random_fp32_inputs(plan.problem, seed);
+  const RunResult unfused = simulate(plan, Implementation::unfused, 1, cluster, lowering);
+  for (int chunks : {1, 2}) {
+    const RunResult fused = simulate(plan, kind, chunks, cluster, lowering);
+    const double max_abs = max_abs_difference_fp32(fused, unfused);
+    std::printf("[ figures  ] %s, %s, %d chunks: max |fused - unfused| = %.3g\n",
+                to_string(kind).c_str(), what.c_str(), chunks, max_abs);
+    // fp32 sums of at most 16 products of |x| <= 1: within a few ulps of 16.
+    EXPECT_LE(max_abs, 1e-5) << what << ", " << chunks << " chunks";
+  }
+}
+
 TEST(FusedMatmulSimulation, AgreesWithTheAnalyticPipelineOnOneNode) {
   const ClusterSpec cluster = testing::test_cluster(1);
   const strategies::AnalyticCostModel model(cluster);
@@ -125,21 +143,8 @@ TEST(FusedMatmulSimulation, EmulatedResultEqualsTheUnfusedOne) {
         break;
       }
     ASSERT_TRUE(found);
-    strategies::LoweringOptions lowering;
-    lowering.name = "mm";
-    lowering.global_inputs = random_fp32_inputs(p, 7);
-    const RunResult unfused = simulate(plan, Implementation::unfused, 1, cluster, lowering);
-    for (int chunks : {1, 2}) {
-      const RunResult fused =
-          simulate(plan, Implementation::fused_allgather_mm, chunks, cluster, lowering);
-      const double max_abs = max_abs_difference_fp32(fused, unfused);
-      std::printf(
-          "[ figures  ] fused all-gather + mm, %zu-D mesh, %d chunks: max |fused - "
-          "unfused| = %.3g\n",
-          mesh.size(), chunks, max_abs);
-      // The emulation's unsharded check tolerance for fp32 (k = 6 products of |x| <= 1).
-      EXPECT_LE(max_abs, 1e-5) << "mesh " << mesh.size() << "-D, " << chunks << " chunks";
-    }
+    expect_fused_equals_unfused(plan, Implementation::fused_allgather_mm, cluster, 7,
+                                std::to_string(mesh.size()) + "-D mesh");
   }
 }
 
@@ -198,21 +203,8 @@ TEST(FusedMatmulSimulation, EmulatedReduceScatterEqualsTheUnfusedOne) {
       partial = c.index;
   ASSERT_GE(partial, 0);
   const Plan plan = strategies::build_plan_for(p, model, partial);
-  strategies::LoweringOptions lowering;
-  lowering.name = "mm";
-  lowering.global_inputs = random_fp32_inputs(p, 11);
-  const RunResult unfused = simulate(plan, Implementation::unfused, 1, cluster, lowering);
-  for (int chunks : {1, 2}) {
-    const RunResult fused =
-        simulate(plan, Implementation::fused_mm_reducescatter, chunks, cluster, lowering);
-    const double max_abs = max_abs_difference_fp32(fused, unfused);
-    std::printf(
-        "[ figures  ] fused mm + reduce-scatter, 8 ranks, %d chunks: max |fused - "
-        "unfused| = %.3g\n",
-        chunks, max_abs);
-    // fp32 sums of 8 partial products of 2 terms each (|x| <= 1): a few ulps of 16.
-    EXPECT_LE(max_abs, 1e-5) << chunks << " chunks";
-  }
+  expect_fused_equals_unfused(plan, Implementation::fused_mm_reducescatter, cluster, 11,
+                              "8 ranks, 10 rows");
 }
 
 }  // namespace
