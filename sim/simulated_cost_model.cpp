@@ -38,17 +38,15 @@ std::vector<int> cheapest(const std::vector<Candidate>& candidates, int k) {
 
 namespace {
 
-// One candidate's plan lowered alone into a Program (timing only, no timeline), run as
+// A candidate's plan lowered alone into a Program (timing only, no timeline), run as
 // `implementation` with `chunks`.
-Program candidate_program(const strategies::OpProblem& problem,
-                          const strategies::CostModel& pricing, int candidate_index,
-                          strategies::Implementation implementation, int chunks) {
-  strategies::Plan plan = strategies::build_plan_for(problem, pricing, candidate_index);
+Program candidate_program(strategies::Plan plan, strategies::Implementation implementation,
+                          int chunks) {
   plan.candidates[plan.chosen].implementation = implementation;
   plan.candidates[plan.chosen].chunks = chunks;
-  Program program(problem.mesh.size());
+  Program program(plan.problem.mesh.size());
   strategies::LoweringOptions lowering;
-  lowering.name = "candidate " + std::to_string(candidate_index);
+  lowering.name = "candidate " + std::to_string(plan.chosen_candidate().index);
   strategies::lower_plan(plan, program, lowering);
   return program;
 }
@@ -64,10 +62,9 @@ SimOptions timing_only() {
 double simulate_candidate_us(const strategies::OpProblem& problem,
                              const strategies::CostModel& pricing, const ClusterSpec& cluster,
                              int candidate_index) {
-  const Candidate& c =
-      strategies::build_plan_for(problem, pricing, candidate_index).chosen_candidate();
-  const Program program =
-      candidate_program(problem, pricing, candidate_index, c.implementation, c.chunks);
+  const strategies::Plan plan = strategies::build_plan_for(problem, pricing, candidate_index);
+  const Candidate& c = plan.chosen_candidate();
+  const Program program = candidate_program(plan, c.implementation, c.chunks);
   return run_simulation(program, cluster, timing_only()).makespan_s * 1e6;
 }
 
@@ -99,10 +96,14 @@ void SimulatedCostModel::price(const strategies::OpProblem& problem,
 
   // One simulation per variant, each in its own forked process, at most one per core at
   // a time, all started and collected from this thread (see sim/forked_run.hpp).
+  // Each candidate's plan is built once and lowered once per variant.
+  strategies::Plan plan;
   std::vector<Program> programs;
-  for (const Variant& v : variants)
-    programs.push_back(
-        candidate_program(problem, analytic_, candidates[v.row].index, v.implementation, v.chunks));
+  for (size_t j = 0; j < variants.size(); ++j) {
+    if (j == 0 || variants[j].row != variants[j - 1].row)
+      plan = strategies::build_plan_for(problem, analytic_, candidates[variants[j].row].index);
+    programs.push_back(candidate_program(plan, variants[j].implementation, variants[j].chunks));
+  }
   std::vector<double> simulated(variants.size(), kInfiniteCost);
   const size_t at_once = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::pair<size_t, std::unique_ptr<SimulationProcess>>> running;
