@@ -94,6 +94,22 @@ void expect_fused_equals_unfused(const Plan& plan, Implementation kind, const Cl
   }
 }
 
+// The chosen candidate of `plan` simulated as `kind` (at the model's chunk count) and
+// unfused; both times must agree with the analytic model's prices within 2 %.
+std::pair<double, double> simulate_both(const Plan& plan, Implementation kind,
+                                        const ClusterSpec& cluster, int64_t n) {
+  const auto& c = plan.chosen_candidate();
+  const double fused_us = simulate(plan, kind, c.fused_chunks, cluster).makespan_s * 1e6;
+  const double unfused_us = simulate(plan, Implementation::unfused, 1, cluster).makespan_s * 1e6;
+  std::printf(
+      "[ figures  ] n %lld: fused simulated %.1f us, analytic %.1f us; unfused "
+      "simulated %.1f us, analytic %.1f us\n",
+      static_cast<long long>(n), fused_us, c.fused_cost_us, unfused_us, c.unfused_cost_us);
+  EXPECT_NEAR(fused_us, c.fused_cost_us, 0.02 * c.fused_cost_us) << "n " << n;
+  EXPECT_NEAR(unfused_us, c.unfused_cost_us, 0.02 * c.unfused_cost_us) << "n " << n;
+  return {fused_us, unfused_us};
+}
+
 TEST(FusedMatmulSimulation, AgreesWithTheAnalyticPipelineOnOneNode) {
   const ClusterSpec cluster = testing::test_cluster(1);
   const strategies::AnalyticCostModel model(cluster);
@@ -111,16 +127,8 @@ TEST(FusedMatmulSimulation, AgreesWithTheAnalyticPipelineOnOneNode) {
     const Plan plan = strategies::build_plan_for(p, model, gather);
     const auto& c = plan.chosen_candidate();
     ASSERT_TRUE(std::isfinite(c.fused_cost_us));
-    const double fused_us =
-        simulate(plan, Implementation::fused_allgather_mm, c.fused_chunks, cluster).makespan_s *
-        1e6;
-    const double unfused_us = simulate(plan, Implementation::unfused, 1, cluster).makespan_s * 1e6;
-    std::printf(
-        "[ figures  ] n %lld: fused simulated %.1f us, analytic %.1f us; unfused "
-        "simulated %.1f us, analytic %.1f us\n",
-        static_cast<long long>(n), fused_us, c.fused_cost_us, unfused_us, c.unfused_cost_us);
-    EXPECT_NEAR(fused_us, c.fused_cost_us, 0.02 * c.fused_cost_us) << "n " << n;
-    EXPECT_NEAR(unfused_us, c.unfused_cost_us, 0.02 * c.unfused_cost_us) << "n " << n;
+    const auto [fused_us, unfused_us] =
+        simulate_both(plan, Implementation::fused_allgather_mm, cluster, n);
     EXPECT_LT(fused_us, unfused_us) << "n " << n;
   }
 }
@@ -174,16 +182,8 @@ TEST(FusedMatmulSimulation, ReduceScatterAgreesWithTheAnalyticPipeline) {
     const Plan plan = strategies::build_plan_for(p, model, partial);
     const auto& c = plan.chosen_candidate();
     ASSERT_EQ(c.fused_implementation, Implementation::fused_mm_reducescatter) << "n " << n;
-    const double fused_us =
-        simulate(plan, Implementation::fused_mm_reducescatter, c.fused_chunks, cluster).makespan_s *
-        1e6;
-    const double unfused_us = simulate(plan, Implementation::unfused, 1, cluster).makespan_s * 1e6;
-    std::printf(
-        "[ figures  ] n %lld: fused simulated %.1f us, analytic %.1f us; unfused "
-        "simulated %.1f us, analytic %.1f us\n",
-        static_cast<long long>(n), fused_us, c.fused_cost_us, unfused_us, c.unfused_cost_us);
-    EXPECT_NEAR(fused_us, c.fused_cost_us, 0.02 * c.fused_cost_us) << "n " << n;
-    EXPECT_NEAR(unfused_us, c.unfused_cost_us, 0.02 * c.unfused_cost_us) << "n " << n;
+    const auto [fused_us, unfused_us] =
+        simulate_both(plan, Implementation::fused_mm_reducescatter, cluster, n);
     // n = 8192 fuses well; n = 2048 is near the crossover (the 7 adds and launches eat
     // what is hidden): the simulator must order the two as the analytic model does.
     EXPECT_EQ(fused_us < unfused_us, c.fused_cost_us < c.unfused_cost_us) << "n " << n;
