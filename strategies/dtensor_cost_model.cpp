@@ -118,9 +118,20 @@ void DTensorCostModel::price(const OpProblem& problem, std::vector<Candidate>& c
   const auto topo = DTensorMeshTopology::of(problem.mesh, devices_per_host_);
   const size_t num_inputs = problem.inputs.size();
   const bool memoise = problem.mesh.ndim() <= 8;
-  // Many candidates share an input's target placements; price each distinct one once.
-  std::vector<std::unordered_map<uint64_t, double>> memo(num_inputs);
-  std::unordered_map<uint64_t, double> output_memo;
+  // Many candidates share an input's target placements (or an output's placements); price
+  // each distinct one once. memo[num_inputs] is the output's.
+  std::vector<std::unordered_map<uint64_t, double>> memo(num_inputs + 1);
+  auto cost_of = [&](size_t slot, const TensorSpec& current, const Placements& from,
+                     const Placements& to) {
+    if (!memoise) return dtensor_redistribute_cost_us(current, to, problem.mesh, topo);
+    const uint64_t key = placement_key(from);
+    auto it = memo[slot].find(key);
+    if (it == memo[slot].end())
+      it = memo[slot]
+               .emplace(key, dtensor_redistribute_cost_us(current, to, problem.mesh, topo))
+               .first;
+    return it->second;
+  };
   for (Candidate& c : candidates) {
     if (!c.kept()) continue;
     c.input_cost_us.assign(num_inputs, 0.0);
@@ -130,36 +141,13 @@ void DTensorCostModel::price(const OpProblem& problem, std::vector<Candidate>& c
     c.output_cost_us = 0;
     if (problem.output_target) {
       const TensorSpec out{problem.output_shape(), problem.dtype(), c.output_placements};
-      auto price_output = [&] {
-        return dtensor_redistribute_cost_us(out, *problem.output_target, problem.mesh, topo);
-      };
-      if (memoise) {
-        const uint64_t key = placement_key(c.output_placements);
-        auto it = output_memo.find(key);
-        if (it == output_memo.end()) it = output_memo.emplace(key, price_output()).first;
-        c.output_cost_us = it->second;
-      } else {
-        c.output_cost_us = price_output();
-      }
+      c.output_cost_us = cost_of(num_inputs, out, c.output_placements, *problem.output_target);
       c.cost_us += c.output_cost_us;
     }
     for (size_t i = 0; i < num_inputs; ++i) {
       const Placements& target = c.input_placements[i];
-      double cost = 0;
-      if (memoise) {
-        const uint64_t key = placement_key(target);
-        auto it = memo[i].find(key);
-        if (it == memo[i].end())
-          it = memo[i]
-                   .emplace(key, dtensor_redistribute_cost_us(problem.inputs[i], target,
-                                                              problem.mesh, topo))
-                   .first;
-        cost = it->second;
-      } else {
-        cost = dtensor_redistribute_cost_us(problem.inputs[i], target, problem.mesh, topo);
-      }
-      c.input_cost_us[i] = cost;
-      c.cost_us += cost;
+      c.input_cost_us[i] = cost_of(i, problem.inputs[i], target, target);
+      c.cost_us += c.input_cost_us[i];
     }
   }
 }
