@@ -27,6 +27,17 @@ BufferRef BufferRef::slice(int64_t offset, int64_t size) const {
   return out;
 }
 
+MatmulWork matmul_work(const LocalGemm& gemm, DType dtype) {
+  MatmulWork w;
+  w.batch = gemm.batch;
+  w.m = gemm.m;
+  w.n = gemm.n;
+  w.k = gemm.k;
+  w.transpose_b = gemm.transpose_b;
+  w.dtype = dtype;
+  return w;
+}
+
 int Group::index_of(int world_rank) const {
   for (size_t i = 0; i < ranks.size(); ++i)
     if (ranks[i] == world_rank) return static_cast<int>(i);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/matmul_signature.hpp"
 
 namespace symmesh {
 
@@ -42,9 +43,11 @@ struct SymmetricHandle {
 };
 
 // Local compute, described for both timing (roofline) and emulation (real bytes).
-// Matrices are contiguous row-major: a [batch,m,k], b [batch,k,n], c [batch,m,n].
+// Matrices are contiguous row-major: a [batch,m,k], b [batch,k,n] (or [batch,n,k] when
+// transpose_b: a linear layer's weight), c [batch,m,n].
 struct MatmulWork {
   int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transpose_b = false;
   DType dtype = DType::fp32;
   BufferRef a, b, c;
   bool accumulate = false;  // c += a@b instead of c = a@b
@@ -55,6 +58,8 @@ struct MatmulWork {
   int64_t bias_batch_stride = 0, bias_row_stride = 0, bias_col_stride = 0;
   double flops() const { return 2.0 * batch * m * n * k; }
 };
+// The work of a local GEMM (core/matmul_signature.hpp) in `dtype`; buffers left unset.
+MatmulWork matmul_work(const LocalGemm& gemm, DType dtype);
 // dst[i] = (dst[i] + src[i]) * scale over `elements` of `dtype`: the reduction step of
 // reduce-scatter / all-reduce (scale 1/n on the last step turns a sum into an average).
 struct ReduceWork {

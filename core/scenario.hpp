@@ -9,6 +9,7 @@
 
 #include "core/cluster_spec.hpp"
 #include "core/dtype.hpp"
+#include "core/op_kind.hpp"
 #include "core/placement.hpp"
 #include "core/tensor_spec.hpp"
 
@@ -22,26 +23,12 @@ struct SourceLocation {
   std::string to_string() const;
 };
 
-enum class WorkloadKind {
-  mm,
-  bmm,
-  addmm,
-  baddbmm,     // matrix ops (planned)
-  put_signal,  // one-sided transfer
-  all_gather,
-  reduce_scatter,
-  all_reduce,
-  all_to_all,  // collectives over one mesh dim
-};
-std::string to_string(WorkloadKind kind);
-bool is_matmul(WorkloadKind kind);
-bool is_collective(WorkloadKind kind);
-
 struct WorkloadOp {
   std::string name;
-  WorkloadKind kind = WorkloadKind::mm;
+  OpKind kind = OpKind::mm;
   SourceLocation where;
-  // Matrix ops: shapes and current placements (one per mesh dim); bias for add*mm.
+  // Matrix ops: shapes and current placements (one per mesh dim). The bias of addmm,
+  // baddbmm and (optionally) linear; empty when the op has none.
   Shape a, b, bias;
   Placements a_placements, b_placements, bias_placements;
   // Where the output must end up (out_placements); none: wherever the strategy leaves it.

@@ -74,6 +74,7 @@ MatmulRunner::Prepared& MatmulRunner::prepare(const MatmulWork& w, const MatmulP
                                               const void* b_ptr, size_t workspace_bytes) {
   const int align_d = alignment_of(p.c);
   const Key key{static_cast<int>(w.dtype),
+                w.transpose_b,
                 w.batch,
                 w.m,
                 w.n,
@@ -94,14 +95,16 @@ MatmulRunner::Prepared& MatmulRunner::prepare(const MatmulWork& w, const MatmulP
   const cudaDataType_t scale = fp64 ? CUDA_R_64F : CUDA_R_32F;
   CUBLAS_CHECK(
       cublasLtMatmulDescCreate(&pr.op, fp64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, scale));
-  // cᵀ [n×m] = X · Y with X = bᵀ [n×k] and Y = aᵀ [k×m], all column-major.
-  const cublasOperation_t op_x = fp8 ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // cᵀ [n×m] = X · Y with X = bᵀ [n×k] and Y = aᵀ [k×m], all column-major. b stored
+  // [n, k] (a linear layer's weight, or fp8's transposed copy) is column-major k×n: op T.
+  const bool b_nk = fp8 || w.transpose_b;
+  const cublasOperation_t op_x = b_nk ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_y = CUBLAS_OP_N;
   CUBLAS_CHECK(
       cublasLtMatmulDescSetAttribute(pr.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_x, sizeof op_x));
   CUBLAS_CHECK(
       cublasLtMatmulDescSetAttribute(pr.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_y, sizeof op_y));
-  if (fp8)  // b stored transposed: column-major k×n (row-major [n,k])
+  if (b_nk)  // b stored transposed: column-major k×n (row-major [n,k])
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&pr.x, in, w.k, w.n, w.k));
   else  // row-major [k,n] is column-major n×k
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&pr.x, in, w.n, w.k, w.n));
@@ -162,8 +165,11 @@ void MatmulRunner::gemm(const MatmulWork& w, const MatmulPointers& p, const Matm
   if (fp8) {
     if (!s.fp8 || s.fp8_bytes < fp8_transposed_bytes(w) + sizeof(float) * w.batch * w.m * w.n)
       throw BackendError("fp8 matmul without enough scratch", "hw matmul");
-    kernels::transpose_bytes(s.fp8, p.b, w.batch, w.k, w.n, stream);
-    x = s.fp8;
+    // fp8 tensor cores take b as [n, k]: transpose it unless it is stored that way.
+    if (!w.transpose_b) {
+      kernels::transpose_bytes(s.fp8, p.b, w.batch, w.k, w.n, stream);
+      x = s.fp8;
+    }
     d = static_cast<char*>(s.fp8) + fp8_transposed_bytes(w);
   }
   Prepared& pr = prepare(w, p, x, s.workspace_bytes);

@@ -54,7 +54,8 @@ class MatmulRunner {
 
  private:
   struct Prepared;
-  using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool, int, int, int, size_t>;
+  using Key =
+      std::tuple<int, bool, int64_t, int64_t, int64_t, int64_t, bool, int, int, int, size_t>;
   Prepared& prepare(const MatmulWork& work, const MatmulPointers& p, const void* b_ptr,
                     size_t workspace_bytes);
   void gemm(const MatmulWork& work, const MatmulPointers& p, const MatmulScratch& scratch,

@@ -66,9 +66,12 @@ void matmul_as(const MatmulWork& w, const unsigned char* a, const unsigned char*
                          : std::vector<T>(static_cast<size_t>(w.batch * w.m * w.n), T(0));
   for (int64_t i = 0; i < w.batch; ++i) {
     Eigen::Map<const Matrix> am(av.data() + i * w.m * w.k, w.m, w.k);
-    Eigen::Map<const Matrix> bm(bv.data() + i * w.k * w.n, w.k, w.n);
     Eigen::Map<Matrix> cm(cv.data() + i * w.m * w.n, w.m, w.n);
-    cm.noalias() += am * bm;
+    if (w.transpose_b)  // b is [n, k] row-major: a linear layer's weight
+      cm.noalias() +=
+          am * Eigen::Map<const Matrix>(bv.data() + i * w.k * w.n, w.n, w.k).transpose();
+    else
+      cm.noalias() += am * Eigen::Map<const Matrix>(bv.data() + i * w.k * w.n, w.k, w.n);
   }
   if (bias != nullptr && w.batch > 0 && w.m > 0 && w.n > 0) {
     const int64_t extent = (w.batch - 1) * w.bias_batch_stride + (w.m - 1) * w.bias_row_stride +

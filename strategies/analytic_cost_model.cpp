@@ -104,16 +104,10 @@ InputTable output_table(const OpProblem& problem, const std::vector<Candidate>& 
   return table;
 }
 
-MatmulWork local_matmul(const OpProblem& problem, const Shape& a, const Shape& b,
-                        int64_t bias_bytes) {
-  MatmulWork w;
-  w.dtype = problem.dtype();
-  if (a.size() == 2) {
-    w.m = a[0], w.k = a[1], w.n = b[1];
-  } else {
-    w.batch = a[0], w.m = a[1], w.k = a[2], w.n = b[2];
-  }
-  if (has_bias(problem.op)) {
+MatmulWork local_matmul(const OpProblem& problem, const MatmulEquation& eq, const Shape& a,
+                        const Shape& b, int64_t bias_bytes) {
+  MatmulWork w = matmul_work(eq.local_gemm(a, b), problem.dtype());
+  if (problem.has_bias()) {
     w.bias.id = 0;  // only its size matters to the roofline
     w.bias.size_bytes = bias_bytes;
   }
@@ -133,8 +127,9 @@ void price_fusion(const OpProblem& problem, const std::vector<Candidate>& candid
   out.fused_us.assign(rows, kInfiniteCost);
   out.fused_chunks.assign(rows, 1);
   out.fused_kind.assign(rows, Implementation::unfused);
-  const int lhs = problem.lhs_index(), rhs = problem.rhs_index();
+  const int lhs = problem.lhs_index(), rhs = problem.rhs_index(), bias = problem.bias_index();
   const int64_t e = element_size_bytes(problem.dtype());
+  const MatmulEquation eq = problem.equation();
   struct Site {
     bool checked = false;
     std::optional<int> mesh_dim;
@@ -175,19 +170,20 @@ void price_fusion(const OpProblem& problem, const std::vector<Candidate>& candid
     }
     if (!gather.mesh_dim && !scatter.mesh_dim) continue;
     const int b_entry = tables[rhs].entry_of_row[n];
-    const int bias_entry = has_bias(problem.op) ? tables[0].entry_of_row[n] : -1;
+    const int bias_entry = bias >= 0 ? tables[bias].entry_of_row[n] : -1;
     const auto key = std::array<int, 4>{a_entry, b_entry, bias_entry, out_entry};
     auto it = priced.find(key);
     if (it == priced.end()) {
       const InputFeatures& a = tables[lhs].entries[a_entry];
       const InputFeatures& b = tables[rhs].entries[b_entry];
-      const int64_t bias_bytes = bias_entry >= 0 ? tables[0].entries[bias_entry].local_bytes : 0;
-      const MatmulWork whole = local_matmul(problem, a.local_shape, b.local_shape, bias_bytes);
-      const bool batch_leading = a.local_shape.size() == 3;
+      const int64_t bias_bytes = bias_entry >= 0 ? tables[bias].entries[bias_entry].local_bytes : 0;
+      const MatmulWork whole = local_matmul(problem, eq, a.local_shape, b.local_shape, bias_bytes);
+      const bool batch_leading = eq.leading_is_batch();
+      const int64_t per_leading = eq.gemm_extent_per_leading(a.local_shape);
       const int64_t leading = a.local_shape[0];  // of a, and of the output
-      auto piece = [whole, batch_leading, e](int64_t piece_rows) {
+      auto piece = [whole, batch_leading, per_leading, e](int64_t piece_rows) {
         MatmulWork w = whole;
-        (batch_leading ? w.batch : w.m) = piece_rows;
+        (batch_leading ? w.batch : w.m) = piece_rows * per_leading;
         // The piece reads its share of a bias that varies along the leading dim.
         w.bias.size_bytes = std::min(w.bias.size_bytes, w.batch * w.m * w.n * e);
         return w;
@@ -212,7 +208,8 @@ void price_fusion(const OpProblem& problem, const std::vector<Candidate>& candid
       if (scatter.mesh_dim) {
         const int p = scatter.group_size;
         const MeshDimLinks& links = topo.dims[*scatter.mesh_dim];
-        const int64_t row_elements = (batch_leading ? whole.m : 1) * whole.n;
+        // Output elements per index of the leading dim.
+        const int64_t row_elements = per_leading * (batch_leading ? whole.m : 1) * whole.n;
         FusedScatterTiming timing;
         timing.group_size = p;
         timing.block_rows = chunk_of(leading, p, 0).size;
@@ -302,7 +299,8 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
     if (candidates[i].kept()) out.rows.push_back(i);
   const int rows = static_cast<int>(out.rows.size());
   const int inputs = static_cast<int>(problem.inputs.size());
-  const auto names = input_names(problem.op);
+  const auto names = problem.input_names();
+  const MatmulEquation eq = problem.equation();
 
   const std::vector<InputTable> tables = input_tables(problem, candidates, out.rows, layout);
 
@@ -364,9 +362,10 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
       memory(n) = 0;
       continue;
     }
+    const int bias = problem.bias_index();
     const int64_t bias_bytes =
-        has_bias(problem.op) ? tables[0].entries[tables[0].entry_of_row[n]].local_bytes : 0;
-    const MatmulWork mm = local_matmul(problem, a.local_shape, b.local_shape, bias_bytes);
+        bias >= 0 ? tables[bias].entries[tables[bias].entry_of_row[n]].local_bytes : 0;
+    const MatmulWork mm = local_matmul(problem, eq, a.local_shape, b.local_shape, bias_bytes);
     roof(n, 0) = roofline::gemm_effective_flops(mm.batch, mm.m, mm.n, mm.k);
     roof(n, 1) = roofline::matmul_bytes_moved(mm);
     memory(n) = held + buffers + static_cast<double>(mm.batch * mm.m * mm.n * e);

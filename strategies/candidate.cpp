@@ -52,7 +52,7 @@ std::vector<Candidate> expand_candidates(const OpProblem& problem, const std::ve
                           "--mesh");
   const int total = static_cast<int>(count);
   const size_t num_inputs = problem.inputs.size();
-  const auto names = input_names(problem.op);
+  const auto names = problem.input_names();
 
   std::vector<Candidate> out(total);
   std::vector<int> digits(ndim, 0);

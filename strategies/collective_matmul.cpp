@@ -76,18 +76,19 @@ struct RowBlocks {
   std::vector<int64_t> first;  // each block's first row
 };
 
-// `work` restricted to the leading-dim rows [row, row + rows): its leading extent, a
-// (given), b (sliced with a's rows for bmm, when b_row_bytes > 0), c (given), and a bias
-// that varies along the leading dim.
-MatmulWork piece_work(MatmulWork w, bool leading_is_batch, int64_t row, int64_t rows,
-                      const BufferRef& a, int64_t b_row_bytes, const BufferRef& c) {
-  (leading_is_batch ? w.batch : w.m) = rows;
+// `work` restricted to the leading-dim rows [row, row + rows): its leading extent (GEMM
+// batches or rows: `per_leading` of them per leading-dim index), a (given), b (sliced with
+// a's rows for bmm, when b_row_bytes > 0), c (given), and a bias that varies along the
+// leading dim.
+MatmulWork piece_work(MatmulWork w, bool leading_is_batch, int64_t per_leading, int64_t row,
+                      int64_t rows, const BufferRef& a, int64_t b_row_bytes, const BufferRef& c) {
+  (leading_is_batch ? w.batch : w.m) = rows * per_leading;
   w.a = a;
   if (b_row_bytes > 0) w.b = w.b.slice(row * b_row_bytes, rows * b_row_bytes);
   w.c = c;
   const int64_t bias_lead = leading_is_batch ? w.bias_batch_stride : w.bias_row_stride;
   if (w.bias.id >= 0 && bias_lead != 0) {
-    const int64_t off = row * bias_lead * element_size_bytes(w.dtype);
+    const int64_t off = row * per_leading * bias_lead * element_size_bytes(w.dtype);
     w.bias = w.bias.slice(off, w.bias.size_bytes - off);
   }
   return w;
@@ -122,10 +123,11 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
     // The piece's matmul into its rows of the output; `a` holds the piece's rows.
     auto multiply = [&](const Piece& piece, const BufferRef& a, const std::string& detail) {
       const int64_t row = blocks.first[piece.shard] + piece.offset;
-      program.matmul(m.rank, m.compute_stream,
-                     piece_work(m.work, spec.leading_is_batch, row, piece.rows, a, m.b_row_bytes,
-                                m.c.slice(row * m.c_row_bytes, piece.rows * m.c_row_bytes)),
-                     label("compute", detail));
+      program.matmul(
+          m.rank, m.compute_stream,
+          piece_work(m.work, spec.leading_is_batch, spec.gemm_per_leading, row, piece.rows, a,
+                     m.b_row_bytes, m.c.slice(row * m.c_row_bytes, piece.rows * m.c_row_bytes)),
+          label("compute", detail));
     };
     auto slot_piece = [&](const Piece& piece) {
       return slots.whole().slice(piece.shard * slot_bytes + piece.offset * spec.a_row_bytes,
@@ -211,7 +213,7 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
       const int64_t row = blocks.first[piece.shard] + piece.offset;
       program.matmul(
           m.rank, m.compute_stream,
-          piece_work(m.work, spec.leading_is_batch, row, piece.rows,
+          piece_work(m.work, spec.leading_is_batch, spec.gemm_per_leading, row, piece.rows,
                      m.a.slice(row * m.a_row_bytes, piece.rows * m.a_row_bytes), m.b_row_bytes, c),
           label("compute", detail));
     };

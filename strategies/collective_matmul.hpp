@@ -87,6 +87,7 @@ struct GatherMatmulSpec {
   std::vector<int64_t> shard_rows;  // leading extent of each member's shard, group order
   int64_t a_row_bytes = 0;          // one leading-dim slice of a (the same on every member)
   bool leading_is_batch = false;    // bmm: the leading dim is the batch, else m
+  int64_t gemm_per_leading = 1;     // GEMM batches or rows per leading-dim index
   int chunks = 1;
   std::string name = "op";                  // label of every operation
   std::vector<GatherMatmulMember> members;  // group order
@@ -113,6 +114,7 @@ struct ScatterMatmulSpec {
   std::vector<int64_t> block_rows;  // leading extent of each member's output block
   int64_t c_row_bytes = 0;          // one leading-dim slice of the output (same on all)
   bool leading_is_batch = false;
+  int64_t gemm_per_leading = 1;  // GEMM batches or rows per leading-dim index
   int chunks = 1;
   std::string name = "op";
   std::vector<ScatterMatmulMember> members;  // group order

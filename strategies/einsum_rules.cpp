@@ -1,57 +1,17 @@
 #include "strategies/einsum_rules.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <set>
 
-#include "core/errors.hpp"
-
 namespace symmesh::strategies {
-namespace {
-
-int index_of(const std::string& dims, char c) {
-  const auto pos = dims.find(c);
-  return pos == std::string::npos ? -1 : static_cast<int>(pos);
-}
-
-void check_letters(const std::string& dims, std::string_view equation) {
-  std::set<char> seen;
-  for (char c : dims)
-    if (!std::isalpha(static_cast<unsigned char>(c)) || !seen.insert(c).second)
-      throw InvalidArgument(
-          "einsum '" + std::string(equation) + "' needs distinct letters per tensor", "einsum");
-}
-
-}  // namespace
-
-EinsumEquation parse_einsum(std::string_view equation) {
-  const std::string text(equation);
-  const auto arrow = text.find("->");
-  const auto comma = text.find(',');
-  if (arrow == std::string::npos || comma == std::string::npos || comma > arrow ||
-      text.find(',', comma + 1) != std::string::npos)
-    throw InvalidArgument("einsum '" + text + "' must look like 'mk,kn->mn'", "einsum");
-  EinsumEquation eq{text.substr(0, comma), text.substr(comma + 1, arrow - comma - 1),
-                    text.substr(arrow + 2)};
-  check_letters(eq.lhs, equation);
-  check_letters(eq.rhs, equation);
-  check_letters(eq.out, equation);
-  for (char c : eq.out)
-    if (index_of(eq.lhs, c) < 0 && index_of(eq.rhs, c) < 0)
-      throw InvalidArgument(
-          "einsum '" + text + "': output dim '" + std::string(1, c) + "' is in no input", "einsum");
-  return eq;
-}
-
 std::vector<Rule> einsum_single_dim_rules(const EinsumEquation& eq, bool any_input_sharded) {
   std::set<char> letters(eq.lhs.begin(), eq.lhs.end());
   letters.insert(eq.rhs.begin(), eq.rhs.end());  // std::set iterates in sorted order
 
   std::vector<char> batch, contracting, lhs_only, rhs_only;
   for (char c : letters) {
-    const bool in_lhs = index_of(eq.lhs, c) >= 0;
-    const bool in_rhs = index_of(eq.rhs, c) >= 0;
-    const bool in_out = index_of(eq.out, c) >= 0;
+    const bool in_lhs = letter_index(eq.lhs, c) >= 0;
+    const bool in_rhs = letter_index(eq.rhs, c) >= 0;
+    const bool in_out = letter_index(eq.out, c) >= 0;
     if (!in_out) {
       if (in_lhs && in_rhs) contracting.push_back(c);
       // A dim summed away inside one input has no sharding rule of its own.
@@ -65,7 +25,7 @@ std::vector<Rule> einsum_single_dim_rules(const EinsumEquation& eq, bool any_inp
   }
 
   const Placement R = Placement::replicate();
-  auto S = [](const std::string& dims, char c) { return Placement::shard(index_of(dims, c)); };
+  auto S = [](const std::string& dims, char c) { return Placement::shard(letter_index(dims, c)); };
 
   std::vector<Rule> rules;
   rules.push_back({R, R, R});

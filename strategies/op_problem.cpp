@@ -1,86 +1,60 @@
 #include "strategies/op_problem.hpp"
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace symmesh::strategies {
 
-std::string to_string(OpKind op) {
-  switch (op) {
-    case OpKind::mm:
-      return "mm";
-    case OpKind::bmm:
-      return "bmm";
-    case OpKind::addmm:
-      return "addmm";
-    case OpKind::baddbmm:
-      return "baddbmm";
-  }
-  return "?";
+OpKind parse_matmul_op(std::string_view text, std::string_view where) {
+  const auto kind = op_kind_named(text);
+  if (kind && is_matmul(*kind)) return *kind;
+  std::vector<std::string> names;
+  for (OpKind k : all_op_kinds())
+    if (is_matmul(k)) names.push_back(to_string(k));
+  const std::string last = names.back();
+  names.pop_back();
+  throw InvalidArgument("unknown op '" + std::string(text) + "' (expected " +
+                            join(names, ", ", [](const std::string& n) { return n; }) + " or " +
+                            last + ")",
+                        std::string(where));
 }
 
-OpKind parse_op(std::string_view text, std::string_view where) {
-  for (OpKind op : {OpKind::mm, OpKind::bmm, OpKind::addmm, OpKind::baddbmm})
-    if (text == to_string(op)) return op;
-  throw InvalidArgument(
-      "unknown op '" + std::string(text) + "' (expected mm, bmm, addmm or baddbmm)",
-      std::string(where));
+int OpProblem::lhs_index() const {
+  return has_bias() && matmul_signature(op).bias_first ? 1 : 0;
 }
 
-bool has_bias(OpKind op) {
-  return op == OpKind::addmm || op == OpKind::baddbmm;
+int OpProblem::bias_index() const {
+  if (!has_bias()) return -1;
+  return matmul_signature(op).bias_first ? 0 : 2;
 }
 
-std::vector<std::string> input_names(OpKind op) {
-  if (has_bias(op)) return {"bias", "a", "b"};
-  return {"a", "b"};
+MatmulEquation OpProblem::equation() const {
+  return MatmulEquation::of(op, inputs.at(lhs_index()).shape, has_bias());
 }
 
 Shape OpProblem::output_shape() const {
-  const Shape& a = inputs.at(lhs_index()).shape;
-  const Shape& b = inputs.at(rhs_index()).shape;
-  if (a.size() == 2) return {a[0], b[1]};
-  return {a[0], a[1], b[2]};
+  return equation().output_shape(inputs.at(lhs_index()).shape, inputs.at(rhs_index()).shape);
+}
+
+std::vector<std::string> OpProblem::input_names() const {
+  return equation().input_names();
 }
 
 void OpProblem::validate() const {
-  const auto names = input_names(op);
-  if (inputs.size() != names.size())
-    throw InvalidArgument(to_string(op) + " takes " + std::to_string(names.size()) +
+  const MatmulSignature& sig = matmul_signature(op);
+  const size_t fewest = sig.bias == BiasUse::required ? 3 : 2;
+  const size_t most = sig.bias == BiasUse::none ? 2 : 3;
+  if (inputs.size() < fewest || inputs.size() > most)
+    throw InvalidArgument(to_string(op) + " takes " + std::to_string(fewest) +
+                              (most > fewest ? " or " + std::to_string(most) : "") +
                               " tensors, got " + std::to_string(inputs.size()),
                           to_string(op));
-  const bool batched = op == OpKind::bmm || op == OpKind::baddbmm;
-  const size_t rank = batched ? 3 : 2;
-  const TensorSpec& a = inputs[lhs_index()];
-  const TensorSpec& b = inputs[rhs_index()];
-  for (int i : {lhs_index(), rhs_index()}) {
-    if (inputs[i].shape.size() != rank)
-      throw InvalidArgument(to_string(op) + " needs " + std::to_string(rank) + "-D tensors; " +
-                                names[i] + " is " + to_string(inputs[i].shape),
-                            "--" + names[i]);
-  }
-  if (a.shape[rank - 1] != b.shape[rank - 2])
-    throw InvalidArgument("inner dims differ: a is " + to_string(a.shape) + ", b is " +
-                              to_string(b.shape) + " (a's last dim must equal b's " +
-                              (batched ? "second" : "first") + ")",
-                          "--b");
-  if (batched && a.shape[0] != b.shape[0])
-    throw InvalidArgument(
-        "batch dims differ: a is " + to_string(a.shape) + ", b is " + to_string(b.shape), "--b");
-  if (has_bias(op)) {
-    const Shape out = output_shape();
-    const Shape& bias = inputs[0].shape;
-    if (bias.size() > out.size())
-      throw InvalidArgument(
-          "bias " + to_string(bias) + " has more dims than the output " + to_string(out), "--bias");
-    // Broadcasting from the right: each bias dim is 1 or equal to the output's.
-    for (size_t i = 1; i <= bias.size(); ++i) {
-      const int64_t bd = bias[bias.size() - i];
-      if (bd != 1 && bd != out[out.size() - i])
-        throw InvalidArgument(
-            "bias " + to_string(bias) + " does not broadcast to the output " + to_string(out),
-            "--bias");
-    }
-  }
+  const int bias = bias_index();
+  if (const auto problem =
+          MatmulEquation::check(op, inputs[lhs_index()].shape, inputs[rhs_index()].shape,
+                                bias >= 0 ? &inputs[bias].shape : nullptr))
+    throw InvalidArgument(problem->message, "--" + problem->operand);
+  const auto names = input_names();
   for (size_t i = 0; i < inputs.size(); ++i) {
     inputs[i].validate(mesh, "--" + names[i]);
     if (inputs[i].dtype != inputs[0].dtype)

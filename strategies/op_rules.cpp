@@ -3,23 +3,11 @@
 namespace symmesh::strategies {
 namespace {
 
-const EinsumEquation& equation_of(OpKind op) {
-  static const EinsumEquation mm = parse_einsum("mk,kn->mn");
-  static const EinsumEquation bmm = parse_einsum("bmk,bkn->bmn");
-  return (op == OpKind::mm || op == OpKind::addmm) ? mm : bmm;
-}
-
 bool any_input_sharded(const OpProblem& problem) {
   for (const auto& input : problem.inputs)
     for (const auto& p : input.placements)
       if (p.is_shard()) return true;
   return false;
-}
-
-// addmm/baddbmm: the matmul's rules with the bias placement inserted after the output.
-std::vector<Rule> with_bias(std::vector<Rule> rules, const Shape& out, const Shape& bias) {
-  for (Rule& rule : rules) rule.insert(rule.begin() + 1, bias_placement(rule[0], out, bias));
-  return rules;
 }
 
 }  // namespace
@@ -37,9 +25,16 @@ Placement bias_placement(const Placement& output, const Shape& output_shape,
 }
 
 std::vector<Rule> op_single_dim_rules(const OpProblem& problem) {
-  auto rules = einsum_single_dim_rules(equation_of(problem.op), any_input_sharded(problem));
-  if (!has_bias(problem.op)) return rules;
-  return with_bias(std::move(rules), problem.output_shape(), problem.inputs[0].shape);
+  const MatmulEquation eq = problem.equation();
+  auto rules = einsum_single_dim_rules(eq.einsum(), any_input_sharded(problem));
+  if (!problem.has_bias()) return rules;
+  // The matmul's [out, a, b] with the bias placement put where the bias is among the
+  // inputs (after the output for addmm, last for linear).
+  const Shape out = problem.output_shape();
+  const Shape& bias = problem.inputs[problem.bias_index()].shape;
+  for (Rule& rule : rules)
+    rule.insert(rule.begin() + 1 + problem.bias_index(), bias_placement(rule[0], out, bias));
+  return rules;
 }
 
 }  // namespace symmesh::strategies

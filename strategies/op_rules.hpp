@@ -1,6 +1,7 @@
 #pragma once
-// The single-mesh-dim rules of each op, all built on the einsum generator. A rule's
-// placements are [output, inputs...] in the op's input order (addmm: [out, bias, a, b]).
+// The single-mesh-dim rules of each op, all built on the einsum generator from the op's
+// equation (core/matmul_signature.hpp). A rule's placements are [output, inputs...] in
+// the op's input order (addmm: [out, bias, a, b]; linear with a bias: [out, a, b, bias]).
 #include <vector>
 
 #include "strategies/einsum_rules.hpp"

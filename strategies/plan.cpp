@@ -11,16 +11,14 @@ int Plan::kept_count() const {
   return n;
 }
 
-LocalCompute local_compute_of(const OpProblem& problem,
-                              const std::vector<Placements>& input_placements, int rank) {
+LocalGemm local_compute_of(const OpProblem& problem,
+                           const std::vector<Placements>& input_placements, int rank) {
   TensorSpec a = problem.inputs[problem.lhs_index()];
   TensorSpec b = problem.inputs[problem.rhs_index()];
   a.placements = input_placements[problem.lhs_index()];
   b.placements = input_placements[problem.rhs_index()];
-  const Shape la = local_view(a, problem.mesh, rank).shape;
-  const Shape lb = local_view(b, problem.mesh, rank).shape;
-  if (la.size() == 2) return {1, la[0], lb[1], la[1]};
-  return {la[0], la[1], lb[2], la[2]};
+  return problem.equation().local_gemm(local_view(a, problem.mesh, rank).shape,
+                                       local_view(b, problem.mesh, rank).shape);
 }
 
 namespace {
@@ -57,8 +55,14 @@ Plan finish(Plan plan, const CostModel& model) {
         out, plan_transitions(out.placements, *problem.output_target), problem.mesh);
     plan.output_redistribution = std::move(r);
   }
+  const MatmulEquation eq = problem.equation();
+  TensorSpec a = problem.inputs[problem.lhs_index()];
+  TensorSpec b = problem.inputs[problem.rhs_index()];
+  a.placements = chosen.input_placements[problem.lhs_index()];
+  b.placements = chosen.input_placements[problem.rhs_index()];
   for (int rank = 0; rank < problem.mesh.size(); ++rank)
-    plan.local_compute.push_back(local_compute_of(problem, chosen.input_placements, rank));
+    plan.local_compute.push_back(eq.local_gemm(local_view(a, problem.mesh, rank).shape,
+                                               local_view(b, problem.mesh, rank).shape));
   return plan;
 }
 

@@ -12,17 +12,6 @@
 
 namespace symmesh::strategies {
 
-// The matmul one rank runs: out[batch, m, n] = a[batch, m, k] @ b[batch, k, n] (batch 1
-// for mm). Shapes come from torch.chunk, so ranks may differ and a piece may be empty.
-struct LocalCompute {
-  int64_t batch = 1;
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  double flops() const { return 2.0 * batch * m * n * k; }
-  bool operator==(const LocalCompute&) const = default;
-};
-
 struct PlannedRedistribution {
   int input = 0;  // index into the op's inputs
   Redistribution redistribution;
@@ -37,7 +26,9 @@ struct Plan {
   std::vector<PlannedRedistribution> redistributions;  // inputs that change, in input order
   // The output's, to problem.output_target, when it differs (its `input` is -1).
   std::optional<PlannedRedistribution> output_redistribution;
-  std::vector<LocalCompute> local_compute;  // one per rank
+  // The GEMM every rank runs (core/matmul_signature.hpp). Shapes come from torch.chunk, so
+  // ranks may differ and a piece may be empty.
+  std::vector<LocalGemm> local_compute;  // one per rank
 
   const Candidate& chosen_candidate() const { return candidates.at(chosen); }
   int kept_count() const;
@@ -54,7 +45,7 @@ Plan build_plan(const OpProblem& problem, const CostModel& model);
 Plan build_plan_for(const OpProblem& problem, const CostModel& model, int candidate_index);
 
 // The local matmul of `rank` when the inputs take `input_placements`.
-LocalCompute local_compute_of(const OpProblem& problem,
-                              const std::vector<Placements>& input_placements, int rank);
+LocalGemm local_compute_of(const OpProblem& problem,
+                           const std::vector<Placements>& input_placements, int rank);
 
 }  // namespace symmesh::strategies

@@ -35,6 +35,7 @@ class Lowerer {
         program_(program),
         options_(options),
         dtype_(plan.problem.dtype()),
+        equation_(plan.problem.equation()),
         e_(element_size_bytes(dtype_)),
         data_(!options.global_inputs.empty()) {}
 
@@ -75,6 +76,7 @@ class Lowerer {
   Program& program_;
   const LoweringOptions& options_;
   DType dtype_;
+  MatmulEquation equation_;
   int64_t e_;
   bool data_;
   std::map<std::pair<int, int>, GroupId> groups_;
@@ -331,24 +333,20 @@ void Lowerer::apply_step(TensorState& state, const RedistributionStep& step) {
 MatmulWork Lowerer::local_matmul(int mesh_rank, const std::vector<TensorState>& inputs,
                                  const LocalTensor& out) const {
   const OpProblem& problem = plan_.problem;
-  const LocalCompute& lc = plan_.local_compute[mesh_rank];
-  MatmulWork work;
-  work.batch = lc.batch;
-  work.m = lc.m;
-  work.n = lc.n;
-  work.k = lc.k;
-  work.dtype = dtype_;
+  MatmulWork work = matmul_work(plan_.local_compute[mesh_rank], dtype_);
   work.a = inputs[problem.lhs_index()].local[mesh_rank].ref;
   work.b = inputs[problem.rhs_index()].local[mesh_rank].ref;
   work.c = out.ref;
-  if (has_bias(problem.op)) {
-    // Right-aligned broadcast: a bias dim of size 1 (or missing) has stride 0.
-    const LocalTensor& b = inputs[0].local[mesh_rank];
-    const Dims3 bs = as3(b.shape, 1);
+  if (problem.has_bias()) {
+    const LocalTensor& b = inputs[problem.bias_index()].local[mesh_rank];
+    const Shape out_piece =
+        equation_.output_shape(inputs[problem.lhs_index()].local[mesh_rank].shape,
+                               inputs[problem.rhs_index()].local[mesh_rank].shape);
+    const BiasStrides strides = equation_.bias_strides(b.shape, out_piece);
     work.bias = b.ref;
-    work.bias_col_stride = bs[2] == 1 ? 0 : 1;
-    work.bias_row_stride = bs[1] == 1 ? 0 : bs[2];
-    work.bias_batch_stride = bs[0] == 1 ? 0 : bs[1] * bs[2];
+    work.bias_col_stride = strides.col;
+    work.bias_row_stride = strides.row;
+    work.bias_batch_stride = strides.batch;
   }
   return work;
 }
@@ -364,7 +362,9 @@ void Lowerer::fused_allgather_matmul(const AllGatherFusion& fusion,
   for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
     GatherMatmulSpec spec;
     spec.group = group_of(fusion.mesh_dim, g);
-    spec.leading_is_batch = plan_.problem.op == OpKind::bmm || plan_.problem.op == OpKind::baddbmm;
+    spec.leading_is_batch = equation_.leading_is_batch();
+    spec.gemm_per_leading =
+        equation_.gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
     spec.chunks = plan_.chosen_candidate().chunks;
     spec.name = options_.name;
     for (int r : groups[g]) {
@@ -407,7 +407,9 @@ std::vector<LocalTensor> Lowerer::fused_matmul_reducescatter(
   for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
     ScatterMatmulSpec spec;
     spec.group = group_of(fusion.mesh_dim, g);
-    spec.leading_is_batch = problem.op == OpKind::bmm || problem.op == OpKind::baddbmm;
+    spec.leading_is_batch = equation_.leading_is_batch();
+    spec.gemm_per_leading =
+        equation_.gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
     spec.chunks = plan_.chosen_candidate().chunks;
     spec.name = options_.name;
     const Shape whole = local_view(partial, mesh_, groups[g][0]).shape;

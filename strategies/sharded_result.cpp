@@ -60,26 +60,29 @@ AssembledTensor assemble_global(const TensorSpec& spec, const DeviceMesh& mesh,
 
 std::vector<double> unsharded_result(const OpProblem& problem,
                                      const std::vector<std::vector<double>>& inputs) {
-  const Shape out_shape = problem.output_shape();
-  const auto o = as3(out_shape, 1);
+  // The op as one GEMM over the global tensors (core/matmul_signature.hpp), in double.
+  const MatmulEquation eq = problem.equation();
   const Shape& a_shape = problem.inputs[problem.lhs_index()].shape;
-  const int64_t K = a_shape.back();
-  std::vector<double> out(numel(out_shape));
-  for (int64_t q = 0; q < o[0]; ++q) {
-    Eigen::Map<const RowMatrix> a(inputs[problem.lhs_index()].data() + q * o[1] * K, o[1], K);
-    Eigen::Map<const RowMatrix> b(inputs[problem.rhs_index()].data() + q * K * o[2], K, o[2]);
-    Eigen::Map<RowMatrix> c(out.data() + q * o[1] * o[2], o[1], o[2]);
-    c.noalias() = a * b;
+  const Shape& b_shape = problem.inputs[problem.rhs_index()].shape;
+  const LocalGemm g = eq.local_gemm(a_shape, b_shape);
+  std::vector<double> out(numel(eq.output_shape(a_shape, b_shape)));
+  for (int64_t q = 0; q < g.batch; ++q) {
+    Eigen::Map<const RowMatrix> a(inputs[problem.lhs_index()].data() + q * g.m * g.k, g.m, g.k);
+    const double* b_data = inputs[problem.rhs_index()].data() + q * g.k * g.n;
+    Eigen::Map<RowMatrix> c(out.data() + q * g.m * g.n, g.m, g.n);
+    if (g.transpose_b)
+      c.noalias() = a * Eigen::Map<const RowMatrix>(b_data, g.n, g.k).transpose();
+    else
+      c.noalias() = a * Eigen::Map<const RowMatrix>(b_data, g.k, g.n);
   }
-  if (has_bias(problem.op)) {
-    const auto bs = as3(problem.inputs[0].shape, 1);
-    const auto& bias = inputs[0];
-    for (int64_t q = 0; q < o[0]; ++q)
-      for (int64_t i = 0; i < o[1]; ++i)
-        for (int64_t j = 0; j < o[2]; ++j)
-          out[(q * o[1] + i) * o[2] + j] +=
-              bias[((bs[0] == 1 ? 0 : q) * bs[1] + (bs[1] == 1 ? 0 : i)) * bs[2] +
-                   (bs[2] == 1 ? 0 : j)];
+  if (problem.has_bias()) {
+    const BiasStrides s =
+        eq.bias_strides(problem.inputs[problem.bias_index()].shape, problem.output_shape());
+    const auto& bias = inputs[problem.bias_index()];
+    for (int64_t q = 0; q < g.batch; ++q)
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j)
+          out[(q * g.m + i) * g.n + j] += bias[q * s.batch + i * s.row + j * s.col];
   }
   return out;
 }

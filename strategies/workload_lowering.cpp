@@ -8,22 +8,6 @@
 namespace symmesh::strategies {
 namespace {
 
-OpKind op_kind(WorkloadKind kind) {
-  switch (kind) {
-    case WorkloadKind::mm:
-      return OpKind::mm;
-    case WorkloadKind::bmm:
-      return OpKind::bmm;
-    case WorkloadKind::addmm:
-      return OpKind::addmm;
-    case WorkloadKind::baddbmm:
-      return OpKind::baddbmm;
-    default:
-      break;
-  }
-  throw InvalidArgument("not a matmul: " + to_string(kind), "workload");
-}
-
 // Bytes allocated per rank so far: local buffers on their rank, symmetric ones on every
 // member of their group.
 std::vector<int64_t> allocated_per_rank(const Program& program) {
@@ -56,16 +40,16 @@ void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp
   for (const auto& group : mesh.groups(op.mesh_dim)) {
     CollectiveSpec spec{program.add_group(group), op.bytes, dtype, ReduceOp::sum, "main", op.name};
     switch (op.kind) {
-      case WorkloadKind::all_gather:
+      case OpKind::all_gather:
         ring_all_gather(program, spec);
         break;
-      case WorkloadKind::reduce_scatter:
+      case OpKind::reduce_scatter:
         ring_reduce_scatter(program, spec);
         break;
-      case WorkloadKind::all_reduce:
+      case OpKind::all_reduce:
         ring_all_reduce(program, spec);
         break;
-      case WorkloadKind::all_to_all:
+      case OpKind::all_to_all:
         pairwise_all_to_all(program, spec);
         break;
       default:
@@ -78,12 +62,21 @@ void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp
 
 OpProblem matmul_problem(const Scenario& scenario, const WorkloadOp& op, const DeviceMesh& mesh) {
   OpProblem problem;
-  problem.op = op_kind(op.kind);
+  if (!is_matmul(op.kind))
+    throw InvalidArgument("not a matrix op: " + to_string(op.kind), op.where.to_string());
+  problem.op = op.kind;
   problem.mesh = mesh;
   const DType dtype = scenario.dtype_of(op);
-  if (has_bias(problem.op)) problem.inputs.push_back({op.bias, dtype, op.bias_placements});
   problem.inputs.push_back({op.a, dtype, op.a_placements});
   problem.inputs.push_back({op.b, dtype, op.b_placements});
+  // The bias where the op's signature puts it among the inputs (ATen order).
+  if (!op.bias.empty()) {
+    const TensorSpec bias{op.bias, dtype, op.bias_placements};
+    if (matmul_signature(op.kind).bias_first)
+      problem.inputs.insert(problem.inputs.begin(), bias);
+    else
+      problem.inputs.push_back(bias);
+  }
   problem.output_target = op.out_placements;
   return problem;
 }
@@ -138,7 +131,7 @@ LoweredWorkload lower_workload(const Scenario& scenario, const CostModel& model,
       }
       lowered.plan = build_plan(problem, model);
       lowered.lowered = lower_plan(*lowered.plan, program, lowering);
-    } else if (op.kind == WorkloadKind::put_signal) {
+    } else if (op.kind == OpKind::put_signal) {
       lower_put_signal(program, op);
     } else {
       lower_collective(program, mesh, op, scenario.dtype_of(op));

@@ -70,6 +70,7 @@ struct MatmulCase {
   DType dtype;
   int64_t batch, m, n, k;
   bool bias, accumulate;
+  bool transpose_b = false;  // b stored [n, k] (linear's weight)
 };
 
 // Test names and CTest lines show the case's name, not its bytes.
@@ -91,6 +92,7 @@ TEST_P(GpuMatmul, MatchesCpuReference) {
   MatmulWork w;
   w.batch = c.batch, w.m = c.m, w.n = c.n, w.k = c.k, w.dtype = c.dtype;
   w.accumulate = c.accumulate;
+  w.transpose_b = c.transpose_b;
   w.a = local_with(p, 0, encode(a, c.dtype));
   w.b = local_with(p, 0, encode(b, c.dtype));
   w.c = local_with(p, 0, encode(c0, c.dtype));
@@ -114,7 +116,8 @@ TEST_P(GpuMatmul, MatchesCpuReference) {
         double want = c.accumulate ? c0[(bb * c.m + i) * c.n + j] : 0;
         if (c.bias) want += bias[j];
         for (int64_t k = 0; k < c.k; ++k)
-          want += a[(bb * c.m + i) * c.k + k] * b[(bb * c.k + k) * c.n + j];
+          want += a[(bb * c.m + i) * c.k + k] *
+                  (c.transpose_b ? b[(bb * c.n + j) * c.k + k] : b[(bb * c.k + k) * c.n + j]);
         worst = std::max(worst, std::abs(got[(bb * c.m + i) * c.n + j] - want));
       }
   EXPECT_LE(worst, tolerance) << c.name << " (" << e << "-byte elements)";
@@ -127,7 +130,9 @@ INSTANTIATE_TEST_SUITE_P(
                       MatmulCase{"bf16_addmm", DType::bf16, 1, 33, 17, 40, true, false},
                       MatmulCase{"bf16_bmm_accumulate", DType::bf16, 3, 32, 24, 16, false, true},
                       MatmulCase{"fp32_baddbmm", DType::fp32, 2, 16, 16, 16, true, true},
-                      MatmulCase{"fp32_empty_k", DType::fp32, 1, 8, 8, 0, true, false}),
+                      MatmulCase{"fp32_empty_k", DType::fp32, 1, 8, 8, 0, true, false},
+                      MatmulCase{"bf16_linear", DType::bf16, 1, 48, 40, 64, true, false, true},
+                      MatmulCase{"fp32_linear", DType::fp32, 1, 33, 17, 24, false, false, true}),
     [](const auto& info) { return info.param.name; });
 
 TEST(GpuLocalOps, ReduceAndStridedCopyMatchCpu) {

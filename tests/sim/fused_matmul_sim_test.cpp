@@ -19,7 +19,6 @@ namespace symmesh::sim {
 namespace {
 
 using strategies::Implementation;
-using strategies::OpKind;
 using strategies::OpProblem;
 using strategies::Plan;
 

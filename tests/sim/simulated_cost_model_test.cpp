@@ -16,7 +16,6 @@ namespace {
 
 using strategies::Candidate;
 using strategies::CostModelOptions;
-using strategies::OpKind;
 using strategies::OpProblem;
 using strategies::Plan;
 using testing::test_cluster;

@@ -27,6 +27,11 @@ namespace symmesh::strategies::testing {
 
 constexpr double kTolerance = 1e-9;
 
+// addmm and baddbmm: the ops these ground truths cover that take a bias (it comes first).
+inline bool takes_bias(OpKind op) {
+  return matmul_signature(op).bias == BiasUse::required;
+}
+
 struct Dense {
   Shape shape;
   std::vector<double> data;  // row-major
@@ -150,7 +155,7 @@ inline std::optional<Dense> add_broadcast(const Dense& bias, const Dense& x) {
 
 // The op itself, unsharded or on one rank's pieces: inputs in ATen order.
 inline std::optional<Dense> run_op(OpKind op, const std::vector<Dense>& inputs) {
-  if (!has_bias(op)) return matmul(inputs[0], inputs[1]);
+  if (!takes_bias(op)) return matmul(inputs[0], inputs[1]);
   auto product = matmul(inputs[1], inputs[2]);
   if (!product) return std::nullopt;
   return add_broadcast(inputs[0], *product);

@@ -56,7 +56,7 @@ std::vector<Case> one_dim_cases() {
 std::vector<Rule> engine_rules(const Case& c, int n) {
   std::vector<TensorSpec> inputs;
   for (const auto& s : c.shapes) inputs.push_back(TensorSpec{s, DType::fp64, pl("R")});
-  inputs[has_bias(c.op) ? 1 : 0].placements = pl("S(0)");
+  inputs[takes_bias(c.op) ? 1 : 0].placements = pl("S(0)");
   return op_single_dim_rules(problem(c.op, {n}, inputs));
 }
 
@@ -67,8 +67,8 @@ std::vector<Dense> random_inputs(const Case& c, std::mt19937_64& rng) {
 }
 
 Shape output_shape(const Case& c) {
-  const Shape& a = c.shapes[has_bias(c.op) ? 1 : 0];
-  const Shape& b = c.shapes[has_bias(c.op) ? 2 : 1];
+  const Shape& a = c.shapes[takes_bias(c.op) ? 1 : 0];
+  const Shape& b = c.shapes[takes_bias(c.op) ? 2 : 1];
   return a.size() == 2 ? Shape{a[0], b[1]} : Shape{a[0], a[1], b[2]};
 }
 
@@ -135,7 +135,7 @@ std::vector<Placement> all_placements(size_t rank) {
 //    [P(avg) | P(avg) | P(avg) | R] and [P(avg) | P(avg) | R | P(avg)] of these six.
 // P(sum) has no such extras: n copies of a replicated value sum to n times it.
 std::set<std::string> deliberately_unlisted(OpKind op) {
-  if (!has_bias(op)) return {"[P(avg) | R | R]"};
+  if (!takes_bias(op)) return {"[P(avg) | R | R]"};
   return {"[P(avg) | R | R | R]", "[P(avg) | P(avg) | R | R]", "[P(avg) | R | P(avg) | R]",
           "[P(avg) | R | R | P(avg)]"};
 }
@@ -206,7 +206,7 @@ TEST(GroundTruth, EveryKeptCandidateOnTwoDimMeshes) {
       for (const auto& s : c.shapes)
         specs.push_back(
             TensorSpec{s, DType::fp64, Placements(mesh.ndim(), Placement::replicate())});
-      specs[has_bias(c.op) ? 1 : 0].placements[0] = Placement::shard(0);
+      specs[takes_bias(c.op) ? 1 : 0].placements[0] = Placement::shard(0);
       const OpProblem p = problem(c.op, mesh_shape, specs);
       const auto candidates = expand_candidates(p, op_single_dim_rules(p));
       const auto inputs = random_inputs(c, rng);
@@ -235,8 +235,8 @@ TEST(GroundTruth, EveryKeptCandidateOnTwoDimMeshes) {
           // The plan's local matmul is the one run here.
           const Shape& la = local[a].shape;
           const Shape& lb = local[b].shape;
-          const LocalCompute lc = la.size() == 2 ? LocalCompute{1, la[0], lb[1], la[1]}
-                                                 : LocalCompute{la[0], la[1], lb[2], la[2]};
+          const LocalGemm lc = la.size() == 2 ? LocalGemm{1, la[0], lb[1], la[1]}
+                                                 : LocalGemm{la[0], la[1], lb[2], la[2]};
           ASSERT_EQ(local_compute_of(p, cand.input_placements, r), lc) << what << " rank " << r;
           auto out = run_op(c.op, local);
           ASSERT_TRUE(out.has_value()) << what << ": local shapes do not multiply on rank " << r;

@@ -116,5 +116,34 @@ TEST(OpRules, BiasDimOfSizeOneIsReplicateEvenWhenTheOutputDimIsOne) {
   EXPECT_EQ(to_string(bias_placement(P("S(1)"), {3, 5, 1}, {5, 1})), "S(0)");
 }
 
+// linear(a, b) is mm(a, bᵀ) (torch.nn.functional.linear), and DTensor's t() swaps S(0) and
+// S(1): linear's rules are mm's on the transposed weight, rule for rule in the same order.
+TEST(OpRules, LinearIsMmOnTheTransposedWeight) {
+  const auto swapped = [](Placement p) {
+    return p.is_shard() ? Placement::shard(1 - p.shard_dim()) : p;
+  };
+  for (const char* a : {"S(0)", "R"}) {
+    const auto linear = op_single_dim_rules(
+        problem(OpKind::linear, {4}, {tensor({6, 8}, a), tensor({12, 8}, "R")}));
+    const auto mm =
+        op_single_dim_rules(problem(OpKind::mm, {4}, {tensor({6, 8}, a), tensor({8, 12}, "R")}));
+    ASSERT_EQ(linear.size(), mm.size()) << a;
+    for (size_t i = 0; i < mm.size(); ++i) {
+      EXPECT_EQ(linear[i][0], mm[i][0]) << "rule " << i;
+      EXPECT_EQ(linear[i][1], mm[i][1]) << "rule " << i;
+      EXPECT_EQ(linear[i][2], swapped(mm[i][2])) << "rule " << i;
+    }
+  }
+}
+
+// A linear's bias is its last input; its placement follows the output's last dim.
+TEST(OpRules, LinearBiasComesLast) {
+  const auto rules = op_single_dim_rules(problem(
+      OpKind::linear, {4}, {tensor({2, 6, 8}, "S(0)"), tensor({12, 8}, "R"), tensor({12}, "R")}));
+  EXPECT_THAT(rule_texts(rules), ::testing::Contains("[S(2) | R | S(0) | S(0)]"));
+  EXPECT_THAT(rule_texts(rules), ::testing::Contains("[S(0) | S(0) | R | R]"));
+  EXPECT_THAT(rule_texts(rules), ::testing::Contains("[P(sum) | S(2) | S(1) | P(sum)]"));
+}
+
 }  // namespace
 }  // namespace symmesh::strategies

@@ -33,8 +33,25 @@ std::vector<unsigned char> as_bytes(const std::vector<double>& v) {
   return out;
 }
 
+// linear(a, b, bias): out[..., n] = sum_k a[..., k] b[n, k] + bias[n] (a of rank 2 or 3,
+// as torch.nn.functional.linear defines it), fp64.
+std::vector<double> linear_reference(const OpProblem& p,
+                                     const std::vector<std::vector<double>>& in) {
+  const Shape& as = p.inputs[0].shape;
+  const int64_t rows = numel(as) / as.back(), K = as.back(), N = p.inputs[1].shape[0];
+  std::vector<double> out(rows * N, 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = p.has_bias() ? in[2][n] : 0.0;
+      for (int64_t k = 0; k < K; ++k) acc += in[0][r * K + k] * in[1][n * K + k];
+      out[r * N + n] = acc;
+    }
+  return out;
+}
+
 // Unsharded reference: out = bias (broadcast, right-aligned) + a @ b, fp64.
 std::vector<double> reference(const OpProblem& p, const std::vector<std::vector<double>>& in) {
+  if (p.op == OpKind::linear) return linear_reference(p, in);
   const Shape out_shape = p.output_shape();
   const bool batched = out_shape.size() == 3;
   const int64_t B = batched ? out_shape[0] : 1, M = out_shape[batched ? 1 : 0],
@@ -49,8 +66,8 @@ std::vector<double> reference(const OpProblem& p, const std::vector<std::vector<
       for (int64_t j = 0; j < N; ++j) {
         double acc = 0;
         for (int64_t k = 0; k < K; ++k) acc += a[(q * M + i) * K + k] * b[(q * K + k) * N + j];
-        if (has_bias(p.op)) {
-          const Shape& bs = p.inputs[0].shape;
+        if (p.has_bias()) {
+          const Shape& bs = p.inputs[p.bias_index()].shape;
           const int64_t idx3[3] = {q, i, j};
           int64_t flat = 0;
           const size_t off = out_shape.size() - bs.size();
@@ -58,7 +75,7 @@ std::vector<double> reference(const OpProblem& p, const std::vector<std::vector<
             const int64_t coord = bs[d] == 1 ? 0 : idx3[3 - out_shape.size() + off + d];
             flat = flat * bs[d] + coord;
           }
-          acc += in[0][flat];
+          acc += in[p.bias_index()][flat];
         }
         out[(q * M + i) * N + j] = acc;
       }
@@ -306,6 +323,38 @@ TEST(PlanLowering, AddmmAndBaddbmmWithBroadcastBias) {
       {OpKind::addmm, {2, 2}, {{5, 1}, {5, 4}, {4, 6}}, {"R,R", "S(1),R", "S(0),S(1)"}});
   check_every_candidate(
       {OpKind::baddbmm, {2}, {{1, 3, 5}, {2, 3, 4}, {2, 4, 5}}, {"R", "S(0)", "S(2)"}});
+}
+
+TEST(PlanLowering, LinearEveryCandidate) {
+  // b is the weight [n, k]: every rule of mm on bᵀ, with b's shard dims swapped.
+  for (const char* a : {"S(0)", "S(1)", "R", "P(sum)"})
+    for (const char* b : {"S(0)", "S(1)", "R"})
+      check_every_candidate({OpKind::linear, {3}, {{7, 5}, {6, 5}}, {a, b}});
+  // [batch, sequence, hidden] inputs: the GEMM's rows are batch x sequence.
+  check_every_candidate({OpKind::linear, {2, 2}, {{3, 5, 4}, {6, 4}}, {"S(0),S(1)", "R,S(0)"}});
+  check_every_candidate({OpKind::linear, {3}, {{5, 3, 4}, {7, 4}}, {"S(2)", "S(1)"}});
+  // With a bias [n], sharded with the output's last dim or replicated.
+  check_every_candidate({OpKind::linear, {3}, {{7, 5}, {6, 5}, {6}}, {"S(0)", "S(0)", "S(0)"}});
+  check_every_candidate(
+      {OpKind::linear, {2, 2}, {{3, 5, 4}, {6, 4}, {6}}, {"S(1),R", "R,S(1)", "R,R"}});
+}
+
+TEST(PlanLowering, LinearFusedAllGatherAndReduceScatter) {
+  // 2-D: rows gathered around the ring while the weight's rows (the output's columns) stay put.
+  EXPECT_GT(
+      check_every_candidate({OpKind::linear, {3}, {{7, 5}, {6, 5}}, {"S(0)", "S(0)"}}).allgather,
+      0);
+  // 3-D: the leading dim is a's batch, whose sequence rows travel with it (3 batches of 5
+  // rows over 2 ranks: blocks of 2 and 1 batch).
+  EXPECT_GT(
+      check_every_candidate({OpKind::linear, {2}, {{3, 5, 4}, {6, 4}, {6}}, {"S(0)", "R", "R"}})
+          .allgather,
+      0);
+  // k sharded: a Partial(sum) output reduce-scattered to the rows that the next op wants.
+  EXPECT_GT(check_every_candidate(
+                {OpKind::linear, {2}, {{3, 5, 4}, {6, 4}, {6}}, {"S(2)", "S(1)", "R"}, "S(0)"})
+                .reducescatter,
+            0);
 }
 
 TEST(PlanLowering, TimingOnlyProgramHasNoInitialBytesOrOutputs) {

@@ -114,7 +114,7 @@ TEST(Plan, LocalComputeFollowsTorchChunk) {
   ASSERT_EQ(plan.local_compute.size(), 4u);
   const int64_t rows[] = {3, 3, 3, 1};
   for (int r = 0; r < 4; ++r)
-    EXPECT_EQ(plan.local_compute[r], (LocalCompute{1, rows[r], 12, 8})) << "rank " << r;
+    EXPECT_EQ(plan.local_compute[r], (LocalGemm{1, rows[r], 12, 8})) << "rank " << r;
   EXPECT_DOUBLE_EQ(plan.local_compute[3].flops(), 2.0 * 1 * 12 * 8);
 }
 
@@ -122,8 +122,8 @@ TEST(Plan, LocalComputeCanBeEmpty) {
   // 5 rows over 4: 2,2,1,0 — rank 3 multiplies nothing.
   const Plan plan =
       plan_for(problem(OpKind::mm, {4}, {tensor({5, 8}, "S(0)"), tensor({8, 12}, "R")}));
-  EXPECT_EQ(plan.local_compute[2], (LocalCompute{1, 1, 12, 8}));
-  EXPECT_EQ(plan.local_compute[3], (LocalCompute{1, 0, 12, 8}));
+  EXPECT_EQ(plan.local_compute[2], (LocalGemm{1, 1, 12, 8}));
+  EXPECT_EQ(plan.local_compute[3], (LocalGemm{1, 0, 12, 8}));
   EXPECT_EQ(plan.local_compute[3].flops(), 0.0);
 }
 
@@ -131,7 +131,7 @@ TEST(Plan, LocalComputeOfBmmShardedOnK) {
   // Worked case 5: k = 8 over 4 → 2 each; batch and m, n whole.
   const Plan plan =
       plan_for(problem(OpKind::bmm, {4}, {tensor({8, 6, 8}, "S(2)"), tensor({8, 8, 12}, "S(1)")}));
-  for (const auto& lc : plan.local_compute) EXPECT_EQ(lc, (LocalCompute{8, 6, 12, 2}));
+  for (const auto& lc : plan.local_compute) EXPECT_EQ(lc, (LocalGemm{8, 6, 12, 2}));
 }
 
 TEST(Plan, LocalComputeOfNestedShards) {
@@ -142,20 +142,20 @@ TEST(Plan, LocalComputeOfNestedShards) {
   const std::vector<Placements> in = {pl("S(0),S(0)"), pl("R,S(1)")};
   const int64_t rows[] = {2, 2, 0, 1, 1, 1};
   for (int r = 0; r < 6; ++r)
-    EXPECT_EQ(local_compute_of(p, in, r), (LocalCompute{1, rows[r], 2, 9})) << "rank " << r;
+    EXPECT_EQ(local_compute_of(p, in, r), (LocalGemm{1, rows[r], 2, 9})) << "rank " << r;
   // The same for bmm with the batch split 4 → 2,2 on mesh dim 0 and k = 9 on mesh dim 1:
   // chunk(9,3) = 3,3,3.
   const auto pb = problem(OpKind::bmm, {2, 3},
                           {tensor({4, 5, 9}, "S(0),S(2)"), tensor({4, 9, 6}, "S(0),S(1)")});
   const std::vector<Placements> inb = {pl("S(0),S(2)"), pl("S(0),S(1)")};
-  for (int r = 0; r < 6; ++r) EXPECT_EQ(local_compute_of(pb, inb, r), (LocalCompute{2, 5, 6, 3}));
+  for (int r = 0; r < 6; ++r) EXPECT_EQ(local_compute_of(pb, inb, r), (LocalGemm{2, 5, 6, 3}));
 }
 
 TEST(Plan, LocalComputeOfAddmmIgnoresTheBias) {
   const auto p = problem(OpKind::addmm, {2},
                          {tensor({6}, "S(0)"), tensor({5, 7}, "R"), tensor({7, 6}, "S(1)")});
   const std::vector<Placements> in = {pl("S(0)"), pl("R"), pl("S(1)")};
-  EXPECT_EQ(local_compute_of(p, in, 1), (LocalCompute{1, 5, 3, 7}));
+  EXPECT_EQ(local_compute_of(p, in, 1), (LocalGemm{1, 5, 3, 7}));
 }
 
 // ---- errors ----

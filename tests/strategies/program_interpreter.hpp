@@ -68,7 +68,8 @@ class ProgramInterpreter {
         for (int64_t j = 0; j < w.n; ++j) {
           double acc = 0;
           for (int64_t k = 0; k < w.k; ++k)
-            acc += double(a[(q * w.m + i) * w.k + k]) * b[(q * w.k + k) * w.n + j];
+            acc += double(a[(q * w.m + i) * w.k + k]) *
+                   (w.transpose_b ? b[(q * w.n + j) * w.k + k] : b[(q * w.k + k) * w.n + j]);
           if (bias)
             acc += bias[q * w.bias_batch_stride + i * w.bias_row_stride + j * w.bias_col_stride];
           T& out = c[(q * w.m + i) * w.n + j];

@@ -54,6 +54,29 @@ TEST(PlanCommand, HumanOutputNamesTheChoiceAndExplainListsCandidates) {
   EXPECT_THAT(r.out, HasSubstr("<- chosen"));
 }
 
+TEST(PlanCommand, LinearTakesTheWeightAsNByK) {
+  // linear(a [6, 8], b [12, 8]) = a @ bᵀ: out 6x12. a S(0) with b R is already a strategy
+  // ([S(0), S(0), R], cost 0: DTensor keeps the inputs where they are); 6 rows over 4 ranks
+  // are 2, 2, 2 and 0.
+  const auto r = run_symmesh("plan --op linear --a 6x8 --b 12x8 --mesh 4 --in 'S(0)' R");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("-> out 6x12"));
+  EXPECT_THAT(r.out, HasSubstr("a S(0)  b R  ->  out S(0)   cost 0.000 us"));
+  EXPECT_THAT(r.out, HasSubstr("ranks 0-2: m=2 n=12 k=8"));
+  EXPECT_THAT(r.out, HasSubstr("rank 3: m=0 n=12 k=8"));
+  // With a bias [12] (the last input, as in torch.nn.functional.linear).
+  const auto j = run_symmesh(
+      "plan --op linear --a 6x8 --b 12x8 --bias 12 --bias-in R --mesh 4 --in R 'S(0)' --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto plan = nlohmann::json::parse(j.out);
+  EXPECT_EQ(plan["inputs"][2]["name"], "bias");
+  EXPECT_EQ(plan["output_shape"], nlohmann::json::array({6, 12}));
+  // b's rows are the output's columns: b S(0) gives out S(1) and a bias S(0), no traffic.
+  EXPECT_EQ(plan["chosen"]["output_placements"], nlohmann::json::array({"S(1)"}));
+  EXPECT_EQ(plan["chosen"]["input_placements"],
+            nlohmann::json::parse(R"j([["R"],["S(0)"],["S(0)"]])j"));
+}
+
 TEST(PlanCommand, VersionAndHelp) {
   const auto v = run_symmesh("--version");
   EXPECT_EQ(v.exit_code, 0);

@@ -235,6 +235,51 @@ workload:
   EXPECT_THAT(e.message(), HasSubstr("bias 3 does not broadcast to the output 8x4"));
 }
 
+TEST_F(ScenarioErrors, LinearShapesAndBias) {
+  // The weight is [n, k]: its second dim meets a's last.
+  auto e = load_error(std::string(kCluster) + R"yaml(mesh: [8]
+workload:
+  - {op: linear, a: [8, 16], b: [16, 8], a_placements: [R], b_placements: [R]}
+)yaml");
+  EXPECT_EQ(e.where(), at(9, 33));
+  EXPECT_THAT(e.message(),
+              HasSubstr("inner dims differ: a is 8x16, b is 16x8 (a's last dim must equal b's "
+                        "second)"));
+
+  e = load_error(std::string(kCluster) + R"yaml(mesh: [8]
+workload:
+  - {op: linear, a: [2, 2, 8, 16], b: [4, 16], a_placements: [R], b_placements: [R]}
+)yaml");
+  EXPECT_EQ(e.where(), at(9, 21));
+  EXPECT_THAT(e.message(), HasSubstr("linear needs a 2-D or 3-D tensor, got 2x2x8x16 (expected a "
+                                     "list of 2 or 3 integers"));
+
+  // bias_placements without a bias, and a bias one GEMM cannot add to a 3-D input's rows.
+  e = load_error(std::string(kCluster) + R"yaml(mesh: [8]
+workload:
+  - {op: linear, a: [8, 16], b: [4, 16], a_placements: [R], b_placements: [R],
+     bias_placements: [R]}
+)yaml");
+  EXPECT_EQ(e.where(), at(10, 23));
+  EXPECT_THAT(e.message(), HasSubstr("bias_placements without a bias"));
+
+  e = load_error(std::string(kCluster) + R"yaml(mesh: [8]
+workload:
+  - {op: linear, a: [2, 8, 16], b: [4, 16], bias: [8, 4], a_placements: [R], b_placements: [R],
+     bias_placements: [R]}
+)yaml");
+  EXPECT_EQ(e.where(), at(9, 51));
+  EXPECT_THAT(e.message(), HasSubstr("bias 8x4 is broadcast along some of the output dims"));
+
+  // addmm still needs its bias.
+  e = load_error(std::string(kCluster) + R"yaml(mesh: [8]
+workload:
+  - {op: addmm, a: [8, 16], b: [16, 4], a_placements: [R], b_placements: [R]}
+)yaml");
+  EXPECT_EQ(e.where(), at(9, 5));
+  EXPECT_THAT(e.message(), HasSubstr("missing key 'bias' in workload[0] (addmm needs a bias)"));
+}
+
 TEST_F(ScenarioErrors, DuplicateOpNames) {
   auto e = load_error(std::string(kCluster) + R"yaml(mesh: [8]
 workload:

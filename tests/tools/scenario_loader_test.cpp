@@ -78,7 +78,7 @@ TEST(ScenarioLoader, ReferenceExampleLoadsWithSiValues) {
   ASSERT_EQ(s.workload.size(), 4u);
   const WorkloadOp& qkv = s.workload[0];
   EXPECT_EQ(qkv.name, "qkv");
-  EXPECT_EQ(qkv.kind, WorkloadKind::mm);
+  EXPECT_EQ(qkv.kind, OpKind::mm);
   EXPECT_THAT(qkv.a, ElementsAre(8192, 8192));
   EXPECT_THAT(qkv.b, ElementsAre(8192, 10240));
   EXPECT_EQ(to_string(qkv.a_placements), "S(0),R");
@@ -87,17 +87,17 @@ TEST(ScenarioLoader, ReferenceExampleLoadsWithSiValues) {
   EXPECT_EQ(qkv.where.line, 15);
   EXPECT_EQ(qkv.where.column, 5);
   const WorkloadOp& experts = s.workload[1];
-  EXPECT_EQ(experts.kind, WorkloadKind::bmm);
+  EXPECT_EQ(experts.kind, OpKind::bmm);
   EXPECT_THAT(experts.b, ElementsAre(8, 4096, 14336));
   EXPECT_EQ(to_string(experts.b_placements), "S(0),S(2)");
   EXPECT_EQ(experts.dtype, DType::bf16);
   const WorkloadOp& handoff = s.workload[2];
-  EXPECT_EQ(handoff.kind, WorkloadKind::put_signal);
+  EXPECT_EQ(handoff.kind, OpKind::put_signal);
   EXPECT_EQ(handoff.bytes, 67108864);  // 64 MiB
   EXPECT_EQ(handoff.src, 0);
   EXPECT_EQ(handoff.dst, 8);
   const WorkloadOp& grads = s.workload[3];
-  EXPECT_EQ(grads.kind, WorkloadKind::all_reduce);
+  EXPECT_EQ(grads.kind, OpKind::all_reduce);
   EXPECT_EQ(grads.bytes, 1073741824);  // 1 GiB
   EXPECT_EQ(grads.mesh_dim, 0);        // dp
 
@@ -147,10 +147,10 @@ workload:
      bias_placements: [R, R], a_placements: ["S(0)", R], b_placements: ["S(0)", R]}
 )yaml"));
   ASSERT_EQ(s.workload.size(), 2u);
-  EXPECT_EQ(s.workload[0].kind, WorkloadKind::addmm);
+  EXPECT_EQ(s.workload[0].kind, OpKind::addmm);
   EXPECT_THAT(s.workload[0].bias, ElementsAre(4096));
   EXPECT_EQ(to_string(s.workload[0].bias_placements), "R,S(0)");
-  EXPECT_EQ(s.workload[1].kind, WorkloadKind::baddbmm);
+  EXPECT_EQ(s.workload[1].kind, OpKind::baddbmm);
   EXPECT_THAT(s.workload[1].bias, ElementsAre(8, 1, 64));
 }
 
@@ -166,7 +166,7 @@ TEST(ScenarioShipped, EveryShippedScenarioLoads) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_THAT(names,
-              ElementsAre("async-tp-linear.yaml", "llama3-405b-layer-tp.yaml",
+              ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml", "llama3-405b-layer-tp.yaml",
                           "llama3-70b-layer-tp8.yaml", "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml",
                           "pingpong.yaml", "quickstart.yaml", "ring-allgather-8gpu.yaml"));
 }
@@ -252,7 +252,7 @@ TEST(ScenarioShipped, Llama405bLayerAndCommunicationScenarios) {
   EXPECT_EQ(ping.cluster.node_of(ping.workload[0].dst), 0);  // both GPUs in one node
 
   const Scenario ring = load_scenario(kScenarios + "/ring-allgather-8gpu.yaml");
-  EXPECT_EQ(ring.workload[0].kind, WorkloadKind::all_gather);
+  EXPECT_EQ(ring.workload[0].kind, OpKind::all_gather);
   EXPECT_EQ(ring.workload[0].bytes, 1073741824);
 
   const Scenario mesh = load_scenario(kScenarios + "/mesh-2x8-mm.yaml");

@@ -167,4 +167,25 @@ workload:
   std::remove(huge.c_str());
 }
 
+// linear end to end: loaded, planned, lowered and emulated. In fp64 the sharded result
+// equals the unsharded product (a @ Wᵀ + bias, computed once on the CPU) to rounding.
+TEST(SimulateCommand, LinearLayersEmulateToTheUnshardedProduct) {
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/linear-mlp-fp64.yaml";
+  std::string yaml = read_file(kScenarios + "linear-mlp.yaml");
+  yaml.replace(yaml.find("dtype: bf16"), 11, "dtype: fp64");
+  yaml.replace(yaml.find("cluster: clusters/"), 18, "cluster: " + kScenarios + "clusters/");
+  std::ofstream(path) << yaml;
+  const auto report = simulate_json(path + " --emulate");
+  for (const char* name : {"fc1", "fc2"}) {
+    const auto& op = op_named(report, name);
+    EXPECT_EQ(op["op"], "linear");
+    EXPECT_LT(op["max_abs_error"].get<double>(), 1e-9) << name;
+    EXPECT_GT(op["time_s"].get<double>(), 0) << name;
+  }
+  // fc2's partial sums end where out_placements says: sequence-parallel rows.
+  EXPECT_EQ(op_named(report, "fc2")["strategy"]["out_placements"], nlohmann::json({"S(0)"}));
+  std::remove(path.c_str());
+}
+
 }  // namespace

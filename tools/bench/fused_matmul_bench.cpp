@@ -50,7 +50,7 @@ void row(const std::string& fabric, const ClusterSpec& cluster, std::vector<int>
   const int64_t k = 8192, n = 8192;
   // The group is mesh dim 0; on IB, dim 1 (the 8 GPUs of a node) shards b's columns.
   strategies::OpProblem p;
-  p.op = strategies::OpKind::mm;
+  p.op = OpKind::mm;
   p.mesh = DeviceMesh(mesh);
   if (!scatter) {
     p.inputs = {{{m, k}, DType::bf16, parse_placements(two_d ? "S(0),R" : "S(0)")},

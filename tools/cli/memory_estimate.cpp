@@ -106,25 +106,25 @@ Count op_count(const Scenario& scenario, const WorkloadOp& op, const DeviceMesh&
                const strategies::CostModel& model, bool emulate) {
   const int64_t world = mesh.size();
   if (is_matmul(op.kind)) return matmul_count(scenario, op, mesh, model, emulate);
-  if (op.kind == WorkloadKind::put_signal)  // a world-sized symmetric buffer + the source
+  if (op.kind == OpKind::put_signal)  // a world-sized symmetric buffer + the source
     return {2, emulate ? op.bytes * (world + 1) : 0};
   if (op.mesh_dim < 0 || op.mesh_dim >= mesh.ndim()) return {};
   const int64_t p = mesh.size(op.mesh_dim);
   CollectiveKind kind = CollectiveKind::local_chunk;
   int64_t buffers = 1;  // per rank, in units of op.bytes: data, plus staging below
   switch (op.kind) {
-    case WorkloadKind::all_gather:
+    case OpKind::all_gather:
       kind = CollectiveKind::all_gather;
       break;
-    case WorkloadKind::reduce_scatter:
+    case OpKind::reduce_scatter:
       kind = CollectiveKind::reduce_scatter;
       buffers = p > 1 ? 2 : 1;
       break;
-    case WorkloadKind::all_reduce:
+    case OpKind::all_reduce:
       kind = CollectiveKind::all_reduce;
       buffers = p > 1 ? 2 : 1;
       break;
-    case WorkloadKind::all_to_all:
+    case OpKind::all_to_all:
       kind = CollectiveKind::all_to_all;
       buffers = 2;
       break;

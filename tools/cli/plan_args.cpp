@@ -7,10 +7,11 @@ namespace symmesh::cli {
 
 CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
   CLI::App* cmd = app.add_subcommand("plan", "Choose how one matmul is sharded over a device mesh");
-  cmd->add_option("--op", args.op, "mm, bmm, addmm or baddbmm")->required();
+  cmd->add_option("--op", args.op, "mm, bmm, addmm, baddbmm or linear")->required();
   cmd->add_option("--a", args.a, "shape of a, e.g. 64x32 (bmm: 8x64x32)")->required();
-  cmd->add_option("--b", args.b, "shape of b, e.g. 32x64")->required();
-  cmd->add_option("--bias", args.bias, "shape of the bias (addmm/baddbmm), e.g. 64");
+  cmd->add_option("--b", args.b, "shape of b, e.g. 32x64 (linear: the weight [n, k])")->required();
+  cmd->add_option("--bias", args.bias,
+                  "shape of the bias (addmm, baddbmm; optional for linear), e.g. 64");
   cmd->add_option("--mesh", args.mesh, "mesh shape, e.g. 2x2x2")->required();
   cmd->add_option("--in", args.in, "current placements of a and b, e.g. 'S(0),R' 'R,R'")
       ->required()
@@ -42,25 +43,33 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
 
 strategies::OpProblem problem_from(const PlanArgs& args) {
   strategies::OpProblem problem;
-  problem.op = strategies::parse_op(args.op, "--op");
+  problem.op = strategies::parse_matmul_op(args.op, "--op");
   problem.mesh = parse_mesh(args.mesh, "--mesh");
   const DType dtype = parse_dtype(args.dtype, "--dtype");
   if (args.in.size() != 2)
     throw InvalidArgument("give two placement lists, for a and b (e.g. --in 'S(0),R' 'R,R')",
                           "--in");
-  if (strategies::has_bias(problem.op)) {
-    if (args.bias.empty()) throw InvalidArgument(args.op + " needs --bias SHAPE", "--bias");
-    if (args.bias_in.empty())
-      throw InvalidArgument(args.op + " needs --bias-in PLACEMENTS", "--bias-in");
-    problem.inputs.push_back(
-        {parse_shape(args.bias, "--bias"), dtype, parse_placements(args.bias_in, "--bias-in")});
-  } else if (!args.bias.empty() || !args.bias_in.empty()) {
-    throw InvalidArgument(args.op + " takes no bias (use addmm or baddbmm)", "--bias");
-  }
+  const MatmulSignature& sig = matmul_signature(problem.op);
   problem.inputs.push_back(
       {parse_shape(args.a, "--a"), dtype, parse_placements(args.in[0], "--in (a)")});
   problem.inputs.push_back(
       {parse_shape(args.b, "--b"), dtype, parse_placements(args.in[1], "--in (b)")});
+  if (sig.bias == BiasUse::none && (!args.bias.empty() || !args.bias_in.empty()))
+    throw InvalidArgument(args.op + " takes no bias (use addmm, baddbmm or linear)", "--bias");
+  if (sig.bias == BiasUse::required && args.bias.empty())
+    throw InvalidArgument(args.op + " needs --bias SHAPE", "--bias");
+  if (!args.bias.empty() && args.bias_in.empty())
+    throw InvalidArgument(args.op + " needs --bias-in PLACEMENTS", "--bias-in");
+  if (args.bias.empty() && !args.bias_in.empty())
+    throw InvalidArgument("--bias-in without --bias SHAPE", "--bias-in");
+  if (!args.bias.empty()) {
+    const TensorSpec bias{parse_shape(args.bias, "--bias"), dtype,
+                          parse_placements(args.bias_in, "--bias-in")};
+    if (sig.bias_first)
+      problem.inputs.insert(problem.inputs.begin(), bias);
+    else
+      problem.inputs.push_back(bias);
+  }
   if (!args.out_in.empty()) problem.output_target = parse_placements(args.out_in, "--out-in");
   return problem;
 }

@@ -36,7 +36,7 @@ std::string fusion_short_name(strategies::Implementation implementation) {
   return implementation == strategies::Implementation::fused_mm_reducescatter ? "mm+rs" : "ag+mm";
 }
 
-std::string compute_text(const strategies::LocalCompute& c, bool batched) {
+std::string compute_text(const LocalGemm& c, bool batched) {
   std::string text = batched ? "batch=" + std::to_string(c.batch) + " " : "";
   return text + "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
          " k=" + std::to_string(c.k);
@@ -57,7 +57,7 @@ std::string rank_list(const std::vector<int>& ranks) {
 }
 
 std::string candidate_inputs_text(const Plan& plan, const Candidate& c) {
-  const auto names = strategies::input_names(plan.problem.op);
+  const auto names = plan.problem.input_names();
   std::string out;
   for (size_t i = 0; i < names.size(); ++i)
     out += (i ? "  " : "") + names[i] + " " + to_string(c.input_placements[i]);
@@ -83,10 +83,9 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
   const bool explain = options.explain;
   const auto& details = options.details;
   const auto& problem = plan.problem;
-  const auto names = strategies::input_names(problem.op);
+  const auto names = problem.input_names();
   const Candidate& chosen = plan.chosen_candidate();
-  const bool batched =
-      problem.op == strategies::OpKind::bmm || problem.op == strategies::OpKind::baddbmm;
+  const bool batched = problem.equation().leading_is_batch();
 
   std::string out;
   out += "symmesh plan: " + to_string(problem.op);
@@ -214,7 +213,7 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
 
 nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) {
   const auto& problem = plan.problem;
-  const auto names = strategies::input_names(problem.op);
+  const auto names = problem.input_names();
   const Candidate& chosen = plan.chosen_candidate();
   nlohmann::json j;
   j["op"] = to_string(problem.op);

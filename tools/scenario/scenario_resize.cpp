@@ -64,7 +64,7 @@ Scenario with_cluster_size(const Scenario& scenario, int nodes, std::vector<int>
                               std::to_string(out.cluster.gpus_per_node) + ")",
                           kWhere);
   for (const WorkloadOp& op : out.workload)
-    if (op.kind == WorkloadKind::put_signal &&
+    if (op.kind == OpKind::put_signal &&
         (op.src >= out.cluster.num_gpus() || op.dst >= out.cluster.num_gpus()))
       throw InvalidArgument("op '" + op.name + "' puts from rank " + std::to_string(op.src) +
                                 " to rank " + std::to_string(op.dst) + ", beyond the " +

@@ -5,43 +5,25 @@
 #include <map>
 
 #include "core/errors.hpp"
+#include "core/matmul_signature.hpp"
 #include "core/text.hpp"
 
 namespace symmesh::scenario {
 namespace {
 
-constexpr WorkloadKind kKinds[] = {
-    WorkloadKind::mm,
-    WorkloadKind::bmm,
-    WorkloadKind::addmm,
-    WorkloadKind::baddbmm,
-    WorkloadKind::put_signal,
-    WorkloadKind::all_gather,
-    WorkloadKind::reduce_scatter,
-    WorkloadKind::all_reduce,
-    WorkloadKind::all_to_all,
-};
-
 std::vector<std::string> op_names() {
   std::vector<std::string> names;
-  for (WorkloadKind kind : kKinds) names.push_back(to_string(kind));
+  for (OpKind kind : all_op_kinds()) names.push_back(to_string(kind));
   return names;
 }
 
-bool has_bias(WorkloadKind kind) {
-  return kind == WorkloadKind::addmm || kind == WorkloadKind::baddbmm;
-}
-
-bool is_batched(WorkloadKind kind) {
-  return kind == WorkloadKind::bmm || kind == WorkloadKind::baddbmm;
-}
-
-std::vector<std::string> keys_of(WorkloadKind kind) {
+std::vector<std::string> keys_of(OpKind kind) {
   std::vector<std::string> keys{"name", "op"};
   if (is_matmul(kind)) {
     keys.insert(keys.end(), {"a", "b", "a_placements", "b_placements", "out_placements", "dtype"});
-    if (has_bias(kind)) keys.insert(keys.end(), {"bias", "bias_placements"});
-  } else if (kind == WorkloadKind::put_signal) {
+    if (matmul_signature(kind).bias != BiasUse::none)
+      keys.insert(keys.end(), {"bias", "bias_placements"});
+  } else if (kind == OpKind::put_signal) {
     keys.insert(keys.end(), {"bytes", "src", "dst"});
   } else {
     keys.insert(keys.end(), {"bytes", "mesh_dim"});
@@ -49,19 +31,17 @@ std::vector<std::string> keys_of(WorkloadKind kind) {
   return keys;
 }
 
-WorkloadKind read_kind(const Value& item) {
+OpKind read_kind(const Value& item) {
   for (auto it = item.node().begin(); it != item.node().end(); ++it) {
     if (!it->first.IsScalar() || it->first.Scalar() != "op") continue;
     const YAML::Mark mark = it->second.IsNull() ? it->first.Mark() : it->second.Mark();
     const Value value(it->second, mark, item.file(), item.path() + ".op");
     const std::string text = value.as_string();
-    for (WorkloadKind kind : kKinds)
-      if (text == to_string(kind)) return kind;
+    if (const auto kind = op_kind_named(text)) return *kind;
     value.fail("unknown op '" + text + "'" + suggestion(text, op_names()));
   }
-  item.fail("missing key 'op' in " + item.path() +
-            " (expected one of: mm, bmm, addmm, baddbmm, put_signal, all_gather, "
-            "reduce_scatter, all_reduce, all_to_all)");
+  item.fail("missing key 'op' in " + item.path() + " (expected one of: " +
+            join(op_names(), ", ", [](const std::string& n) { return n; }) + ")");
 }
 
 std::string mesh_text(const DeviceMesh& mesh) {
@@ -70,13 +50,13 @@ std::string mesh_text(const DeviceMesh& mesh) {
 
 class OpReader {
  public:
-  OpReader(const Value& item, WorkloadKind kind, const DeviceMesh& mesh, const ClusterSpec& cluster)
+  OpReader(const Value& item, OpKind kind, const DeviceMesh& mesh, const ClusterSpec& cluster)
       : map_(item, keys_of(kind)), kind_(kind), mesh_(mesh), cluster_(cluster) {}
 
   void read(WorkloadOp& op) const {
     if (is_matmul(kind_))
       read_matmul(op);
-    else if (kind_ == WorkloadKind::put_signal)
+    else if (kind_ == OpKind::put_signal)
       read_put_signal(op);
     else
       read_collective(op);
@@ -87,16 +67,19 @@ class OpReader {
  private:
   std::string op_text() const { return to_string(kind_); }
 
-  Shape read_matrix(const std::string& key) const {
-    const size_t rank = is_batched(kind_) ? 3 : 2;
-    const std::string example = rank == 3 ? "[8, 2048, 4096]" : "[8192, 8192]";
-    const Value value = map_.require(key);
-    const Shape shape = value.as_shape(example);
-    if (shape.size() != rank)
-      value.fail(value.path() + ": " + op_text() + " needs a " + std::to_string(rank) +
-                 "-D tensor, got " + to_string(shape) + " (expected a list of " +
-                 std::to_string(rank) + " integers, e.g. " + example + ")");
-    return shape;
+  Shape read_shape(const std::string& key) const {
+    return map_.require(key).as_shape(key == "bias" ? "[28672]" : "[8192, 8192]");
+  }
+
+  // What MatmulEquation::check found, reported at the YAML node of its operand; a wrong
+  // rank also says what a list of the right length looks like.
+  [[noreturn]] void fail_shapes(const ShapeProblem& problem) const {
+    const Value at = *map_.get(problem.operand);
+    if (problem.ranks.empty()) at.fail(problem.message);
+    const std::string counts = join(problem.ranks, " or ", [](int r) { return std::to_string(r); });
+    const std::string example = problem.ranks.front() == 3 ? "[8, 2048, 4096]" : "[8192, 8192]";
+    at.fail(at.path() + ": " + problem.message + " (expected a list of " + counts +
+            " integers, e.g. " + example + ")");
   }
 
   Placements read_placements(const std::string& tensor, const Shape& shape) const {
@@ -145,22 +128,25 @@ class OpReader {
   }
 
   void read_matmul(WorkloadOp& op) const {
-    op.a = read_matrix("a");
-    op.b = read_matrix("b");
-    const Value b = *map_.get("b");
-    const bool batched = is_batched(kind_);
-    const size_t k = batched ? 2 : 1;
-    if (op.a[k] != op.b[k - 1])
-      b.fail("inner dims differ: a is " + to_string(op.a) + ", b is " + to_string(op.b) +
-             " (a's last dim must equal b's " + (batched ? "second" : "first") + ")");
-    if (batched && op.a[0] != op.b[0])
-      b.fail("batch dims differ: a is " + to_string(op.a) + ", b is " + to_string(op.b));
+    op.a = read_shape("a");
+    op.b = read_shape("b");
+    if (map_.get("bias")) op.bias = read_shape("bias");
+    if (op.bias.empty() && map_.get("bias_placements"))
+      map_.get("bias_placements")
+          ->fail("bias_placements without a bias: give 'bias' too, or drop it");
+    if (const auto problem =
+            MatmulEquation::check(kind_, op.a, op.b, op.bias.empty() ? nullptr : &op.bias)) {
+      if (problem->operand == "bias" && !map_.get("bias"))
+        map_.self().fail("missing key 'bias' in " + map_.self().path() + " (" + problem->message +
+                         ")");
+      fail_shapes(*problem);
+    }
     op.a_placements = read_placements("a", op.a);
     op.b_placements = read_placements("b", op.b);
-    if (has_bias(kind_)) read_bias(op);
+    if (!op.bias.empty()) op.bias_placements = read_placements("bias", op.bias);
     if (map_.get("out_placements"))
       op.out_placements = read_placements(
-          "out", batched ? Shape{op.a[0], op.a[1], op.b[2]} : Shape{op.a[0], op.b[1]});
+          "out", MatmulEquation::of(kind_, op.a, !op.bias.empty()).output_shape(op.a, op.b));
     if (auto v = map_.get("dtype")) {
       try {
         op.dtype = parse_dtype(v->as_string(), v->path());
@@ -168,22 +154,6 @@ class OpReader {
         v->fail(e.message());
       }
     }
-  }
-
-  void read_bias(WorkloadOp& op) const {
-    const Value value = map_.require("bias");
-    op.bias = value.as_shape("[28672]");
-    const Shape out =
-        is_batched(kind_) ? Shape{op.a[0], op.a[1], op.b[2]} : Shape{op.a[0], op.b[1]};
-    bool broadcasts = op.bias.size() <= out.size();
-    for (size_t i = 1; broadcasts && i <= op.bias.size(); ++i) {
-      const int64_t d = op.bias[op.bias.size() - i];
-      broadcasts = d == 1 || d == out[out.size() - i];
-    }
-    if (!broadcasts)
-      value.fail("bias " + to_string(op.bias) + " does not broadcast to the output " +
-                 to_string(out) + " (each of its trailing dims must be 1 or the output's)");
-    op.bias_placements = read_placements("bias", op.bias);
   }
 
   int read_rank(const std::string& key) const {
@@ -219,7 +189,7 @@ class OpReader {
   }
 
   MapReader map_;
-  WorkloadKind kind_;
+  OpKind kind_;
   const DeviceMesh& mesh_;
   const ClusterSpec& cluster_;
 };

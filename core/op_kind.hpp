@@ -1,0 +1,34 @@
+#pragma once
+// The kinds of workload op, one enum for all of them: the matrix ops the planner shards
+// (their shapes and local GEMMs come from core/matmul_signature.hpp), the one-sided
+// transfer, and the collectives over one mesh dim. One text form each, as scenario files
+// and `symmesh plan --op` write them.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symmesh {
+
+enum class OpKind {
+  mm,
+  bmm,
+  addmm,
+  baddbmm,
+  linear,      // matrix ops (planned)
+  put_signal,  // one-sided transfer between two ranks
+  all_gather,
+  reduce_scatter,
+  all_reduce,
+  all_to_all,  // collectives over one mesh dim
+};
+
+std::string to_string(OpKind kind);  // "mm", "put_signal", …
+// Every kind, in the enum's order (for messages that list them).
+const std::vector<OpKind>& all_op_kinds();
+// The kind spelt `text`, if there is one.
+std::optional<OpKind> op_kind_named(std::string_view text);
+bool is_matmul(OpKind kind);
+bool is_collective(OpKind kind);
+
+}  // namespace symmesh
