@@ -36,13 +36,117 @@ SymmetricHandle ensure_buffer(Program& program, const CollectiveSpec& spec, Symm
   return given;
 }
 
-OpLabel label(const CollectiveSpec& spec, const std::string& algorithm, int step, int steps) {
-  return {spec.name, "comm",
-          algorithm + " step " + std::to_string(step + 1) + "/" + std::to_string(steps)};
+// The label of each step, interned once per collective: "ring all_gather step 3/7".
+std::vector<LabelId> step_labels(Program& program, const CollectiveSpec& spec,
+                                 const std::string& algorithm, int steps) {
+  std::vector<LabelId> out;
+  for (int s = 0; s < steps; ++s)
+    out.push_back(program.label(
+        {spec.name, OpCategory::comm,
+         algorithm + " step " + std::to_string(s + 1) + "/" + std::to_string(steps)}));
+  return out;
 }
 
 void check(const CollectiveSpec& spec) {
   if (spec.bytes < 0) throw InvalidArgument("negative byte count", spec.name);
+}
+
+// Every member's ops appended by `emit(member)`, as spans (each member's ops are
+// contiguous in its stream).
+template <typename Emit>
+std::vector<CollectiveSpan> emit_each(Program& program, const std::vector<Member>& ring,
+                                      Emit&& emit) {
+  std::vector<CollectiveSpan> spans;
+  for (const Member& m : ring) {
+    const int first = program.op_count(m.rank, m.stream);
+    emit(m);
+    spans.push_back({m.rank, m.stream, first, program.op_count(m.rank, m.stream) - first});
+  }
+  return spans;
+}
+
+// Step s: forward chunk (i - s) to the right; it lands in its own slot, written once, so
+// no credits are needed. The wait then makes chunk (i - 1 - s) ours to forward.
+std::vector<CollectiveSpan> emit_all_gather(Program& program, const CollectiveSpec& spec,
+                                            const std::vector<Member>& ring,
+                                            const SymmetricHandle& data, int64_t c) {
+  const int p = static_cast<int>(ring.size());
+  const auto labels = step_labels(program, spec, "ring all_gather", p - 1);
+  return emit_each(program, ring, [&](const Member& m) {
+    for (int s = 0; s < p - 1; ++s) {
+      const int chunk = m.wrap(m.index - s);
+      program.put_signal(m.rank, m.stream, data.whole().slice(chunk * c, c), data, chunk * c,
+                         m.right(), labels[s]);
+      program.wait_signal(m.rank, m.stream, data, m.left(), labels[s]);
+    }
+  });
+}
+
+// Step s: send partial chunk (i - s - 1) right; receive chunk (i - s - 2) from the left
+// into staging slot s (one per step, so a fast sender never overwrites an unread slot) and
+// fold it into ours — the chunk we forward next. After p-1 steps chunk i is complete on
+// rank i.
+std::vector<CollectiveSpan> emit_reduce_scatter(Program& program, const CollectiveSpec& spec,
+                                                const std::vector<Member>& ring,
+                                                const SymmetricHandle& data,
+                                                const SymmetricHandle& staging, int64_t c) {
+  const int p = static_cast<int>(ring.size());
+  const int64_t elements = c / element_size_bytes(spec.dtype);
+  const auto labels = step_labels(program, spec, "ring reduce_scatter", p - 1);
+  return emit_each(program, ring, [&](const Member& m) {
+    for (int s = 0; s < p - 1; ++s) {
+      const int send = m.wrap(m.index - s - 1);
+      const int recv = m.wrap(m.index - s - 2);
+      program.put_signal(m.rank, m.stream, data.whole().slice(send * c, c), staging, s * c,
+                         m.right(), labels[s]);
+      program.wait_signal(m.rank, m.stream, staging, m.left(), labels[s]);
+      ReduceWork work;
+      work.dtype = spec.dtype;
+      work.elements = elements;
+      work.dst = data.whole().slice(recv * c, c);
+      work.src = staging.whole().slice(s * c, c);
+      work.scale = (spec.op == ReduceOp::avg && s == p - 2) ? 1.0 / p : 1.0;
+      work.fused_with_transfer = true;
+      program.reduce(m.rank, m.stream, work, labels[s]);
+    }
+  });
+}
+
+// Step s: send slot (i + s) to that peer, into our slot of its result; wait for the chunk
+// from peer (i - s). Each result slot is written once.
+std::vector<CollectiveSpan> emit_all_to_all(Program& program, const CollectiveSpec& spec,
+                                            const std::vector<Member>& ring,
+                                            const SymmetricHandle& data,
+                                            const SymmetricHandle& result, int64_t c) {
+  const int p = static_cast<int>(ring.size());
+  const auto labels = step_labels(program, spec, "pairwise all_to_all", p - 1);
+  return emit_each(program, ring, [&](const Member& m) {
+    for (int s = 1; s < p; ++s) {
+      const int to = m.wrap(m.index + s);
+      const int from = m.wrap(m.index - s);
+      program.put_signal(m.rank, m.stream, data.whole().slice(to * c, c), result, m.index * c, to,
+                         labels[s - 1]);
+      program.wait_signal(m.rank, m.stream, result, from, labels[s - 1]);
+    }
+  });
+}
+
+void record(Program& program, CollectiveOp op, const CollectiveSpec& spec,
+            const CollectiveBuffers& buffers, std::vector<CollectiveSpan> spans) {
+  CollectiveRecord r;
+  r.op = op;
+  r.algorithm = algorithm_of(op);
+  r.group = spec.group;
+  r.bytes = spec.bytes;
+  r.chunk_bytes = buffers.chunk_bytes;
+  r.dtype = spec.dtype;
+  r.reduction = spec.op;
+  r.name = spec.name;
+  r.data = buffers.data.id;
+  r.staging = buffers.staging.id;
+  r.result = buffers.result.id;
+  r.spans = std::move(spans);
+  program.record_collective(std::move(r));
 }
 
 }  // namespace
@@ -60,19 +164,10 @@ CollectiveBuffers ring_all_gather(Program& program, const CollectiveSpec& spec,
   const int p = static_cast<int>(ring.size());
   CollectiveBuffers out;
   out.chunk_bytes = spec.chunk_bytes(p);
-  const int64_t c = out.chunk_bytes;
-  out.data = out.result = ensure_buffer(program, spec, data, p * c, "all-gather data");
-  // Step s: forward chunk (i - s) to the right; it lands in its own slot, written once,
-  // so no credits are needed. The wait then makes chunk (i - 1 - s) ours to forward.
-  for (const Member& m : ring) {
-    for (int s = 0; s < p - 1; ++s) {
-      const int chunk = m.wrap(m.index - s);
-      program.put_signal(m.rank, m.stream, out.data.whole().slice(chunk * c, c), out.data,
-                         chunk * c, m.right(), label(spec, "ring all_gather", s, p - 1));
-      program.wait_signal(m.rank, m.stream, out.data, m.left(),
-                          label(spec, "ring all_gather", s, p - 1));
-    }
-  }
+  out.data = out.result =
+      ensure_buffer(program, spec, data, p * out.chunk_bytes, "all-gather data");
+  auto spans = emit_all_gather(program, spec, ring, out.data, out.chunk_bytes);
+  record(program, CollectiveOp::all_gather, spec, out, std::move(spans));
   return out;
 }
 
@@ -84,43 +179,34 @@ CollectiveBuffers ring_reduce_scatter(Program& program, const CollectiveSpec& sp
   CollectiveBuffers out;
   out.chunk_bytes = spec.chunk_bytes(p);
   const int64_t c = out.chunk_bytes;
-  const int64_t elements = c / element_size_bytes(spec.dtype);
   out.data = out.result = ensure_buffer(program, spec, data, p * c, "reduce-scatter data");
   if (p == 1) return out;  // one rank: its buffer is already the (sum or average) result
-  // One receive slot per step, so a fast sender never overwrites an unread slot.
   out.staging = program.symm_alloc(spec.group, (p - 1) * c);
-  // Step s: send partial chunk (i - s - 1) right; receive chunk (i - s - 2) from the
-  // left and fold it into ours — the chunk we forward next. After p-1 steps chunk i is
-  // complete on rank i.
-  for (const Member& m : ring) {
-    for (int s = 0; s < p - 1; ++s) {
-      const int send = m.wrap(m.index - s - 1);
-      const int recv = m.wrap(m.index - s - 2);
-      const auto step_label = label(spec, "ring reduce_scatter", s, p - 1);
-      program.put_signal(m.rank, m.stream, out.data.whole().slice(send * c, c), out.staging, s * c,
-                         m.right(), step_label);
-      program.wait_signal(m.rank, m.stream, out.staging, m.left(), step_label);
-      ReduceWork work;
-      work.dtype = spec.dtype;
-      work.elements = elements;
-      work.dst = out.data.whole().slice(recv * c, c);
-      work.src = out.staging.whole().slice(s * c, c);
-      work.scale = (spec.op == ReduceOp::avg && s == p - 2) ? 1.0 / p : 1.0;
-      work.fused_with_transfer = true;
-      program.reduce(m.rank, m.stream, work, step_label);
-    }
-  }
+  auto spans = emit_reduce_scatter(program, spec, ring, out.data, out.staging, c);
+  record(program, CollectiveOp::reduce_scatter, spec, out, std::move(spans));
   return out;
 }
 
 CollectiveBuffers ring_all_reduce(Program& program, const CollectiveSpec& spec,
                                   SymmetricHandle data) {
-  CollectiveBuffers rs = ring_reduce_scatter(program, spec, data);
+  check(spec);
+  const auto ring = members(program, spec);
+  const int p = static_cast<int>(ring.size());
+  CollectiveBuffers out;
+  out.chunk_bytes = spec.chunk_bytes(p);
+  const int64_t c = out.chunk_bytes;
+  out.data = out.result = ensure_buffer(program, spec, data, p * c, "all-reduce data");
+  if (p == 1) return out;
+  // Reduce-scatter, then all-gather the reduced chunks in place: each member's ops stay
+  // contiguous in its stream, one span per member.
+  out.staging = program.symm_alloc(spec.group, (p - 1) * c);
+  auto spans = emit_reduce_scatter(program, spec, ring, out.data, out.staging, c);
   CollectiveSpec gather = spec;
-  gather.bytes = rs.chunk_bytes * static_cast<int64_t>(program.group(spec.group).ranks.size());
-  CollectiveBuffers ag = ring_all_gather(program, gather, rs.data);
-  rs.result = ag.data;
-  return rs;
+  gather.bytes = c * p;
+  const auto gathered = emit_all_gather(program, gather, ring, out.data, c);
+  for (size_t i = 0; i < spans.size(); ++i) spans[i].op_count += gathered[i].op_count;
+  record(program, CollectiveOp::all_reduce, spec, out, std::move(spans));
+  return out;
 }
 
 CollectiveBuffers pairwise_all_to_all(Program& program, const CollectiveSpec& spec,
@@ -133,19 +219,72 @@ CollectiveBuffers pairwise_all_to_all(Program& program, const CollectiveSpec& sp
   const int64_t c = out.chunk_bytes;
   out.data = ensure_buffer(program, spec, data, p * c, "all-to-all data");
   out.staging = out.result = program.symm_alloc(spec.group, p * c);
-  // Step s: send slot (i + s) to that peer, into our slot of its result; wait for the
-  // chunk from peer (i - s). Each result slot is written once.
-  for (const Member& m : ring) {
-    for (int s = 1; s < p; ++s) {
-      const int to = m.wrap(m.index + s);
-      const int from = m.wrap(m.index - s);
-      const auto step_label = label(spec, "pairwise all_to_all", s - 1, p - 1);
-      program.put_signal(m.rank, m.stream, out.data.whole().slice(to * c, c), out.staging,
-                         m.index * c, to, step_label);
-      program.wait_signal(m.rank, m.stream, out.staging, from, step_label);
-    }
-  }
+  auto spans = emit_all_to_all(program, spec, ring, out.data, out.result, c);
+  record(program, CollectiveOp::all_to_all, spec, out, std::move(spans));
   return out;
+}
+
+CollectiveBuffers run_collective(Program& program, CollectiveOp op, const CollectiveSpec& spec,
+                                 SymmetricHandle data) {
+  switch (op) {
+    case CollectiveOp::all_gather:
+      return ring_all_gather(program, spec, data);
+    case CollectiveOp::reduce_scatter:
+      return ring_reduce_scatter(program, spec, data);
+    case CollectiveOp::all_reduce:
+      return ring_all_reduce(program, spec, data);
+    case CollectiveOp::all_to_all:
+      return pairwise_all_to_all(program, spec, data);
+    default:
+      break;
+  }
+  throw InvalidArgument(
+      to_string(op) + " is written with its matmul (strategies/collective_matmul)", spec.name);
+}
+
+CollectiveOp collective_op_of(OpKind kind) {
+  switch (kind) {
+    case OpKind::all_gather:
+      return CollectiveOp::all_gather;
+    case OpKind::reduce_scatter:
+      return CollectiveOp::reduce_scatter;
+    case OpKind::all_reduce:
+      return CollectiveOp::all_reduce;
+    case OpKind::all_to_all:
+      return CollectiveOp::all_to_all;
+    default:
+      break;
+  }
+  throw InvalidArgument("not a collective: " + to_string(kind), "collectives");
+}
+
+std::optional<CollectiveOp> collective_op_of(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::all_gather:
+      return CollectiveOp::all_gather;
+    case CollectiveKind::reduce_scatter:
+      return CollectiveOp::reduce_scatter;
+    case CollectiveKind::all_reduce:
+      return CollectiveOp::all_reduce;
+    case CollectiveKind::all_to_all:
+      return CollectiveOp::all_to_all;
+    case CollectiveKind::local_chunk:
+    case CollectiveKind::local_partial:
+      break;
+  }
+  return std::nullopt;
+}
+
+CollectiveAlgorithm algorithm_of(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_to_all:
+      return CollectiveAlgorithm::pairwise;
+    case CollectiveOp::allgather_matmul:
+    case CollectiveOp::matmul_reducescatter:
+      return CollectiveAlgorithm::fused_ring;
+    default:
+      return CollectiveAlgorithm::ring;
+  }
 }
 
 void free_collective_buffers(Program& program, const CollectiveBuffers& buffers,

@@ -18,10 +18,14 @@
 //   ring all-gather / reduce-scatter: (p-1)(α + c/β); all-reduce: 2(p-1)(α + c/β);
 //   all-to-all (pairwise exchange, one peer per step): (p-1)(α + c/β).
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "core/collective_record.hpp"
+#include "core/op_kind.hpp"
 #include "core/placement.hpp"
 #include "core/program.hpp"
+#include "core/redistribution.hpp"
 
 namespace symmesh {
 
@@ -44,8 +48,10 @@ struct CollectiveBuffers {
   int64_t chunk_bytes = 0;
 };
 
-// Each returns the buffers it used. Passing `data` (of at least p·c bytes, over the same
-// group) lets the caller fill it first; otherwise one is allocated.
+// Each returns the buffers it used and records the collective in the Program
+// (core/collective_record.hpp: its kind, group, bytes, algorithm, buffers and every
+// member's span of ops). Passing `data` (of at least p·c bytes, over the same group) lets
+// the caller fill it first; otherwise one is allocated.
 CollectiveBuffers ring_all_gather(Program& program, const CollectiveSpec& spec,
                                   SymmetricHandle data = {});
 CollectiveBuffers ring_reduce_scatter(Program& program, const CollectiveSpec& spec,
@@ -54,6 +60,20 @@ CollectiveBuffers ring_all_reduce(Program& program, const CollectiveSpec& spec,
                                   SymmetricHandle data = {});
 CollectiveBuffers pairwise_all_to_all(Program& program, const CollectiveSpec& spec,
                                       SymmetricHandle data = {});
+
+// The collective `op` (not a fused one) by its algorithm: ring all-gather, reduce-scatter
+// and all-reduce, pairwise all-to-all.
+CollectiveBuffers run_collective(Program& program, CollectiveOp op, const CollectiveSpec& spec,
+                                 SymmetricHandle data = {});
+
+// The collective a workload op kind names (all_gather, …); throws InvalidArgument for a
+// kind that is not a collective.
+CollectiveOp collective_op_of(OpKind kind);
+// The collective a redistribution step runs; nullopt for the local steps (a rank keeps its
+// chunk, or zeros for a partial): nothing moves.
+std::optional<CollectiveOp> collective_op_of(CollectiveKind kind);
+// The one-sided algorithm the core writes a collective with.
+CollectiveAlgorithm algorithm_of(CollectiveOp op);
 
 // Releases what a collective allocated (appended to every member's stream).
 void free_collective_buffers(Program& program, const CollectiveBuffers& buffers,

@@ -1,5 +1,6 @@
 #include "core/program.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "core/errors.hpp"
@@ -7,13 +8,124 @@
 namespace symmesh {
 namespace {
 
+// A typical op, a put of a ring step, stays one cache line.
+static_assert(sizeof(StreamOp) <= 64, "StreamOp must stay compact");
+
 std::string range_text(const BufferRef& ref) {
   return std::string(ref.space == BufferRef::Space::symmetric ? "symmetric" : "local") +
          " buffer " + std::to_string(ref.id) + " [" + std::to_string(ref.offset_bytes) + ", " +
          std::to_string(ref.offset_bytes + ref.size_bytes) + ")";
 }
 
+std::string label_key(const OpLabel& label) {
+  std::string key = label.name;
+  key.push_back('\0');
+  key.push_back(static_cast<char>(label.category));
+  key.append(label.detail);
+  return key;
+}
+
+void wrong_kind(const char* what) {
+  throw InvalidArgument(std::string("not a ") + what + " op", "StreamOp");
+}
+
 }  // namespace
+
+std::string to_string(OpCategory category) {
+  switch (category) {
+    case OpCategory::none:
+      return "";
+    case OpCategory::comm:
+      return "comm";
+    case OpCategory::compute:
+      return "compute";
+    case OpCategory::sync:
+      return "sync";
+  }
+  return "";
+}
+
+std::string to_string(StreamOp::Kind kind) {
+  switch (kind) {
+    case StreamOp::Kind::put_signal:
+      return "put_signal";
+    case StreamOp::Kind::wait_signal:
+      return "wait_signal";
+    case StreamOp::Kind::matmul:
+      return "matmul";
+    case StreamOp::Kind::reduce:
+      return "reduce";
+    case StreamOp::Kind::copy:
+      return "copy";
+    case StreamOp::Kind::record_event:
+      return "record_event";
+    case StreamOp::Kind::wait_event:
+      return "wait_event";
+    case StreamOp::Kind::barrier:
+      return "barrier";
+    case StreamOp::Kind::free:
+      return "free";
+  }
+  return "unknown";
+}
+
+const PutSignalArgs& StreamOp::put() const {
+  if (kind_ != Kind::put_signal) wrong_kind("put_signal");
+  return put_;
+}
+
+const WaitSignalArgs& StreamOp::wait() const {
+  if (kind_ != Kind::wait_signal) wrong_kind("wait_signal");
+  return wait_;
+}
+
+ReduceWork StreamOp::reduce() const {
+  if (kind_ != Kind::reduce) wrong_kind("reduce");
+  ReduceWork w;
+  w.dtype = static_cast<DType>(dtype_);
+  w.elements = reduce_.dst.size_bytes / element_size_bytes(w.dtype);
+  w.dst = reduce_.dst;
+  w.src = reduce_.src;
+  w.scale = reduce_.scale;
+  w.fused_with_transfer = fused_;
+  return w;
+}
+
+int StreamOp::handle() const {
+  switch (kind_) {
+    case Kind::put_signal:
+      return put_.handle;
+    case Kind::wait_signal:
+      return wait_.handle;
+    case Kind::free:
+      return index_;
+    default:
+      wrong_kind("put_signal, wait_signal or free");
+  }
+  return -1;
+}
+
+int StreamOp::peer() const {
+  if (kind_ == Kind::put_signal) return put_.peer;
+  if (kind_ == Kind::wait_signal) return wait_.peer;
+  wrong_kind("put_signal or wait_signal");
+  return -1;
+}
+
+EventId StreamOp::event() const {
+  if (kind_ != Kind::record_event && kind_ != Kind::wait_event) wrong_kind("event");
+  return index_;
+}
+
+GroupId StreamOp::group() const {
+  if (kind_ != Kind::barrier) wrong_kind("barrier");
+  return index_;
+}
+
+int StreamOp::work_index() const {
+  if (kind_ != Kind::matmul && kind_ != Kind::copy) wrong_kind("matmul or copy");
+  return index_;
+}
 
 BufferRef BufferRef::slice(int64_t offset, int64_t size) const {
   if (offset < 0 || size < 0 || offset + size > size_bytes)
@@ -39,15 +151,35 @@ MatmulWork matmul_work(const LocalGemm& gemm, DType dtype) {
 }
 
 int Group::index_of(int world_rank) const {
-  for (size_t i = 0; i < ranks.size(); ++i)
-    if (ranks[i] == world_rank) return static_cast<int>(i);
-  return -1;
+  const int64_t at = static_cast<int64_t>(world_rank) - first_rank;
+  if (at < 0 || at >= static_cast<int64_t>(position.size())) return -1;
+  return position[at];
+}
+
+int64_t ProgramCounts::program_bytes() const {
+  // Each counted thing at its size in memory; labels and groups are few and left out.
+  return stream_ops * static_cast<int64_t>(sizeof(StreamOp)) +
+         matmuls * static_cast<int64_t>(sizeof(MatmulWork)) +
+         copies * static_cast<int64_t>(sizeof(CopyWork)) +
+         local_allocations * static_cast<int64_t>(sizeof(LocalAllocation)) +
+         symmetric_allocations * static_cast<int64_t>(sizeof(SymmetricHandle)) +
+         collective_spans * static_cast<int64_t>(sizeof(CollectiveSpan)) + initial_bytes;
 }
 
 Program::Program(int world_size) : world_size_(world_size) {
   if (world_size < 1)
     throw InvalidArgument("world size must be >= 1, got " + std::to_string(world_size), "Program");
   streams_.resize(world_size);
+  stream_ops_.resize(world_size);
+  allocated_.assign(world_size, 0);
+  labels_.push_back({});  // LabelId 0: no label
+  label_ids_.emplace(label_key({}), 0);
+}
+
+Program Program::counting(int world_size) {
+  Program p(world_size);
+  p.counting_ = true;
+  return p;
 }
 
 void Program::check_rank(int rank, const char* where) const {
@@ -60,14 +192,23 @@ void Program::check_rank(int rank, const char* where) const {
 GroupId Program::add_group(std::vector<int> world_ranks) {
   if (world_ranks.empty())
     throw InvalidArgument("a group needs at least one rank", "Program::add_group");
+  if (const auto it = group_ids_.find(world_ranks); it != group_ids_.end()) return it->second;
   std::set<int> seen;
   for (int r : world_ranks) {
     check_rank(r, "Program::add_group");
     if (!seen.insert(r).second)
       throw InvalidArgument("rank " + std::to_string(r) + " appears twice", "Program::add_group");
   }
-  groups_.push_back({std::move(world_ranks)});
-  return static_cast<GroupId>(groups_.size() - 1);
+  Group g;
+  g.ranks = world_ranks;
+  g.first_rank = *seen.begin();
+  g.position.assign(*seen.rbegin() - g.first_rank + 1, -1);
+  for (size_t i = 0; i < g.ranks.size(); ++i)
+    g.position[g.ranks[i] - g.first_rank] = static_cast<int32_t>(i);
+  groups_.push_back(std::move(g));
+  const GroupId id = static_cast<GroupId>(groups_.size() - 1);
+  group_ids_.emplace(std::move(world_ranks), id);
+  return id;
 }
 
 GroupId Program::world_group() {
@@ -86,10 +227,13 @@ const Group& Program::group(GroupId id) const {
 }
 
 SymmetricHandle Program::symm_alloc(GroupId group_id, int64_t bytes) {
-  group(group_id);
+  const Group& g = group(group_id);
   if (bytes < 0) throw InvalidArgument("negative size", "Program::symm_alloc");
   SymmetricHandle handle{static_cast<int>(symmetric_.size()), group_id, bytes};
   symmetric_.push_back(handle);
+  for (int r : g.ranks) allocated_[r] += bytes;
+  ++counts_.symmetric_allocations;
+  counts_.buffer_bytes += bytes * static_cast<int64_t>(g.ranks.size());
   return handle;
 }
 
@@ -98,6 +242,9 @@ BufferRef Program::local_alloc(int rank, int64_t bytes) {
   if (bytes < 0) throw InvalidArgument("negative size", "Program::local_alloc");
   const int id = static_cast<int>(local_.size());
   local_.push_back({id, rank, bytes, {}});
+  allocated_[rank] += bytes;
+  ++counts_.local_allocations;
+  counts_.buffer_bytes += bytes;
   return {BufferRef::Space::local, id, 0, bytes};
 }
 
@@ -108,12 +255,13 @@ void Program::set_initial_bytes(int rank, const BufferRef& local,
       static_cast<int64_t>(bytes.size()) != local_[local.id].size_bytes)
     throw InvalidArgument("initial bytes must cover a whole local buffer",
                           "Program::set_initial_bytes");
-  local_[local.id].initial = std::move(bytes);
+  counts_.initial_bytes += static_cast<int64_t>(bytes.size());
+  if (!counting_) local_[local.id].initial = std::move(bytes);
 }
 
 void Program::request_output(std::string name, int rank, const BufferRef& range) {
   check_range(rank, range, "Program::request_output");
-  outputs_.push_back({std::move(name), rank, range});
+  if (!counting_) outputs_.push_back({std::move(name), rank, range});
 }
 
 StreamId Program::stream(int rank, const std::string& name) {
@@ -122,7 +270,29 @@ StreamId Program::stream(int rank, const std::string& name) {
   for (size_t i = 0; i < list.size(); ++i)
     if (list[i].name == name) return static_cast<StreamId>(i);
   list.push_back({name, {}});
+  stream_ops_[rank].push_back(0);
   return static_cast<StreamId>(list.size() - 1);
+}
+
+void Program::reserve_like(const Program& counted) {
+  if (counted.world_size_ != world_size_)
+    throw InvalidArgument("reserve_like: a program of another world size", "Program");
+  for (int rank = 0; rank < world_size_; ++rank) {
+    const auto& streams = counted.streams_[rank];
+    for (size_t s = 0; s < streams.size(); ++s)
+      streams_[rank][stream(rank, streams[s].name)].ops.reserve(
+          static_cast<size_t>(counted.stream_ops_[rank][s]));
+  }
+  matmuls_.reserve(static_cast<size_t>(counted.counts_.matmuls));
+  copies_.reserve(static_cast<size_t>(counted.counts_.copies));
+  local_.reserve(static_cast<size_t>(counted.counts_.local_allocations));
+  symmetric_.reserve(static_cast<size_t>(counted.counts_.symmetric_allocations));
+}
+
+LabelId Program::label(const OpLabel& label) {
+  auto [it, fresh] = label_ids_.try_emplace(label_key(label), static_cast<LabelId>(labels_.size()));
+  if (fresh) labels_.push_back(label);
+  return it->second;
 }
 
 const std::vector<Stream>& Program::streams(int rank) const {
@@ -130,10 +300,37 @@ const std::vector<Stream>& Program::streams(int rank) const {
   return streams_[rank];
 }
 
+const MatmulWork& Program::matmul_of(const StreamOp& op) const {
+  return matmuls_.at(op.work_index());
+}
+
+const CopyWork& Program::copy_of(const StreamOp& op) const {
+  if (op.kind() != StreamOp::Kind::copy) throw InvalidArgument("not a copy op", "StreamOp");
+  return copies_.at(op.work_index());
+}
+
+const SymmetricHandle& Program::symmetric(int id) const {
+  if (id < 0 || id >= static_cast<int>(symmetric_.size()))
+    throw InvalidArgument("unknown symmetric buffer " + std::to_string(id), "Program");
+  return symmetric_[id];
+}
+
 int Program::event_owner_rank(EventId event) const {
   if (event < 0 || event >= next_event_)
     throw InvalidArgument("unknown event " + std::to_string(event), "Program");
   return event_rank_[event];
+}
+
+int Program::op_count(int rank, StreamId stream) const {
+  check_rank(rank, "Program::op_count");
+  return static_cast<int>(stream_ops_[rank].at(stream));
+}
+
+CollectiveId Program::record_collective(CollectiveRecord record) {
+  counts_.collective_spans += static_cast<int64_t>(record.spans.size());
+  if (counting_) return -1;
+  collectives_.push_back(std::move(record));
+  return static_cast<CollectiveId>(collectives_.size() - 1);
 }
 
 void Program::check_range(int rank, const BufferRef& ref, const char* where) const {
@@ -163,59 +360,69 @@ void Program::check_range(int rank, const BufferRef& ref, const char* where) con
         rank);
 }
 
-StreamOp& Program::append(int rank, StreamId stream, StreamOp op) {
-  check_rank(rank, "Program");
-  if (stream < 0 || stream >= static_cast<int>(streams_[rank].size()))
-    throw InvalidArgument("unknown stream " + std::to_string(stream), "Program", rank);
-  auto& ops = streams_[rank][stream].ops;
-  ops.push_back(std::move(op));
-  return ops.back();
-}
-
-void Program::put_signal(int rank, StreamId stream, const BufferRef& src,
-                         const SymmetricHandle& handle, int64_t dst_offset, int peer,
-                         OpLabel label) {
-  check_range(rank, src, "put_signal src");
+void Program::check_peer(const SymmetricHandle& handle, int peer, const char* where,
+                         int rank) const {
   const Group& g = group(handle.group);
   if (peer < 0 || peer >= static_cast<int>(g.ranks.size()))
     throw InvalidArgument("peer " + std::to_string(peer) + " out of range for a group of " +
                               std::to_string(g.ranks.size()),
-                          "put_signal", rank);
-  const BufferRef dst = handle.whole();
+                          where, rank);
+}
+
+void Program::append(int rank, StreamId stream, const StreamOp& op) {
+  check_rank(rank, "Program");
+  if (stream < 0 || stream >= static_cast<int>(streams_[rank].size()))
+    throw InvalidArgument("unknown stream " + std::to_string(stream), "Program", rank);
+  if (op.label_ >= labels_.size())
+    throw InvalidArgument("unknown label " + std::to_string(op.label_), "Program", rank);
+  ++stream_ops_[rank][stream];
+  ++counts_.stream_ops;
+  if (!counting_) streams_[rank][stream].ops.push_back(op);
+}
+
+template <typename Work>
+void Program::append_work(int rank, StreamId stream, StreamOp::Kind kind, LabelId label,
+                          std::vector<Work>& table, int64_t& count, const Work& work) {
+  StreamOp op;
+  op.kind_ = kind;
+  op.label_ = label;
+  op.index_ = static_cast<int32_t>(counting_ ? 0 : table.size());
+  append(rank, stream, op);
+  ++count;
+  if (!counting_) table.push_back(work);
+}
+
+void Program::put_signal(int rank, StreamId stream, const BufferRef& src,
+                         const SymmetricHandle& handle, int64_t dst_offset, int peer,
+                         LabelId label) {
+  check_range(rank, src, "put_signal src");
+  check_peer(handle, peer, "put_signal", rank);
   if (dst_offset < 0 || dst_offset + src.size_bytes > handle.size_bytes)
     throw InvalidArgument("offset " + std::to_string(dst_offset) + " + " +
                               std::to_string(src.size_bytes) +
                               " bytes is beyond the symmetric buffer's " +
                               std::to_string(handle.size_bytes) + " bytes",
                           "put_signal", rank);
-  check_range(rank, dst, "put_signal handle");
+  check_range(rank, handle.whole(), "put_signal handle");
   StreamOp op;
-  op.kind = StreamOp::Kind::put_signal;
-  op.label = std::move(label);
-  op.src = src;
-  op.dst = dst.slice(dst_offset, src.size_bytes);
-  op.handle = handle;
-  op.peer = peer;
-  append(rank, stream, std::move(op));
+  op.kind_ = StreamOp::Kind::put_signal;
+  op.label_ = label;
+  op.put_ = PutSignalArgs{src, dst_offset, handle.id, peer};
+  append(rank, stream, op);
 }
 
 void Program::wait_signal(int rank, StreamId stream, const SymmetricHandle& handle, int peer,
-                          OpLabel label) {
+                          LabelId label) {
   check_range(rank, handle.whole(), "wait_signal handle");
-  const Group& g = group(handle.group);
-  if (peer < 0 || peer >= static_cast<int>(g.ranks.size()))
-    throw InvalidArgument("peer " + std::to_string(peer) + " out of range for a group of " +
-                              std::to_string(g.ranks.size()),
-                          "wait_signal", rank);
+  check_peer(handle, peer, "wait_signal", rank);
   StreamOp op;
-  op.kind = StreamOp::Kind::wait_signal;
-  op.label = std::move(label);
-  op.handle = handle;
-  op.peer = peer;
-  append(rank, stream, std::move(op));
+  op.kind_ = StreamOp::Kind::wait_signal;
+  op.label_ = label;
+  op.wait_ = WaitSignalArgs{handle.id, peer};
+  append(rank, stream, op);
 }
 
-void Program::matmul(int rank, StreamId stream, const MatmulWork& work, OpLabel label) {
+void Program::matmul(int rank, StreamId stream, const MatmulWork& work, LabelId label) {
   const int64_t e = element_size_bytes(work.dtype);
   if (work.batch < 0 || work.m < 0 || work.n < 0 || work.k < 0)
     throw InvalidArgument("negative matmul dims", "matmul", rank);
@@ -237,28 +444,26 @@ void Program::matmul(int rank, StreamId stream, const MatmulWork& work, OpLabel 
              (work.n - 1) * work.bias_col_stride + 1,
          "bias");
   }
-  StreamOp op;
-  op.kind = StreamOp::Kind::matmul;
-  op.label = std::move(label);
-  op.matmul = work;
-  append(rank, stream, std::move(op));
+  append_work(rank, stream, StreamOp::Kind::matmul, label, matmuls_, counts_.matmuls, work);
 }
 
-void Program::reduce(int rank, StreamId stream, const ReduceWork& work, OpLabel label) {
+void Program::reduce(int rank, StreamId stream, const ReduceWork& work, LabelId label) {
   const int64_t bytes = work.elements * element_size_bytes(work.dtype);
-  if (work.dst.size_bytes < bytes || work.src.size_bytes < bytes)
+  if (work.elements < 0 || work.dst.size_bytes < bytes || work.src.size_bytes < bytes)
     throw InvalidArgument("reduce ranges are smaller than " + std::to_string(bytes) + " bytes",
                           "reduce", rank);
   check_range(rank, work.dst, "reduce dst");
   check_range(rank, work.src, "reduce src");
   StreamOp op;
-  op.kind = StreamOp::Kind::reduce;
-  op.label = std::move(label);
-  op.reduce = work;
-  append(rank, stream, std::move(op));
+  op.kind_ = StreamOp::Kind::reduce;
+  op.label_ = label;
+  op.dtype_ = static_cast<uint8_t>(work.dtype);
+  op.fused_ = work.fused_with_transfer;
+  op.reduce_ = ReduceArgs{work.dst.slice(0, bytes), work.src.slice(0, bytes), work.scale};
+  append(rank, stream, op);
 }
 
-void Program::copy(int rank, StreamId stream, const CopyWork& work, OpLabel label) {
+void Program::copy(int rank, StreamId stream, const CopyWork& work, LabelId label) {
   check_range(rank, work.dst, "copy dst");
   check_range(rank, work.src, "copy src");
   auto reach = [&](int64_t plane_stride, int64_t row_stride) {
@@ -271,58 +476,50 @@ void Program::copy(int rank, StreamId stream, const CopyWork& work, OpLabel labe
       (reach(work.src_plane_stride_bytes, work.src_stride_bytes) > work.src.size_bytes ||
        reach(work.dst_plane_stride_bytes, work.dst_stride_bytes) > work.dst.size_bytes))
     throw InvalidArgument("strided copy reaches beyond its ranges", "copy", rank);
-  StreamOp op;
-  op.kind = StreamOp::Kind::copy;
-  op.label = std::move(label);
-  op.copy = work;
-  append(rank, stream, std::move(op));
+  append_work(rank, stream, StreamOp::Kind::copy, label, copies_, counts_.copies, work);
 }
 
-EventId Program::record_event(int rank, StreamId stream, OpLabel label) {
+EventId Program::record_event(int rank, StreamId stream, LabelId label) {
   StreamOp op;
-  op.kind = StreamOp::Kind::record_event;
-  op.label = std::move(label);
-  op.event = next_event_;
-  append(rank, stream, std::move(op));
+  op.kind_ = StreamOp::Kind::record_event;
+  op.label_ = label;
+  op.index_ = next_event_;
+  append(rank, stream, op);
   event_rank_.push_back(rank);
   return next_event_++;
 }
 
-void Program::wait_event(int rank, StreamId stream, EventId event, OpLabel label) {
+void Program::wait_event(int rank, StreamId stream, EventId event, LabelId label) {
   if (event_owner_rank(event) != rank)
     throw InvalidArgument("event " + std::to_string(event) + " was recorded on rank " +
                               std::to_string(event_owner_rank(event)) +
                               "; events order streams of one rank",
                           "wait_event", rank);
   StreamOp op;
-  op.kind = StreamOp::Kind::wait_event;
-  op.label = std::move(label);
-  op.event = event;
-  append(rank, stream, std::move(op));
+  op.kind_ = StreamOp::Kind::wait_event;
+  op.label_ = label;
+  op.index_ = event;
+  append(rank, stream, op);
 }
 
-void Program::barrier(GroupId group_id, const std::string& stream_name, OpLabel label) {
-  for (int rank : group(group_id).ranks) {
-    StreamOp op;
-    op.kind = StreamOp::Kind::barrier;
-    op.label = label;
-    op.group = group_id;
-    append(rank, stream(rank, stream_name), std::move(op));
-  }
+void Program::barrier(GroupId group_id, const std::string& stream_name, const OpLabel& label) {
+  const LabelId id = this->label(label);
+  StreamOp op;
+  op.kind_ = StreamOp::Kind::barrier;
+  op.label_ = id;
+  op.index_ = group_id;
+  for (int rank : group(group_id).ranks) append(rank, stream(rank, stream_name), op);
 }
 
 void Program::symm_free(const SymmetricHandle& handle, const std::string& stream_name,
-                        OpLabel label) {
+                        const OpLabel& label) {
   const std::vector<int>& members = group(handle.group).ranks;
   for (int rank : members) check_range(rank, handle.whole(), "symm_free");  // a real handle
-  for (int rank : members) {
-    StreamOp op;
-    op.kind = StreamOp::Kind::free;
-    op.label = label;
-    op.handle = handle;
-    op.group = handle.group;
-    append(rank, stream(rank, stream_name), std::move(op));
-  }
+  StreamOp op;
+  op.kind_ = StreamOp::Kind::free;
+  op.label_ = this->label(label);
+  op.index_ = handle.id;
+  for (int rank : members) append(rank, stream(rank, stream_name), op);
 }
 
 }  // namespace symmesh

@@ -6,13 +6,24 @@
 // wait_signal "return at once"; the backend's streams do the waiting.
 //
 // Collectives (core/collectives.hpp), overlapped matmuls and plan lowering all write
-// Programs; sim/ evaluates them in simulated time (optionally carrying real bytes) and
-// hw/ will execute them on GPUs. Semantics of the one-sided operations:
-// shared/reference/one-sided.md.
+// Programs, and record every collective they write (core/collective_record.hpp) so that a
+// backend can run it another way (NCCL's own) without guessing it from the ops; sim/
+// evaluates Programs in simulated time (optionally carrying real bytes) and hw/ executes
+// them on GPUs. Semantics of the one-sided operations: docs/one-sided.md.
+//
+// Compact by design, since a 1,024-GPU all-reduce holds millions of ops: a StreamOp is 64
+// bytes (a kind, an interned label, and a small payload; a matmul's or copy's work sits in
+// a side table), labels are interned once per distinct text, identical groups are one
+// group, and membership lookups are O(1). A Program can also only count what it would
+// hold (Program::counting): the lowering then runs unchanged into it, which is how the
+// host-memory estimate is made before anything is allocated.
 #include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "core/collective_record.hpp"
 #include "core/dtype.hpp"
 #include "core/matmul_signature.hpp"
 
@@ -21,13 +32,14 @@ namespace symmesh {
 using GroupId = int;
 using StreamId = int;  // index among one rank's streams
 using EventId = int;   // program-wide
+using LabelId = uint32_t;
 
 // Bytes in one buffer: a symmetric buffer (same id on every member of its group, each
 // rank addressing its own copy) or a buffer private to one rank.
 struct BufferRef {
-  enum class Space { local, symmetric };
+  enum class Space : uint8_t { local, symmetric };
   Space space = Space::local;
-  int id = -1;
+  int32_t id = -1;
   int64_t offset_bytes = 0;
   int64_t size_bytes = 0;
   // The sub-range [offset, offset + size) of this range; throws InvalidArgument if outside.
@@ -60,6 +72,7 @@ struct MatmulWork {
 };
 // The work of a local GEMM (core/matmul_signature.hpp) in `dtype`; buffers left unset.
 MatmulWork matmul_work(const LocalGemm& gemm, DType dtype);
+
 // dst[i] = (dst[i] + src[i]) * scale over `elements` of `dtype`: the reduction step of
 // reduce-scatter / all-reduce (scale 1/n on the last step turns a sum into an average).
 struct ReduceWork {
@@ -87,14 +100,43 @@ struct CopyWork {
   int64_t bytes() const { return planes * rows * row_bytes; }
 };
 
+// What an op is for, in reports: communication, local compute, or synchronisation (events,
+// barriers, frees). `none` is an op built without a label.
+enum class OpCategory : uint8_t { none, comm, compute, sync };
+std::string to_string(OpCategory category);  // "", "comm", "compute", "sync"
+
+// An op's label as callers write it; the Program keeps each distinct one once (LabelId).
 struct OpLabel {
-  std::string name;      // e.g. "qkv", "grads"
-  std::string category;  // "comm" | "compute" | "sync"
-  std::string detail;    // e.g. "all_gather step 3/7"
+  std::string name;  // e.g. "qkv", "grads": the workload op it belongs to
+  OpCategory category = OpCategory::none;
+  std::string detail;  // e.g. "ring all_gather step 3/7"
 };
 
-struct StreamOp {
-  enum class Kind {
+// The payloads of the ops that carry more than an index.
+struct PutSignalArgs {
+  BufferRef src;                 // local or symmetric
+  int64_t dst_offset_bytes = 0;  // in the peer's copy of the handle
+  int32_t handle = -1;           // symmetric buffer id
+  int32_t peer = -1;             // receiver's index IN THE HANDLE'S GROUP
+  BufferRef dst() const {
+    return {BufferRef::Space::symmetric, handle, dst_offset_bytes, src.size_bytes};
+  }
+};
+struct WaitSignalArgs {
+  int32_t handle = -1;
+  int32_t peer = -1;  // sender's index in the handle's group
+};
+struct ReduceArgs {
+  BufferRef dst, src;  // exactly the reduced bytes
+  double scale = 1.0;
+};
+
+// One operation of a stream: a kind, a label and a payload (a tagged union of the small
+// structs above, or an index: the matmul's or copy's work in the Program's side tables,
+// the event, the barrier's group, the freed handle).
+class StreamOp {
+ public:
+  enum class Kind : uint8_t {
     put_signal,   // copy src into peer's copy of dst, then bump (me -> peer) counter
     wait_signal,  // block the stream until (peer -> me) counter exceeds waits consumed
     matmul,
@@ -102,24 +144,41 @@ struct StreamOp {
     copy,
     record_event,
     wait_event,
-    barrier,  // every member of `group` reaches it before any continues
+    barrier,  // every member of the group reaches it before any continues
     free,     // release a symmetric allocation (collective over its group)
   };
-  Kind kind = Kind::barrier;
-  OpLabel label;
-  // put_signal: src is local or symmetric; dst is a range of a symmetric buffer; peer is
-  // the receiver's index IN THE HANDLE'S GROUP (as PyTorch's put_signal(src, hdl, peer)).
-  // wait_signal: handle + peer index in its group.
-  BufferRef src;
-  BufferRef dst;
-  SymmetricHandle handle;
-  int peer = -1;
-  MatmulWork matmul;
-  ReduceWork reduce;
-  CopyWork copy;
-  EventId event = -1;
-  GroupId group = -1;
+
+  Kind kind() const { return kind_; }
+  LabelId label() const { return label_; }
+
+  const PutSignalArgs& put() const;    // put_signal
+  const WaitSignalArgs& wait() const;  // wait_signal
+  ReduceWork reduce() const;           // reduce
+  // The symmetric buffer of a put, wait or free.
+  int handle() const;
+  // The peer index (in the handle's group) of a put or wait.
+  int peer() const;
+  EventId event() const;   // record_event, wait_event
+  GroupId group() const;   // barrier
+  int work_index() const;  // matmul, copy: index in the Program's side table
+
+ private:
+  friend class Program;
+  StreamOp() : index_(0) {}
+
+  Kind kind_ = Kind::barrier;
+  uint8_t dtype_ = 0;   // reduce: its DType
+  bool fused_ = false;  // reduce: fused with the transfer
+  LabelId label_ = 0;
+  union {
+    PutSignalArgs put_;
+    WaitSignalArgs wait_;
+    ReduceArgs reduce_;
+    int32_t index_;  // matmul / copy work, event, barrier group, freed handle
+  };
 };
+
+std::string to_string(StreamOp::Kind kind);  // "put_signal", "wait_signal", "matmul", …
 
 struct Stream {
   std::string name;
@@ -135,7 +194,12 @@ struct LocalAllocation {
 
 struct Group {
   std::vector<int> ranks;              // world ranks in group order
-  int index_of(int world_rank) const;  // -1 when not a member
+  int index_of(int world_rank) const;  // -1 when not a member; O(1)
+
+ private:
+  friend class Program;
+  int first_rank = 0;
+  std::vector<int32_t> position;  // index by world_rank - first_rank; -1 for non-members
 };
 
 // Named data the caller wants back after an emulated run, per rank.
@@ -145,65 +209,152 @@ struct OutputRequest {
   BufferRef range;
 };
 
+// What a counting Program saw (or a real one holds): enough to size the real one.
+struct ProgramCounts {
+  int64_t stream_ops = 0;
+  int64_t matmuls = 0;
+  int64_t copies = 0;
+  int64_t local_allocations = 0;
+  int64_t symmetric_allocations = 0;
+  int64_t collective_spans = 0;
+  int64_t initial_bytes = 0;  // emulation: local buffers' initial contents
+  // Bytes of buffers every rank holds when data is carried (local ones on their rank,
+  // symmetric ones on every member), summed over ranks.
+  int64_t buffer_bytes = 0;
+  // Host memory the Program itself takes (ops, side tables, allocations, labels, records).
+  int64_t program_bytes() const;
+};
+
 class Program {
  public:
   explicit Program(int world_size);
+  // A Program that checks and counts everything it is given but keeps no op, initial
+  // bytes or output: ops(), outputs() and initial contents stay empty, counts() holds the
+  // totals, and stream_op_counts() the ops each stream would hold.
+  static Program counting(int world_size);
+  bool is_counting() const { return counting_; }
 
   int world_size() const { return world_size_; }
 
-  // Groups and buffers.
+  // Groups and buffers. Adding a group whose rank list already exists returns that group.
   GroupId add_group(std::vector<int> world_ranks);  // distinct ranks in [0, world)
-  GroupId world_group();                            // all ranks, created once
+  GroupId world_group();                            // all ranks
   const Group& group(GroupId id) const;
   // Collective over `group`: every member gets `bytes` under the same id.
   SymmetricHandle symm_alloc(GroupId group, int64_t bytes);
   BufferRef local_alloc(int rank, int64_t bytes);
+  // Emulation: a local buffer's initial contents (a counting Program only counts them).
   void set_initial_bytes(int rank, const BufferRef& local, std::vector<unsigned char> bytes);
   void request_output(std::string name, int rank, const BufferRef& range);
 
   // Streams: created on first use by name; "compute" and "comm" are conventional.
   StreamId stream(int rank, const std::string& name);
+  // Reserves what `counted` (a counting Program that ran the same lowering) saw: the same
+  // streams in the same order, each with its exact op count, so nothing grows later.
+  void reserve_like(const Program& counted);
+
+  // The id of a label (interned: one entry per distinct name, category and detail).
+  LabelId label(const OpLabel& label);
+  const OpLabel& label_of(LabelId id) const { return labels_.at(id); }
+  int label_count() const { return static_cast<int>(labels_.size()); }
 
   // Operations, appended in order to (rank, stream). Arguments are checked here where
   // the program alone can tell (ranks, streams, buffer bounds, group membership, peer
   // range); what only execution can tell (unsatisfiable waits, hazards) is the backend's.
   void put_signal(int rank, StreamId stream, const BufferRef& src, const SymmetricHandle& handle,
-                  int64_t dst_offset, int peer, OpLabel label);
+                  int64_t dst_offset, int peer, LabelId label);
   void wait_signal(int rank, StreamId stream, const SymmetricHandle& handle, int peer,
-                   OpLabel label);
-  void matmul(int rank, StreamId stream, const MatmulWork& work, OpLabel label);
-  void reduce(int rank, StreamId stream, const ReduceWork& work, OpLabel label);
-  void copy(int rank, StreamId stream, const CopyWork& work, OpLabel label);
-  EventId record_event(int rank, StreamId stream, OpLabel label = {});
-  void wait_event(int rank, StreamId stream, EventId event, OpLabel label = {});
+                   LabelId label);
+  void matmul(int rank, StreamId stream, const MatmulWork& work, LabelId label);
+  void reduce(int rank, StreamId stream, const ReduceWork& work, LabelId label);
+  void copy(int rank, StreamId stream, const CopyWork& work, LabelId label);
+  EventId record_event(int rank, StreamId stream, LabelId label);
+  void wait_event(int rank, StreamId stream, EventId event, LabelId label);
+  // The same with a label given as text (interned first).
+  void put_signal(int rank, StreamId stream, const BufferRef& src, const SymmetricHandle& handle,
+                  int64_t dst_offset, int peer, const OpLabel& label) {
+    put_signal(rank, stream, src, handle, dst_offset, peer, this->label(label));
+  }
+  void wait_signal(int rank, StreamId stream, const SymmetricHandle& handle, int peer,
+                   const OpLabel& label) {
+    wait_signal(rank, stream, handle, peer, this->label(label));
+  }
+  void matmul(int rank, StreamId stream, const MatmulWork& work, const OpLabel& label) {
+    matmul(rank, stream, work, this->label(label));
+  }
+  void reduce(int rank, StreamId stream, const ReduceWork& work, const OpLabel& label) {
+    reduce(rank, stream, work, this->label(label));
+  }
+  void copy(int rank, StreamId stream, const CopyWork& work, const OpLabel& label) {
+    copy(rank, stream, work, this->label(label));
+  }
+  EventId record_event(int rank, StreamId stream, const OpLabel& label = {}) {
+    return record_event(rank, stream, this->label(label));
+  }
+  void wait_event(int rank, StreamId stream, EventId event, const OpLabel& label = {}) {
+    wait_event(rank, stream, event, this->label(label));
+  }
   // Appends a barrier to `stream` of every member of `group` (stream by name).
-  void barrier(GroupId group, const std::string& stream_name, OpLabel label = {});
+  void barrier(GroupId group, const std::string& stream_name, const OpLabel& label = {});
   // Appends a free to `stream` of every member (use after free is then an error).
-  void symm_free(const SymmetricHandle& handle, const std::string& stream_name, OpLabel label = {});
+  void symm_free(const SymmetricHandle& handle, const std::string& stream_name,
+                 const OpLabel& label = {});
+
+  // Ops (rank, stream) holds so far (also in a counting Program): where a collective's
+  // span starts.
+  int op_count(int rank, StreamId stream) const;
+  // Records a collective whose ops have been appended (core/collective_record.hpp).
+  CollectiveId record_collective(CollectiveRecord record);
 
   // Read access for backends.
   const std::vector<Stream>& streams(int rank) const;
+  const MatmulWork& matmul_of(const StreamOp& op) const;
+  const CopyWork& copy_of(const StreamOp& op) const;
+  const SymmetricHandle& symmetric(int id) const;
   const std::vector<SymmetricHandle>& symmetric_allocations() const { return symmetric_; }
   const std::vector<LocalAllocation>& local_allocations() const { return local_; }
   const std::vector<OutputRequest>& outputs() const { return outputs_; }
+  const std::vector<CollectiveRecord>& collectives() const { return collectives_; }
   int event_count() const { return next_event_; }
   int event_owner_rank(EventId event) const;
   int group_count() const { return static_cast<int>(groups_.size()); }
+  // Bytes allocated on `rank` so far: its local buffers and its copies of symmetric ones.
+  int64_t allocated_bytes(int rank) const { return allocated_.at(rank); }
+
+  // What this Program holds or, counting, would hold.
+  const ProgramCounts& counts() const { return counts_; }
+  // Counting: the ops each (rank, stream) would hold.
+  const std::vector<std::vector<int64_t>>& stream_op_counts() const { return stream_ops_; }
 
  private:
   void check_rank(int rank, const char* where) const;
-  StreamOp& append(int rank, StreamId stream, StreamOp op);
+  void append(int rank, StreamId stream, const StreamOp& op);
+  // An op whose work sits in a side table (matmuls, copies).
+  template <typename Work>
+  void append_work(int rank, StreamId stream, StreamOp::Kind kind, LabelId label,
+                   std::vector<Work>& table, int64_t& count, const Work& work);
   void check_range(int rank, const BufferRef& ref, const char* where) const;
+  void check_peer(const SymmetricHandle& handle, int peer, const char* where, int rank) const;
 
   int world_size_;
+  bool counting_ = false;
   std::vector<Group> groups_;
+  std::map<std::vector<int>, GroupId> group_ids_;
   GroupId world_group_ = -1;
   std::vector<SymmetricHandle> symmetric_;
   std::vector<LocalAllocation> local_;
-  std::vector<std::vector<Stream>> streams_;  // [rank][stream]
+  std::vector<std::vector<Stream>> streams_;      // [rank][stream]
+  std::vector<std::vector<int64_t>> stream_ops_;  // [rank][stream]: ops appended
+  std::vector<MatmulWork> matmuls_;
+  std::vector<CopyWork> copies_;
+  std::vector<OpLabel> labels_;
+  std::unordered_map<std::string, LabelId> label_ids_;
   std::vector<int> event_rank_;
   int next_event_ = 0;
   std::vector<OutputRequest> outputs_;
+  std::vector<CollectiveRecord> collectives_;
+  std::vector<int64_t> allocated_;
+  ProgramCounts counts_;
 };
 
 }  // namespace symmesh

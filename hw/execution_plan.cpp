@@ -23,7 +23,7 @@ std::vector<bool> used_groups(const Program& program) {
   for (int r = 0; r < program.world_size(); ++r)
     for (const auto& stream : program.streams(r))
       for (const auto& op : stream.ops)
-        if (op.kind == StreamOp::Kind::barrier) used[op.group] = true;
+        if (op.kind() == StreamOp::Kind::barrier) used[op.group()] = true;
   return used;
 }
 

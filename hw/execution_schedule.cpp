@@ -26,15 +26,14 @@ class RankScheduler {
     for (const auto& s : streams) out_.streams.push_back({s.name, false, 0});
     std::vector<std::map<int, NativeSegment>> natives(streams.size());
     if (plan_.options.collectives == CollectiveImpl::nccl)
-      for (size_t s = 0; s < streams.size(); ++s)
-        for (const auto& seg : find_native_segments(program_, rank_, static_cast<int>(s)))
-          if (wanted(streams[s].ops[seg.begin].label.name)) natives[s][seg.begin] = seg;
+      for (const NativeSegment& seg : native_segments(program_, rank_))
+        if (wanted(seg.name)) natives[seg.stream][seg.begin] = seg;
 
     std::map<EventId, std::pair<int, int>> recorded_at;  // event → (stream, op)
     for (size_t s = 0; s < streams.size(); ++s)
       for (size_t i = 0; i < streams[s].ops.size(); ++i)
-        if (streams[s].ops[i].kind == StreamOp::Kind::record_event)
-          recorded_at[streams[s].ops[i].event] = {static_cast<int>(s), static_cast<int>(i)};
+        if (streams[s].ops[i].kind() == StreamOp::Kind::record_event)
+          recorded_at[streams[s].ops[i].event()] = {static_cast<int>(s), static_cast<int>(i)};
 
     std::vector<size_t> next(streams.size(), 0);
     std::set<EventId> recorded;
@@ -44,14 +43,14 @@ class RankScheduler {
         const auto& ops = streams[s].ops;
         while (next[s] < ops.size()) {
           const StreamOp& op = ops[next[s]];
-          if (op.kind == StreamOp::Kind::wait_event && !recorded.count(op.event)) break;
+          if (op.kind() == StreamOp::Kind::wait_event && !recorded.count(op.event())) break;
           const int index = static_cast<int>(next[s]);
           if (auto it = natives[s].find(index); it != natives[s].end()) {
             emit_native(static_cast<int>(s), it->second);
             next[s] += it->second.count;
           } else {
             emit(static_cast<int>(s), index, op);
-            if (op.kind == StreamOp::Kind::record_event) recorded.insert(op.event);
+            if (op.kind() == StreamOp::Kind::record_event) recorded.insert(op.event());
             ++next[s];
           }
           progress = true;
@@ -76,9 +75,9 @@ class RankScheduler {
     for (size_t s = 0; s < streams.size(); ++s) {
       if (next[s] >= streams[s].ops.size()) continue;
       const StreamOp& op = streams[s].ops[next[s]];
-      const auto [rs, ri] = recorded_at.at(op.event);
+      const auto [rs, ri] = recorded_at.at(op.event());
       text += (text.empty() ? "" : "; ") + std::string("stream '") + streams[s].name + "' op " +
-              std::to_string(next[s]) + " waits for event " + std::to_string(op.event) +
+              std::to_string(next[s]) + " waits for event " + std::to_string(op.event()) +
               ", recorded later by stream '" + streams[rs].name + "' op " + std::to_string(ri);
     }
     return InvalidArgument("the streams wait on each other's events in a cycle: " + text, "hw plan",
@@ -86,8 +85,8 @@ class RankScheduler {
   }
 
   std::string describe_op(const StreamOp& op) const {
-    return "'" + op.label.name + "'" +
-           (op.label.detail.empty() ? "" : " (" + op.label.detail + ")");
+    const OpLabel& label = program_.label_of(op.label());
+    return "'" + label.name + "'" + (label.detail.empty() ? "" : " (" + label.detail + ")");
   }
 
   void check_live(const BufferRef& ref, const StreamOp& op) const {
@@ -148,39 +147,41 @@ class RankScheduler {
 
   void emit(int stream, int index, const StreamOp& op) {
     Launch l;
-    switch (op.kind) {
+    switch (op.kind()) {
       case StreamOp::Kind::put_signal: {
-        check_live(op.src, op);
-        check_live(op.dst, op);
+        const PutSignalArgs& put = op.put();
+        check_live(put.src, op);
+        check_live(put.dst(), op);
         l = base(stream, index, op, Launch::Kind::put);
-        const SymmetricPlacement& p = plan_.symmetric.at(op.handle.id);
+        const SymmetricPlacement& p = plan_.symmetric.at(put.handle);
         CommPlan& comm = plan_.comms[p.comm];
         l.comm = p.comm;
-        l.peer = op.peer;
-        l.handle = op.handle.id;
-        l.src = resolve(op.src);
-        l.dst = resolve(op.dst);
+        l.peer = put.peer;
+        l.handle = put.handle;
+        l.src = resolve(put.src);
+        l.dst = resolve(put.dst());
         l.signal_offset_bytes = p.counters_offset_bytes + comm.index_of(rank_) * kSlotBytes;
         l.put_slot = out_.put_slots++;
-        l.bytes = op.src.size_bytes;
+        l.bytes = put.src.size_bytes;
         comm.one_sided = true;
         break;
       }
       case StreamOp::Kind::wait_signal: {
-        if (freed_.count(op.handle.id)) check_live(op.handle.whole(), op);
+        const WaitSignalArgs& wait = op.wait();
+        if (freed_.count(wait.handle)) check_live(program_.symmetric(wait.handle).whole(), op);
         l = base(stream, index, op, Launch::Kind::wait);
-        const SymmetricPlacement& p = plan_.symmetric.at(op.handle.id);
+        const SymmetricPlacement& p = plan_.symmetric.at(wait.handle);
         l.comm = p.comm;
-        l.peer = op.peer;
-        l.handle = op.handle.id;
-        l.signal_offset_bytes = p.counters_offset_bytes + op.peer * kSlotBytes;
-        l.expected = ++consumed_[{op.handle.id, op.peer}];
+        l.peer = wait.peer;
+        l.handle = wait.handle;
+        l.signal_offset_bytes = p.counters_offset_bytes + wait.peer * kSlotBytes;
+        l.expected = ++consumed_[{wait.handle, wait.peer}];
         plan_.comms[p.comm].one_sided = true;
         ++out_.waits;
         break;
       }
       case StreamOp::Kind::matmul: {
-        const MatmulWork& w = op.matmul;
+        const MatmulWork& w = program_.matmul_of(op);
         for (const BufferRef* r : {&w.a, &w.b, &w.c}) check_live(*r, op);
         check_matmul_dtype(w, op, rank_, describe_op(op));
         l = base(stream, index, op, Launch::Kind::matmul);
@@ -203,35 +204,39 @@ class RankScheduler {
         }
         break;
       }
-      case StreamOp::Kind::reduce:
-        check_live(op.reduce.dst, op);
-        check_live(op.reduce.src, op);
+      case StreamOp::Kind::reduce: {
+        const ReduceWork w = op.reduce();
+        check_live(w.dst, op);
+        check_live(w.src, op);
         l = base(stream, index, op, Launch::Kind::reduce);
-        l.reduce = op.reduce;
-        l.dst = resolve(op.reduce.dst);
-        l.src = resolve(op.reduce.src);
-        l.bytes = 3 * op.reduce.elements * element_size_bytes(op.reduce.dtype);
+        l.reduce = w;
+        l.dst = resolve(w.dst);
+        l.src = resolve(w.src);
+        l.bytes = 3 * w.elements * element_size_bytes(w.dtype);
         break;
-      case StreamOp::Kind::copy:
-        check_live(op.copy.dst, op);
-        check_live(op.copy.src, op);
+      }
+      case StreamOp::Kind::copy: {
+        const CopyWork& w = program_.copy_of(op);
+        check_live(w.dst, op);
+        check_live(w.src, op);
         l = base(stream, index, op, Launch::Kind::copy);
-        l.copy = op.copy;
-        l.dst = resolve(op.copy.dst);
-        l.src = resolve(op.copy.src);
-        l.bytes = 2 * op.copy.bytes();
+        l.copy = w;
+        l.dst = resolve(w.dst);
+        l.src = resolve(w.src);
+        l.bytes = 2 * w.bytes();
         break;
+      }
       case StreamOp::Kind::record_event:
         l = base(stream, index, op, Launch::Kind::record_event);
-        l.event = op.event;
+        l.event = op.event();
         break;
       case StreamOp::Kind::wait_event:
         l = base(stream, index, op, Launch::Kind::wait_event);
-        l.event = op.event;
+        l.event = op.event();
         break;
       case StreamOp::Kind::barrier: {
         l = base(stream, index, op, Launch::Kind::barrier);
-        l.comm = plan_.group_comm.at(op.group);
+        l.comm = plan_.group_comm.at(op.group());
         CommPlan& comm = plan_.comms[l.comm];
         l.signal_offset_bytes = comm.barrier_slots_offset_bytes;
         l.expected = ++barrier_generation_[l.comm];
@@ -239,12 +244,12 @@ class RankScheduler {
         break;
       }
       case StreamOp::Kind::free:
-        if (!freed_.insert(op.handle.id).second)
+        if (!freed_.insert(op.handle()).second)
           throw InvalidArgument(
-              "symmetric buffer " + std::to_string(op.handle.id) + " is freed twice", "hw plan",
+              "symmetric buffer " + std::to_string(op.handle()) + " is freed twice", "hw plan",
               rank_);
         l = base(stream, index, op, Launch::Kind::free);
-        l.handle = op.handle.id;
+        l.handle = op.handle();
         break;
     }
     out_.launches.push_back(std::move(l));
@@ -254,9 +259,15 @@ class RankScheduler {
     const auto& ops = program_.streams(rank_)[stream].ops;
     for (int i = seg.begin; i < seg.begin + seg.count; ++i) {
       const StreamOp& op = ops[i];
-      check_live(op.src, op);
-      check_live(op.dst, op);
-      if (op.kind == StreamOp::Kind::wait_signal) check_live(op.handle.whole(), op);
+      if (op.kind() == StreamOp::Kind::put_signal) {
+        check_live(op.put().src, op);
+        check_live(op.put().dst(), op);
+      } else if (op.kind() == StreamOp::Kind::wait_signal) {
+        check_live(program_.symmetric(op.wait().handle).whole(), op);
+      } else if (op.kind() == StreamOp::Kind::reduce) {
+        check_live(op.reduce().dst, op);
+        check_live(op.reduce().src, op);
+      }
     }
     Launch l;
     l.kind = Launch::Kind::native;

@@ -1,16 +1,15 @@
 #pragma once
-// Recognising the core collectives (core/collectives.hpp) in a rank's stream, so that
-// `--collectives nccl` can run each as one NCCL collective on the same buffers instead of
-// its put_signal / wait_signal steps. A run of ops is replaced only when it is exactly what
-// the core algorithm emits — every step present, in order, with the ring's peers, chunk
-// offsets and buffers — so a replacement never changes where the data ends up:
+// The collectives of a rank's streams that NCCL can run instead of their put_signal /
+// wait_signal steps (`--collectives nccl`), read from the Program's collective records
+// (core/collective_record.hpp): a ring or pairwise collective whose member owns a span of
+// ops on one stream becomes one NCCL call on the same buffers, so the data ends up where
+// the one-sided steps would have put it:
 //   ring all_gather        → ncclAllGather in place on the data buffer
-//   ring reduce_scatter    → ncclReduceScatter in place (sum, or avg when the last step
-//                            scales by 1/p)
-//   reduce_scatter + all_gather on one buffer (ring_all_reduce) → ncclAllReduce in place
+//   ring reduce_scatter    → ncclReduceScatter in place (sum or avg)
+//   ring all_reduce        → ncclAllReduce in place
 //   pairwise all_to_all    → ncclAlltoAll from the data buffer into the result buffer (which
 //                            then also holds the rank's own chunk in its own slot)
-// Anything else stays one-sided.
+// Fused rings (a collective overlapped with its matmul) stay one-sided.
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 namespace symmesh::hw {
 
 struct NativeSegment {
+  int stream = -1;
   int begin = 0;  // first op index in the stream
   int count = 0;  // ops replaced
   NativeCollective::Kind kind = NativeCollective::Kind::all_gather;
@@ -30,10 +30,11 @@ struct NativeSegment {
   int64_t chunk_bytes = 0;  // per rank
   DType dtype = DType::int8;
   bool average = false;
-  std::string detail;  // e.g. "nccl all_reduce of 8 MiB (replaces 21 one-sided ops)"
+  std::string name;    // the workload op the collective belongs to
+  std::string detail;  // e.g. "nccl all_reduce (replaces 21 one-sided ops)"
 };
 
-// The replaceable collectives of one stream, in order, non-overlapping.
-std::vector<NativeSegment> find_native_segments(const Program& program, int rank, StreamId stream);
+// The collectives of `rank` that NCCL can run, in stream order, from the records.
+std::vector<NativeSegment> native_segments(const Program& program, int rank);
 
 }  // namespace symmesh::hw

@@ -92,8 +92,9 @@ std::string describe(const ExecutionPlan& plan, const Program& program) {
            std::to_string(r.launches.size()) + " launches\n";
     for (const Launch& l : r.launches) {
       const StreamOp& op = program.streams(r.rank)[l.stream].ops[l.op_index];
-      out += "  [" + r.streams[l.stream].name + "] " + launch_text(plan, l) + "   # " +
-             op.label.name + (op.label.detail.empty() ? "" : ": " + op.label.detail) + "\n";
+      const OpLabel& label = program.label_of(op.label());
+      out += "  [" + r.streams[l.stream].name + "] " + launch_text(plan, l) + "   # " + label.name +
+             (label.detail.empty() ? "" : ": " + label.detail) + "\n";
     }
   }
   std::string counts;

@@ -398,8 +398,9 @@ void RankRuntime::check_device_error() {
   const Launch& l = mine_.launches.at(error.launch);
   const StreamOp& op = program_.streams(rank_).at(l.stream).ops.at(l.op_index);
   const CommPlan& comm = plan_.comms.at(l.comm);
+  const OpLabel& op_label = program_.label_of(op.label());
   const std::string label =
-      "'" + op.label.name + "'" + (op.label.detail.empty() ? "" : " (" + op.label.detail + ")");
+      "'" + op_label.name + "'" + (op_label.detail.empty() ? "" : " (" + op_label.detail + ")");
   const int peer_world = comm.ranks.at(error.peer);
   if (error.code == kernels::kWaitTimeout)
     throw Timeout("wait_signal " + label + " for rank " + std::to_string(peer_world) +

@@ -29,39 +29,41 @@ BlockedStream Simulation::blocked_at(int rank, int stream, const StreamOp& op) c
   BlockedStream b;
   b.rank = rank;
   b.stream = program_.streams(rank).at(stream).name;
-  b.op_name = op.label.name;
-  b.op_kind = kind_name(op.kind);
-  if (op.kind == StreamOp::Kind::wait_signal) {
-    const int sender = program_.group(op.handle.group).ranks.at(op.peer);
-    const SignalPair* p = signals_.find_pair(op.handle.id, sender, rank);
+  b.op_name = name_of(op);
+  b.op_kind = to_string(op.kind());
+  if (op.kind() == StreamOp::Kind::wait_signal) {
+    const WaitSignalArgs& wait = op.wait();
+    const SymmetricHandle& handle = program_.symmetric(wait.handle);
+    const int sender = program_.group(handle.group).ranks.at(wait.peer);
+    const SignalPair* p = signals_.find_pair(wait.handle, sender, rank);
     const int64_t delivered = p ? p->delivered : 0;
     const int64_t consumed = p ? p->consumed : 0;
     const size_t parked = signals_.parked(sender, rank);
-    b.handle = op.handle.id;
+    b.handle = wait.handle;
     b.waits_for = {sender};
     b.description =
         "waits for signal #" + std::to_string(consumed + 1) + " from rank " +
-        std::to_string(sender) + " (peer " + std::to_string(op.peer) + " of group " +
-        std::to_string(op.handle.group) + ") on symmetric buffer " + std::to_string(op.handle.id) +
+        std::to_string(sender) + " (peer " + std::to_string(wait.peer) + " of group " +
+        std::to_string(handle.group) + ") on symmetric buffer " + std::to_string(wait.handle) +
         "; " + std::to_string(delivered) + " delivered so far" +
         (parked ? ", " + std::to_string(parked) + " queued behind an earlier put" : "") + "; " +
         rank_state(sender);
-  } else if (op.kind == StreamOp::Kind::wait_event) {
-    const EventSource& source = events_.at(op.event);
+  } else if (op.kind() == StreamOp::Kind::wait_event) {
+    const EventSource& source = events_.at(op.event());
     b.waits_for = {rank};
-    b.description = "waits for event " + std::to_string(op.event) + ", recorded by stream '" +
+    b.description = "waits for event " + std::to_string(op.event()) + ", recorded by stream '" +
                     (source.stream >= 0 ? program_.streams(rank).at(source.stream).name : "?") +
                     "' of rank " + std::to_string(rank) + ", which has not reached it";
-  } else if (op.kind == StreamOp::Kind::barrier) {
-    const std::vector<int>& members = program_.group(op.group).ranks;
-    const auto mine = barrier_rounds_.find(pair_key(rank, op.group));
+  } else if (op.kind() == StreamOp::Kind::barrier) {
+    const std::vector<int>& members = program_.group(op.group()).ranks;
+    const auto mine = barrier_rounds_.find(pair_key(rank, op.group()));
     const int round = mine == barrier_rounds_.end() ? 0 : mine->second - 1;
     for (int m : members) {
-      const auto it = barrier_rounds_.find(pair_key(m, op.group));
+      const auto it = barrier_rounds_.find(pair_key(m, op.group()));
       if (it == barrier_rounds_.end() || it->second <= round) b.waits_for.push_back(m);
     }
     b.description = "waits at barrier #" + std::to_string(round + 1) + " of group " +
-                    std::to_string(op.group) + " for ranks " + list_ranks(b.waits_for) + " (" +
+                    std::to_string(op.group()) + " for ranks " + list_ranks(b.waits_for) + " (" +
                     std::to_string(members.size() - b.waits_for.size()) + " of " +
                     std::to_string(members.size()) + " arrived)";
   } else {

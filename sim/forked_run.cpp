@@ -60,11 +60,10 @@ int wait_for(pid_t pid) {
 
 SimulationProcess::SimulationProcess(const Program& program, const ClusterSpec& cluster,
                                      const SimOptions& options)
-    : labels_from_(options.record_timeline ? &program : nullptr),
-      limit_s_(options.wall_clock_limit_s) {
+    : limit_s_(options.wall_clock_limit_s) {
   options.validate();
-  deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(limit_s_));
+  deadline_ = Clock::now() +
+              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s_));
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     throw BackendError(std::string("pipe failed: ") + std::strerror(errno), "run_simulation");
@@ -143,7 +142,6 @@ RunResult SimulationProcess::result() {
         "run_simulation");
   RunResult result = decode_message(message_);
   message_.clear();
-  if (labels_from_) attach_labels(*labels_from_, result);
   return result;
 }
 

@@ -10,21 +10,21 @@
 // fork handler in GCC 12) is never released in the child, which hangs. So callers that run
 // simulations side by side start several SimulationProcess from one thread and wait for
 // them together (wait_for_any) instead of calling run_simulation from several threads.
+#include <sys/types.h>
 #include <chrono>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 #include "core/cluster_spec.hpp"
 #include "core/program.hpp"
-#include "sim/run_result.hpp"
+#include "core/run_result.hpp"
 #include "sim/sim_options.hpp"
 
 namespace symmesh::sim {
 
-// One simulation running in a child process. The child has its own copy of `program`; the
-// parent's is read again only to label the timeline, so it must outlive this object when
-// options.record_timeline is set, and may be freed right after construction otherwise.
+// One simulation running in a child process. The child has its own copy of `program`, so
+// the parent's may be freed right after construction (the timeline, when recorded, holds
+// indices into it: whoever writes a trace needs the Program then).
 class SimulationProcess {
  public:
   // Forks the child. Throws InvalidArgument for bad options, BackendError when fork fails.
@@ -46,7 +46,6 @@ class SimulationProcess {
   int ms_to_deadline() const;
   void reap();
 
-  const Program* labels_from_;  // the program, when its timeline needs labels
   double limit_s_;
   std::chrono::steady_clock::time_point deadline_;
   pid_t pid_ = -1;

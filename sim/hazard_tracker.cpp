@@ -58,13 +58,4 @@ void HazardTracker::on_free(int receiver, int handle) {
   buffers_.erase(key(receiver, handle));
 }
 
-std::string Hazard::to_string() const {
-  return "put '" + later_label + "' from rank " + std::to_string(later_sender) +
-         " overwrote bytes [" + std::to_string(begin_bytes) + ", " + std::to_string(end_bytes) +
-         ") of rank " + std::to_string(receiver) + "'s copy of symmetric buffer " +
-         std::to_string(handle) + " that put '" + earlier_label + "' from rank " +
-         std::to_string(earlier_sender) + " had delivered and rank " + std::to_string(receiver) +
-         " had not consumed (no wait_signal covering it) at t=" + std::to_string(time_s) + " s";
-}
-
 }  // namespace symmesh::sim

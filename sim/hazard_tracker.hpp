@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/run_result.hpp"
+#include "core/run_result.hpp"
 
 namespace symmesh::sim {
 

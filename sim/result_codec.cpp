@@ -143,14 +143,9 @@ std::string encode_result(const RunResult& result) {
   w.put<char>(kResultTag);
   w.put<double>(result.makespan_s);
   w.put<int64_t>(static_cast<int64_t>(result.timeline.size()));
-  for (const TimelineEntry& e : result.timeline) {
-    w.put<int32_t>(e.rank);
-    w.put<int32_t>(e.stream);
-    w.put<int32_t>(e.op_index);
-    w.put<double>(e.start_s);
-    w.put<double>(e.end_s);
-    w.put<int64_t>(e.bytes);
-  }
+  for (const TimelineEntry& e : result.timeline) w.put<TimelineEntry>(e);
+  w.put<int64_t>(static_cast<int64_t>(result.details.size()));
+  for (const std::string& d : result.details) w.put(d);
   w.put<int64_t>(static_cast<int64_t>(result.label_spans.size()));
   for (const LabelSpan& s : result.label_spans) {
     w.put(s.name);
@@ -181,9 +176,9 @@ std::string encode_result(const RunResult& result) {
   }
   w.put<int64_t>(static_cast<int64_t>(result.warnings.size()));
   for (const std::string& s : result.warnings) w.put(s);
-  w.put<int64_t>(result.simulator_memory_bytes);
-  w.put<double>(result.simulator_wall_s);
-  w.put<double>(result.simulator_cpu_s);
+  w.put<int64_t>(result.backend_memory_bytes);
+  w.put<double>(result.backend_wall_s);
+  w.put<double>(result.backend_cpu_s);
   return w.take();
 }
 
@@ -235,14 +230,9 @@ RunResult decode_message(const std::string& message) {
   RunResult result;
   result.makespan_s = r.get<double>();
   result.timeline.resize(r.get_size());
-  for (TimelineEntry& e : result.timeline) {
-    e.rank = r.get<int32_t>();
-    e.stream = r.get<int32_t>();
-    e.op_index = r.get<int32_t>();
-    e.start_s = r.get<double>();
-    e.end_s = r.get<double>();
-    e.bytes = r.get<int64_t>();
-  }
+  for (TimelineEntry& e : result.timeline) e = r.get<TimelineEntry>();
+  result.details.resize(r.get_size());
+  for (std::string& d : result.details) d = r.get_string();
   result.label_spans.resize(r.get_size());
   for (LabelSpan& s : result.label_spans) {
     s.name = r.get_string();
@@ -273,9 +263,9 @@ RunResult decode_message(const std::string& message) {
   }
   result.warnings.resize(r.get_size());
   for (std::string& s : result.warnings) s = r.get_string();
-  result.simulator_memory_bytes = r.get<int64_t>();
-  result.simulator_wall_s = r.get<double>();
-  result.simulator_cpu_s = r.get<double>();
+  result.backend_memory_bytes = r.get<int64_t>();
+  result.backend_wall_s = r.get<double>();
+  result.backend_cpu_s = r.get<double>();
   if (!r.done()) throw BackendError("the simulation process sent trailing bytes", "run_simulation");
   return result;
 }

@@ -2,11 +2,11 @@
 // The message a forked simulation sends its parent: a RunResult, or the error that ended
 // the run with enough to re-throw it with the same type, message, place and rank. A plain
 // binary format (little-endian host order: parent and child are the same binary).
-// Timeline entries travel without their strings; attach_labels() restores them.
+// Timeline entries travel as they are (indices into the Program, no strings).
 #include <exception>
 #include <string>
 
-#include "sim/run_result.hpp"
+#include "core/run_result.hpp"
 
 namespace symmesh::sim {
 

@@ -58,8 +58,8 @@ Simulation::Simulation(const Program& program, const ClusterSpec& cluster,
     const auto& streams = program.streams(rank);
     for (size_t s = 0; s < streams.size(); ++s)
       for (const StreamOp& op : streams[s].ops)
-        if (op.kind == StreamOp::Kind::record_event)
-          events_.at(op.event).stream = static_cast<int>(s);
+        if (op.kind() == StreamOp::Kind::record_event)
+          events_.at(op.event()).stream = static_cast<int>(s);
   }
 }
 
@@ -88,7 +88,7 @@ void Simulation::run_stream(int rank, int stream) {
       const double end = sg4::Engine::get_clock();
       label_spans_.add(rank, stream, static_cast<int>(i), start, end);
       if (options_.record_timeline)
-        records_.push_back({rank, stream, static_cast<int>(i), start, end, bytes});
+        timeline_.push_back({rank, stream, static_cast<int>(i), 1, start, end, bytes, -1});
     }
     finished = true;
   } catch (const RunAborted&) {
@@ -110,7 +110,7 @@ void Simulation::fail(std::exception_ptr error) {
 }
 
 int64_t Simulation::execute(int rank, int stream, const StreamOp& op) {
-  switch (op.kind) {
+  switch (op.kind()) {
     case StreamOp::Kind::put_signal:
       return put_signal(rank, op);
     case StreamOp::Kind::wait_signal:
@@ -133,7 +133,7 @@ int64_t Simulation::execute(int rank, int stream, const StreamOp& op) {
       free_buffer(rank, op);
       return 0;
   }
-  throw InvalidArgument("unknown op kind " + std::to_string(static_cast<int>(op.kind)),
+  throw InvalidArgument("unknown op kind " + std::to_string(static_cast<int>(op.kind())),
                         "simulation", rank);
 }
 
@@ -142,24 +142,7 @@ RunResult Simulation::collect() {
   if (deadlock_) throw DeadlockError(*deadlock_);
   RunResult result;
   result.makespan_s = makespan_s_;
-  result.timeline.reserve(records_.size());
-  for (const OpRecord& r : records_) {
-    TimelineEntry e;
-    e.rank = r.rank;
-    e.stream = r.stream;
-    e.op_index = r.op;
-    e.start_s = r.start_s;
-    e.end_s = r.end_s;
-    e.bytes = r.bytes;
-    result.timeline.push_back(std::move(e));
-  }
-  std::stable_sort(result.timeline.begin(), result.timeline.end(),
-                   [](const TimelineEntry& a, const TimelineEntry& b) {
-                     if (a.start_s != b.start_s) return a.start_s < b.start_s;
-                     if (a.rank != b.rank) return a.rank < b.rank;
-                     return a.stream != b.stream ? a.stream < b.stream : a.op_index < b.op_index;
-                   });
-  attach_labels(program_, result);
+  result.timeline = std::move(timeline_);
   result.label_spans = label_spans_.spans();
   for (int rank = 0; rank < program_.world_size(); ++rank)
     result.peak_memory_bytes.push_back(memory_.peak_bytes(rank));
@@ -195,7 +178,8 @@ RunResult simulate_in_this_process(const Program& program, const ClusterSpec& cl
   for (int rank = 0; rank < program.world_size(); ++rank)
     for (const Stream& s : program.streams(rank))
       for (const StreamOp& op : s.ops)
-        if (op.kind == StreamOp::Kind::matmul) peak_flops_per_s(cluster.gpu, op.matmul.dtype);
+        if (op.kind() == StreamOp::Kind::matmul)
+          peak_flops_per_s(cluster.gpu, program.matmul_of(op).dtype);
 
   // Reset the peak-RSS mark (what a forked child inherits says nothing about this run).
   std::ofstream("/proc/self/clear_refs") << "5";
@@ -220,10 +204,10 @@ RunResult simulate_in_this_process(const Program& program, const ClusterSpec& cl
   simulation.spawn_actors();
   engine.run();
   RunResult result = simulation.collect();
-  result.simulator_wall_s =
+  result.backend_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  result.simulator_cpu_s = cpu_seconds() - cpu_start;
-  result.simulator_memory_bytes = std::max<int64_t>(0, proc_status_bytes("VmHWM:") - rss_at_start);
+  result.backend_cpu_s = cpu_seconds() - cpu_start;
+  result.backend_memory_bytes = std::max<int64_t>(0, proc_status_bytes("VmHWM:") - rss_at_start);
   return result;
 }
 

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "core/cluster_spec.hpp"
+#include "core/label_spans.hpp"
 #include "core/program.hpp"
+#include "core/run_result.hpp"
 #include "sim/hazard_tracker.hpp"
-#include "sim/label_spans.hpp"
 #include "sim/one_sided_state.hpp"
 #include "sim/rank_memory.hpp"
-#include "sim/run_result.hpp"
 #include "sim/sim_options.hpp"
 #include "sim/wait_registry.hpp"
 
@@ -50,13 +50,6 @@ class Simulation {
   RunResult collect();
 
  private:
-  // One executed op, kept compact; labels are attached once, at the end.
-  struct OpRecord {
-    int rank, stream, op;
-    double start_s, end_s;
-    int64_t bytes;
-  };
-
   void run_stream(int rank, int stream);
   void fail(std::exception_ptr error);
   // Executes one op on the calling actor; returns the bytes it moved or touched.
@@ -72,6 +65,9 @@ class Simulation {
   void barrier(int rank, int stream, const StreamOp& op);
   void free_buffer(int rank, const StreamOp& op);
   void busy_for(double duration_s);
+  const std::string& name_of(const StreamOp& op) const {
+    return program_.label_of(op.label()).name;
+  }
   BlockedStream blocked_at(int rank, int stream, const StreamOp& op) const;
   std::string rank_state(int rank) const;
 
@@ -99,7 +95,7 @@ class Simulation {
   std::unordered_map<int64_t, BarrierRound> barrier_arrived_;  // (group, round)
   std::vector<int> live_streams_;                              // per rank: streams not yet finished
 
-  std::vector<OpRecord> records_;
+  std::vector<TimelineEntry> timeline_;  // only with SimOptions::record_timeline
   LabelSpans label_spans_;
   std::vector<Hazard> hazards_;
   double makespan_s_ = 0;

@@ -36,10 +36,11 @@ void Simulation::busy_for(double duration_s) {
 // or a local copy for a self-put) and continues when it completes; the receiver sees the
 // bytes and then the signal when the put is delivered (sim/one_sided_state.hpp).
 int64_t Simulation::put_signal(int rank, const StreamOp& op) {
-  const int receiver = program_.group(op.handle.group).ranks[op.peer];
-  memory_.check_live(rank, op.src, op.label.name, "the source of put_signal");
-  memory_.check_live(rank, op.dst, op.label.name, "put_signal");
-  const int64_t bytes = op.src.size_bytes;
+  const PutSignalArgs& put = op.put();
+  const int receiver = program_.group(program_.symmetric(put.handle).group).ranks[put.peer];
+  memory_.check_live(rank, put.src, name_of(op), "the source of put_signal");
+  memory_.check_live(rank, put.dst(), name_of(op), "put_signal");
+  const int64_t bytes = put.src.size_bytes;
   const uint64_t ticket = signals_.open_ticket(rank, receiver);
   if (receiver == rank)
     busy_for(local_copy_duration_s(cluster_.gpu, bytes));
@@ -54,7 +55,7 @@ int64_t Simulation::put_signal(int rank, const StreamOp& op) {
     // since the sender may reuse it as soon as its put completes.
     auto staged = std::make_shared<std::vector<unsigned char>>();
     if (memory_.carries_data() && bytes > 0) {
-      const unsigned char* src = memory_.bytes(rank, op.src);
+      const unsigned char* src = memory_.bytes(rank, put.src);
       staged->assign(src, src + bytes);
     }
     signals_.park(rank, receiver, ticket, [this, rank, receiver, &op, staged] {
@@ -66,26 +67,27 @@ int64_t Simulation::put_signal(int rank, const StreamOp& op) {
 
 void Simulation::deliver(int sender, int receiver, const StreamOp& op,
                          const unsigned char* staged) {
-  const int handle = op.handle.id;
+  const PutSignalArgs& put = op.put();
+  const int handle = put.handle;
   if (memory_.is_freed(receiver, handle))
-    throw InvalidArgument("use after free: put_signal '" + op.label.name + "' from rank " +
+    throw InvalidArgument("use after free: put_signal '" + name_of(op) + "' from rank " +
                               std::to_string(sender) + " lands on rank " +
                               std::to_string(receiver) + "'s copy of symmetric buffer " +
                               std::to_string(handle) + ", which rank " + std::to_string(receiver) +
                               " has already freed",
                           "simulation", sender);
-  const int64_t bytes = op.src.size_bytes;
+  const int64_t bytes = put.src.size_bytes;
   if (memory_.carries_data() && bytes > 0) {
-    unsigned char* dst = memory_.bytes(receiver, op.dst);
-    const unsigned char* src = staged ? staged : memory_.bytes(sender, op.src);
+    unsigned char* dst = memory_.bytes(receiver, put.dst());
+    const unsigned char* src = staged ? staged : memory_.bytes(sender, put.src);
     std::memmove(dst, src, static_cast<size_t>(bytes));
   }
   SignalPair& pair = signals_.pair(handle, sender, receiver);
   ++pair.delivered;  // bytes first, then the signal
   if (bytes > 0) {
     for (Hazard& h : hazard_tracker_.on_delivery(
-             receiver, handle, sender, pair.delivered, op.dst.offset_bytes,
-             op.dst.offset_bytes + bytes, &op.label.name, sg4::Engine::get_clock(), pair.pending)) {
+             receiver, handle, sender, pair.delivered, put.dst_offset_bytes,
+             put.dst_offset_bytes + bytes, &name_of(op), sg4::Engine::get_clock(), pair.pending)) {
       if (options_.hazards_are_errors) throw HazardError(h.to_string(), "simulation", receiver);
       hazards_.push_back(std::move(h));
     }
@@ -97,26 +99,28 @@ void Simulation::deliver(int sender, int receiver, const StreamOp& op,
 // consume one. Checking and consuming happen without yielding, so two streams of one rank
 // waiting on the same pair never take the same credit.
 void Simulation::wait_signal(int rank, int stream, const StreamOp& op) {
-  memory_.check_live(rank, op.handle.whole(), op.label.name, "wait_signal");
-  const int sender = program_.group(op.handle.group).ranks[op.peer];
-  SignalPair& pair = signals_.pair(op.handle.id, sender, rank);
+  const WaitSignalArgs& wait = op.wait();
+  const SymmetricHandle& handle = program_.symmetric(wait.handle);
+  memory_.check_live(rank, handle.whole(), name_of(op), "wait_signal");
+  const int sender = program_.group(handle.group).ranks[wait.peer];
+  SignalPair& pair = signals_.pair(wait.handle, sender, rank);
   waits_.block_until(
       pair.waiters, [&pair] { return pair.delivered > pair.consumed; },
       WaitSite{rank, stream, &op});
   ++pair.consumed;
-  hazard_tracker_.on_consumed(rank, op.handle.id, sender, pair.consumed, pair.pending);
+  hazard_tracker_.on_consumed(rank, wait.handle, sender, pair.consumed, pair.pending);
 }
 
 int64_t Simulation::compute(int rank, const StreamOp& op) {
   const bool data = memory_.carries_data();
-  switch (op.kind) {
+  switch (op.kind()) {
     case StreamOp::Kind::matmul: {
-      const MatmulWork& w = op.matmul;
-      memory_.check_live(rank, w.a, op.label.name, "matmul (a)");
-      memory_.check_live(rank, w.b, op.label.name, "matmul (b)");
-      memory_.check_live(rank, w.c, op.label.name, "matmul (c)");
+      const MatmulWork& w = program_.matmul_of(op);
+      memory_.check_live(rank, w.a, name_of(op), "matmul (a)");
+      memory_.check_live(rank, w.b, name_of(op), "matmul (b)");
+      memory_.check_live(rank, w.c, name_of(op), "matmul (c)");
       const bool has_bias = w.bias.id >= 0;
-      if (has_bias) memory_.check_live(rank, w.bias, op.label.name, "matmul (bias)");
+      if (has_bias) memory_.check_live(rank, w.bias, name_of(op), "matmul (bias)");
       busy_for(matmul_duration_s(cluster_.gpu, w));
       if (data)
         emulate_matmul(w, memory_.bytes(rank, w.a), memory_.bytes(rank, w.b),
@@ -124,20 +128,20 @@ int64_t Simulation::compute(int rank, const StreamOp& op) {
       return static_cast<int64_t>(matmul_bytes_moved(w));
     }
     case StreamOp::Kind::reduce: {
-      const ReduceWork& w = op.reduce;
-      memory_.check_live(rank, w.dst, op.label.name, "reduce (dst)");
-      memory_.check_live(rank, w.src, op.label.name, "reduce (src)");
+      const ReduceWork w = op.reduce();
+      memory_.check_live(rank, w.dst, name_of(op), "reduce (dst)");
+      memory_.check_live(rank, w.src, name_of(op), "reduce (src)");
       busy_for(reduce_duration_s(cluster_.gpu, w));
       if (data) emulate_reduce(w, memory_.bytes(rank, w.dst), memory_.bytes(rank, w.src));
       return 3 * w.elements * element_size_bytes(w.dtype);
     }
     default: {
-      const CopyWork& w = op.copy;
-      memory_.check_live(rank, w.dst, op.label.name, "copy (dst)");
-      memory_.check_live(rank, w.src, op.label.name, "copy (src)");
+      const CopyWork& w = program_.copy_of(op);
+      memory_.check_live(rank, w.dst, name_of(op), "copy (dst)");
+      memory_.check_live(rank, w.src, name_of(op), "copy (src)");
       if (copy_extent(w, w.src_plane_stride_bytes, w.src_stride_bytes) > w.src.size_bytes ||
           copy_extent(w, w.dst_plane_stride_bytes, w.dst_stride_bytes) > w.dst.size_bytes)
-        throw InvalidArgument("strided copy '" + op.label.name + "' reaches beyond its ranges",
+        throw InvalidArgument("strided copy '" + name_of(op) + "' reaches beyond its ranges",
                               "simulation", rank);
       busy_for(copy_duration_s(cluster_.gpu, w));
       if (data) emulate_copy(w, memory_.bytes(rank, w.dst), memory_.bytes(rank, w.src));
@@ -147,22 +151,22 @@ int64_t Simulation::compute(int rank, const StreamOp& op) {
 }
 
 void Simulation::record_event(const StreamOp& op) {
-  EventSource& source = events_.at(op.event);
+  EventSource& source = events_.at(op.event());
   source.recorded = true;
   waits_.wake(source.waiters);
 }
 
 void Simulation::wait_event(int rank, int stream, const StreamOp& op) {
-  EventSource& source = events_.at(op.event);
+  EventSource& source = events_.at(op.event());
   waits_.block_until(
       source.waiters, [&source] { return source.recorded; }, WaitSite{rank, stream, &op});
 }
 
 // barrier: a member's k-th barrier on a group meets every other member's k-th one.
 void Simulation::barrier(int rank, int stream, const StreamOp& op) {
-  const int size = static_cast<int>(program_.group(op.group).ranks.size());
-  const int round = barrier_rounds_[pair_key(rank, op.group)]++;
-  BarrierRound& state = barrier_arrived_[pair_key(op.group, round)];
+  const int size = static_cast<int>(program_.group(op.group()).ranks.size());
+  const int round = barrier_rounds_[pair_key(rank, op.group())]++;
+  BarrierRound& state = barrier_arrived_[pair_key(op.group(), round)];
   ++state.arrived;
   waits_.wake(state.waiters);
   waits_.block_until(
@@ -170,8 +174,8 @@ void Simulation::barrier(int rank, int stream, const StreamOp& op) {
 }
 
 void Simulation::free_buffer(int rank, const StreamOp& op) {
-  memory_.free_symmetric(rank, op.handle.id);
-  hazard_tracker_.on_free(rank, op.handle.id);
+  memory_.free_symmetric(rank, op.handle());
+  hazard_tracker_.on_free(rank, op.handle());
 }
 
 }  // namespace symmesh::sim

@@ -101,6 +101,48 @@ std::string step_text(int step, int steps, size_t piece, size_t pieces) {
   return out;
 }
 
+// The spans one member's ops take on its two streams, and the record of the fused ring.
+class FusedRecord {
+ public:
+  FusedRecord(Program& program, CollectiveOp op, GroupId group, const std::string& name)
+      : program_(program) {
+    record_.op = op;
+    record_.algorithm = CollectiveAlgorithm::fused_ring;
+    record_.group = group;
+    record_.name = name;
+  }
+  // Call before a member's ops are appended, then end_member() after.
+  void begin_member(int rank, StreamId compute, StreamId comm) {
+    rank_ = rank, compute_ = compute, comm_ = comm;
+    compute_first_ = program_.op_count(rank, compute);
+    comm_first_ = program_.op_count(rank, comm);
+  }
+  void end_member() {
+    record_.spans.push_back(
+        {rank_, compute_, compute_first_, program_.op_count(rank_, compute_) - compute_first_});
+    record_.spans.push_back(
+        {rank_, comm_, comm_first_, program_.op_count(rank_, comm_) - comm_first_});
+  }
+  void finish(int64_t bytes, int64_t chunk_bytes, DType dtype, int slots) {
+    record_.bytes = bytes;
+    record_.chunk_bytes = chunk_bytes;
+    record_.dtype = dtype;
+    record_.data = record_.result = slots;
+    program_.record_collective(std::move(record_));
+  }
+
+ private:
+  Program& program_;
+  CollectiveRecord record_;
+  int rank_ = -1, compute_ = -1, comm_ = -1, compute_first_ = 0, comm_first_ = 0;
+};
+
+int64_t sum(const std::vector<int64_t>& values) {
+  int64_t total = 0;
+  for (int64_t v : values) total += v;
+  return total;
+}
+
 }  // namespace
 
 void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec) {
@@ -113,11 +155,13 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
   const SymmetricHandle slots = program.symm_alloc(spec.group, p * slot_bytes);
   auto pieces_of = [&](int shard) { return blocks.pieces(shard); };
   auto wrap = [p](int j) { return ((j % p) + p) % p; };
+  FusedRecord record(program, CollectiveOp::allgather_matmul, spec.group, spec.name);
 
   for (int i = 0; i < p; ++i) {
     const GatherMatmulMember& m = spec.members[i];
+    record.begin_member(m.rank, m.compute_stream, m.comm_stream);
     const int right = wrap(i + 1), left = wrap(i - 1);
-    auto label = [&](const std::string& category, const std::string& detail) {
+    auto label = [&](OpCategory category, const std::string& detail) {
       return OpLabel{spec.name, category, detail};
     };
     // The piece's matmul into its rows of the output; `a` holds the piece's rows.
@@ -127,7 +171,7 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
           m.rank, m.compute_stream,
           piece_work(m.work, spec.leading_is_batch, spec.gemm_per_leading, row, piece.rows, a,
                      m.b_row_bytes, m.c.slice(row * m.c_row_bytes, piece.rows * m.c_row_bytes)),
-          label("compute", detail));
+          label(OpCategory::compute, detail));
     };
     auto slot_piece = [&](const Piece& piece) {
       return slots.whole().slice(piece.shard * slot_bytes + piece.offset * spec.a_row_bytes,
@@ -135,8 +179,9 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
     };
 
     // The comm stream starts when everything before (the shard itself) is in place.
-    const EventId ready = program.record_event(m.rank, m.compute_stream, label("sync", "ready"));
-    program.wait_event(m.rank, m.comm_stream, ready, label("sync", "ready"));
+    const EventId ready =
+        program.record_event(m.rank, m.compute_stream, label(OpCategory::sync, "ready"));
+    program.wait_event(m.rank, m.comm_stream, ready, label(OpCategory::sync, "ready"));
     // Round s puts a piece on (own shard first, then the one that arrived in round s-1)
     // and then waits for the matching piece from the left, piece by piece: a piece's
     // wait follows its own put only, so every piece can be multiplied as soon as it lands.
@@ -159,13 +204,15 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
                      : slot_piece(out);
           program.put_signal(m.rank, m.comm_stream, src, slots,
                              out.shard * slot_bytes + out.offset * spec.a_row_bytes, right,
-                             label("comm", step_text(s, p - 1, q, sending.size())));
+                             label(OpCategory::comm, step_text(s, p - 1, q, sending.size())));
         }
         if (q >= arriving.size()) continue;
         const std::string detail = step_text(s, p - 1, q, arriving.size());
-        program.wait_signal(m.rank, m.comm_stream, slots, left, label("comm", detail));
-        const EventId landed = program.record_event(m.rank, m.comm_stream, label("sync", detail));
-        program.wait_event(m.rank, m.compute_stream, landed, label("sync", "chunk landed"));
+        program.wait_signal(m.rank, m.comm_stream, slots, left, label(OpCategory::comm, detail));
+        const EventId landed =
+            program.record_event(m.rank, m.comm_stream, label(OpCategory::sync, detail));
+        program.wait_event(m.rank, m.compute_stream, landed,
+                           label(OpCategory::sync, "chunk landed"));
         multiply(arriving[q], slot_piece(arriving[q]),
                  "mm shard " + std::to_string(arriving[q].shard) +
                      (arriving.size() > 1 ? " chunk " + std::to_string(q + 1) : ""));
@@ -173,9 +220,13 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
       sending = arriving;
     }
     // Join: nothing after this op on the compute stream starts before the comm stream is done.
-    const EventId done = program.record_event(m.rank, m.comm_stream, label("sync", "comm done"));
-    program.wait_event(m.rank, m.compute_stream, done, label("sync", "comm done"));
+    const EventId done =
+        program.record_event(m.rank, m.comm_stream, label(OpCategory::sync, "comm done"));
+    program.wait_event(m.rank, m.compute_stream, done, label(OpCategory::sync, "comm done"));
+    record.end_member();
   }
+  record.finish(sum(spec.shard_rows) * spec.a_row_bytes, slot_bytes,
+                spec.members.empty() ? DType::fp32 : spec.members[0].work.dtype, slots.id);
 }
 
 std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
@@ -195,11 +246,13 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
   };
 
   std::vector<BufferRef> out;
+  FusedRecord record(program, CollectiveOp::matmul_reducescatter, spec.group, spec.name);
   for (int i = 0; i < p; ++i) {
     const ScatterMatmulMember& m = spec.members[i];
+    record.begin_member(m.rank, m.compute_stream, m.comm_stream);
     const int64_t e = element_size_bytes(m.work.dtype);
     const int right = wrap(i + 1), left = wrap(i - 1);
-    auto label = [&](const std::string& category, const std::string& detail) {
+    auto label = [&](OpCategory category, const std::string& detail) {
       return OpLabel{spec.name, category, detail};
     };
     auto round_text = [&](int s, size_t q, size_t n) {
@@ -215,7 +268,7 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
           m.rank, m.compute_stream,
           piece_work(m.work, spec.leading_is_batch, spec.gemm_per_leading, row, piece.rows,
                      m.a.slice(row * m.a_row_bytes, piece.rows * m.a_row_bytes), m.b_row_bytes, c),
-          label("compute", detail));
+          label(OpCategory::compute, detail));
     };
     const BufferRef first = program.local_alloc(m.rank, slot_bytes);    // round 0's product
     const BufferRef scratch = program.local_alloc(m.rank, slot_bytes);  // later products
@@ -229,8 +282,8 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
     for (size_t q = 0; q < sending.size(); ++q) {
       multiply(sending[q], local_piece(first, sending[q]),
                "mm block " + std::to_string(sending[q].shard));
-      finished.push_back(program.record_event(m.rank, m.compute_stream,
-                                              label("sync", round_text(0, q, sending.size()))));
+      finished.push_back(program.record_event(
+          m.rank, m.compute_stream, label(OpCategory::sync, round_text(0, q, sending.size()))));
     }
     for (int s = 0; s < p - 1; ++s) {
       // Comm: round s sends the block finished in round s and receives the next one.
@@ -239,17 +292,18 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
       for (size_t q = 0; q < std::max(sending.size(), arriving.size()); ++q) {
         if (q < sending.size()) {
           const std::string detail = round_text(s, q, sending.size());
-          program.wait_event(m.rank, m.comm_stream, finished[q], label("sync", detail));
+          program.wait_event(m.rank, m.comm_stream, finished[q], label(OpCategory::sync, detail));
           const BufferRef src =
               s == 0 ? local_piece(first, sending[q]) : slot_piece(s - 1, sending[q]);
           program.put_signal(m.rank, m.comm_stream, src, slots,
                              s * slot_bytes + sending[q].offset * spec.c_row_bytes, right,
-                             label("comm", detail));
+                             label(OpCategory::comm, detail));
         }
         if (q < arriving.size()) {
           const std::string detail = round_text(s, q, arriving.size());
-          program.wait_signal(m.rank, m.comm_stream, slots, left, label("comm", detail));
-          landed.push_back(program.record_event(m.rank, m.comm_stream, label("sync", detail)));
+          program.wait_signal(m.rank, m.comm_stream, slots, left, label(OpCategory::comm, detail));
+          landed.push_back(
+              program.record_event(m.rank, m.comm_stream, label(OpCategory::sync, detail)));
         }
       }
       // Compute: this rank's product of the arriving block, added into its accumulator.
@@ -258,24 +312,30 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
         multiply(arriving[q], local_piece(scratch, arriving[q]),
                  "mm block " + std::to_string(arriving[q].shard));
         program.wait_event(m.rank, m.compute_stream, landed[q],
-                           label("sync", "accumulator landed"));
+                           label(OpCategory::sync, "accumulator landed"));
         ReduceWork add;
         add.dtype = m.work.dtype;
         add.elements = arriving[q].rows * spec.c_row_bytes / e;
         add.dst = slot_piece(s, arriving[q]);
         add.src = local_piece(scratch, arriving[q]);
-        program.reduce(m.rank, m.compute_stream, add,
-                       label("compute", "add block " + std::to_string(arriving[q].shard)));
+        program.reduce(
+            m.rank, m.compute_stream, add,
+            label(OpCategory::compute, "add block " + std::to_string(arriving[q].shard)));
         if (s < p - 2)
-          finished.push_back(program.record_event(
-              m.rank, m.compute_stream, label("sync", round_text(s + 1, q, arriving.size()))));
+          finished.push_back(
+              program.record_event(m.rank, m.compute_stream,
+                                   label(OpCategory::sync, round_text(s + 1, q, arriving.size()))));
       }
       sending = arriving;
     }
-    const EventId done = program.record_event(m.rank, m.comm_stream, label("sync", "comm done"));
-    program.wait_event(m.rank, m.compute_stream, done, label("sync", "comm done"));
+    const EventId done =
+        program.record_event(m.rank, m.comm_stream, label(OpCategory::sync, "comm done"));
+    program.wait_event(m.rank, m.compute_stream, done, label(OpCategory::sync, "comm done"));
+    record.end_member();
     out.push_back(slots.whole().slice((p - 2) * slot_bytes, spec.block_rows[i] * spec.c_row_bytes));
   }
+  record.finish(sum(spec.block_rows) * spec.c_row_bytes, slot_bytes, spec.members[0].work.dtype,
+                slots.id);
   return out;
 }
 

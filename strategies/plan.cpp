@@ -1,9 +1,25 @@
 #include "strategies/plan.hpp"
 
+#include "core/collectives.hpp"
 #include "core/errors.hpp"
 #include "strategies/selection.hpp"
 
 namespace symmesh::strategies {
+
+bool Plan::runs_fused(const PlannedRedistribution& r, size_t step) const {
+  const Implementation impl = chosen_candidate().implementation;
+  if (impl == Implementation::fused_allgather_mm)
+    return r.input == problem.lhs_index() && step + 1 == r.redistribution.steps.size();
+  return impl == Implementation::fused_mm_reducescatter && r.input < 0;
+}
+
+std::optional<CollectiveAlgorithm> Plan::step_algorithm(const PlannedRedistribution& r,
+                                                        size_t step) const {
+  if (runs_fused(r, step)) return CollectiveAlgorithm::fused_ring;
+  const auto op = collective_op_of(r.redistribution.steps.at(step).collective);
+  if (!op) return std::nullopt;
+  return algorithm_of(*op);
+}
 
 int Plan::kept_count() const {
   int n = 0;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_record.hpp"
 #include "core/redistribution.hpp"
 #include "strategies/candidate.hpp"
 #include "strategies/cost_model.hpp"
@@ -32,6 +33,13 @@ struct Plan {
 
   const Candidate& chosen_candidate() const { return candidates.at(chosen); }
   int kept_count() const;
+  // Whether step `step` of `r` runs inside the matmul (the chosen candidate is fused there:
+  // a's last all-gather, or the output's reduce-scatter).
+  bool runs_fused(const PlannedRedistribution& r, size_t step) const;
+  // How the lowering runs that step: its collective's one-sided algorithm, the fused ring,
+  // or nullopt for a local step (nothing moves).
+  std::optional<CollectiveAlgorithm> step_algorithm(const PlannedRedistribution& r,
+                                                    size_t step) const;
 };
 
 // Validates the problem, enumerates, prices and selects. Throws InvalidArgument for bad

@@ -44,7 +44,7 @@ class Lowerer {
  private:
   int world(int mesh_rank) const { return options_.first_rank + mesh_rank; }
   StreamId stream(int mesh_rank) { return program_.stream(world(mesh_rank), options_.stream); }
-  OpLabel label(const std::string& category, const std::string& detail) const {
+  OpLabel label(OpCategory category, const std::string& detail) const {
     return {options_.name, category, detail};
   }
   GroupId group_of(int mesh_dim, int index);
@@ -115,7 +115,7 @@ void Lowerer::copy_box(int mesh_rank, const LocalTensor& src, const Shape& src_o
   work.dst_plane_stride_bytes = t[1] * t[2] * e_;
   work.src_stride_bytes = s[2] * e_;
   work.dst_stride_bytes = t[2] * e_;
-  program_.copy(world(mesh_rank), stream(mesh_rank), work, label("compute", detail));
+  program_.copy(world(mesh_rank), stream(mesh_rank), work, label(OpCategory::compute, detail));
 }
 
 TensorState Lowerer::initial_state(int input) {
@@ -470,11 +470,9 @@ LoweredPlan Lowerer::run() {
   std::vector<TensorState> inputs;
   for (size_t i = 0; i < problem.inputs.size(); ++i)
     inputs.push_back(initial_state(static_cast<int>(i)));
-  for (const auto& r : plan_.redistributions) {
-    size_t steps = r.redistribution.steps.size();
-    if (fusion && r.input == problem.lhs_index()) --steps;  // its last all-gather is fused
-    for (size_t s = 0; s < steps; ++s) apply_step(inputs[r.input], r.redistribution.steps[s]);
-  }
+  for (const auto& r : plan_.redistributions)
+    for (size_t s = 0; s < r.redistribution.steps.size(); ++s)
+      if (!plan_.runs_fused(r, s)) apply_step(inputs[r.input], r.redistribution.steps[s]);
 
   LoweredPlan lowered;
   lowered.output_placements = chosen.output_placements;
@@ -491,7 +489,7 @@ LoweredPlan Lowerer::run() {
     } else {
       for (int r = 0; r < mesh_.size(); ++r)
         program_.matmul(world(r), stream(r), local_matmul(r, inputs, lowered.outputs[r]),
-                        label("compute", to_string(problem.op)));
+                        label(OpCategory::compute, to_string(problem.op)));
     }
     // Then to where the output must end up.
     if (plan_.output_redistribution) {

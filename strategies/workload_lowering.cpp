@@ -26,7 +26,7 @@ void lower_put_signal(Program& program, const WorkloadOp& op) {
   const GroupId world = program.world_group();
   const SymmetricHandle buffer = program.symm_alloc(world, op.bytes);
   const BufferRef src = program.local_alloc(op.src, op.bytes);
-  const OpLabel label{op.name, "comm",
+  const OpLabel label{op.name, OpCategory::comm,
                       "put_signal " + std::to_string(op.src) + " -> " + std::to_string(op.dst)};
   program.put_signal(op.src, program.stream(op.src, "main"), src, buffer, 0, op.dst, label);
   program.wait_signal(op.dst, program.stream(op.dst, "main"), buffer, op.src, label);
@@ -37,24 +37,11 @@ void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp
     throw InvalidArgument(
         "mesh dim " + std::to_string(op.mesh_dim) + " is not in mesh " + to_string(mesh),
         where_of(op));
+  const CollectiveOp collective = collective_op_of(op.kind);
   for (const auto& group : mesh.groups(op.mesh_dim)) {
-    CollectiveSpec spec{program.add_group(group), op.bytes, dtype, ReduceOp::sum, "main", op.name};
-    switch (op.kind) {
-      case OpKind::all_gather:
-        ring_all_gather(program, spec);
-        break;
-      case OpKind::reduce_scatter:
-        ring_reduce_scatter(program, spec);
-        break;
-      case OpKind::all_reduce:
-        ring_all_reduce(program, spec);
-        break;
-      case OpKind::all_to_all:
-        pairwise_all_to_all(program, spec);
-        break;
-      default:
-        throw InvalidArgument("not a collective: " + to_string(op.kind), where_of(op));
-    }
+    const CollectiveSpec spec{
+        program.add_group(group), op.bytes, dtype, ReduceOp::sum, "main", op.name};
+    run_collective(program, collective, spec);
   }
 }
 
@@ -140,7 +127,7 @@ LoweredWorkload lower_workload(const Scenario& scenario, const CostModel& model,
     for (int r = 0; r < program.world_size(); ++r)
       lowered.peak_memory_bytes_per_rank =
           std::max(lowered.peak_memory_bytes_per_rank, after[r] - before[r]);
-    program.barrier(world, "main", {op.name, "sync", "end of op"});
+    program.barrier(world, "main", {op.name, OpCategory::sync, "end of op"});
     out.ops.push_back(std::move(lowered));
   }
   return out;

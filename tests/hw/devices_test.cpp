@@ -73,7 +73,7 @@ TEST(Preflight, Fp8MatmulsNeedComputeCapability89) {
   w.m = w.n = w.k = 16;
   w.dtype = DType::fp8_e4m3;
   w.a = p.local_alloc(0, 256), w.b = p.local_alloc(0, 256), w.c = p.local_alloc(0, 256);
-  p.matmul(0, p.stream(0, "main"), w, {"mm", "compute", ""});
+  p.matmul(0, p.stream(0, "main"), w, {"mm", OpCategory::compute, ""});
   const auto plan = plan_for_hardware(p, {});
   EXPECT_NO_THROW(check_devices_for(plan, fake_gpus(1, int64_t{80} << 30, 90), {0}, 1, {0}));
   try {

@@ -26,8 +26,8 @@ TEST(ExecutionPlan, SelfPutPlacesCountersBeforeDataAndExpectsOneSignal) {
   const auto h = p.symm_alloc(p.world_group(), 1000);
   const auto src = p.local_alloc(0, 1000);
   const StreamId s = p.stream(0, "main");
-  p.put_signal(0, s, src, h, 0, 0, {"x", "comm", ""});
-  p.wait_signal(0, s, h, 0, {"x", "comm", ""});
+  p.put_signal(0, s, src, h, 0, 0, {"x", OpCategory::comm, ""});
+  p.wait_signal(0, s, h, 0, {"x", OpCategory::comm, ""});
   const ExecutionPlan plan = build_execution_plan(p);
   ASSERT_EQ(plan.comms.size(), 1u);
   EXPECT_EQ(plan.comms[0].ranks, std::vector<int>{0});
@@ -54,8 +54,8 @@ TEST(ExecutionPlan, WaitsCountUpAndRepeatedRunsAddThePutsPerRun) {
   const auto h = p.symm_alloc(p.world_group(), 64);
   const auto src = p.local_alloc(0, 64);
   const StreamId s = p.stream(0, "main");
-  for (int i = 0; i < 3; ++i) p.put_signal(0, s, src, h, 0, 0, {"put", "comm", ""});
-  for (int i = 0; i < 4; ++i) p.wait_signal(0, s, h, 0, {"wait", "comm", ""});
+  for (int i = 0; i < 3; ++i) p.put_signal(0, s, src, h, 0, 0, {"put", OpCategory::comm, ""});
+  for (int i = 0; i < 4; ++i) p.wait_signal(0, s, h, 0, {"wait", OpCategory::comm, ""});
   const auto plan = build_execution_plan(p);
   const auto waits = of_kind(plan.ranks[0], Launch::Kind::wait);
   ASSERT_EQ(waits.size(), 4u);
@@ -73,8 +73,8 @@ TEST(ExecutionPlan, SlotsAreThePairsInTheHandlesGroup) {
   const GroupId g = p.add_group({2, 0});
   const auto h = p.symm_alloc(g, 128);
   const auto src = p.local_alloc(2, 16);
-  p.put_signal(2, p.stream(2, "main"), src, h, 40, 1, {"x", "comm", ""});
-  p.wait_signal(0, p.stream(0, "main"), h, 0, {"x", "comm", ""});
+  p.put_signal(2, p.stream(2, "main"), src, h, 40, 1, {"x", OpCategory::comm, ""});
+  p.wait_signal(0, p.stream(0, "main"), h, 0, {"x", OpCategory::comm, ""});
   const auto plan = build_execution_plan(p);
   ASSERT_EQ(plan.comms.size(), 2u);
   EXPECT_EQ(plan.comms[1].ranks, (std::vector<int>{2, 0}));
@@ -142,7 +142,7 @@ TEST(ExecutionPlan, UseAfterFreeIsAnError) {
   const auto h = p.symm_alloc(p.world_group(), 64);
   const auto src = p.local_alloc(0, 64);
   p.symm_free(h, "main");
-  p.put_signal(0, p.stream(0, "main"), src, h, 0, 0, {"late", "comm", ""});
+  p.put_signal(0, p.stream(0, "main"), src, h, 0, 0, {"late", OpCategory::comm, ""});
   try {
     build_execution_plan(p);
     FAIL() << "expected InvalidArgument";
@@ -160,7 +160,7 @@ TEST(ExecutionPlan, MatmulDtypesTheGpuCannotComputeAreUnsupported) {
     w.dtype = dtype;
     const int64_t bytes = 16 * 16 * element_size_bytes(dtype);
     w.a = p.local_alloc(0, bytes), w.b = p.local_alloc(0, bytes), w.c = p.local_alloc(0, bytes);
-    p.matmul(0, p.stream(0, "main"), w, {"mm", "compute", ""});
+    p.matmul(0, p.stream(0, "main"), w, {"mm", OpCategory::compute, ""});
     EXPECT_THROW(build_execution_plan(p), Unsupported) << to_string(dtype);
   }
   Program p(1);
@@ -168,7 +168,7 @@ TEST(ExecutionPlan, MatmulDtypesTheGpuCannotComputeAreUnsupported) {
   w.m = w.n = w.k = 8;
   w.dtype = DType::fp8_e4m3;
   w.a = p.local_alloc(0, 64), w.b = p.local_alloc(0, 64), w.c = p.local_alloc(0, 64);
-  p.matmul(0, p.stream(0, "main"), w, {"mm", "compute", ""});
+  p.matmul(0, p.stream(0, "main"), w, {"mm", OpCategory::compute, ""});
   try {
     build_execution_plan(p);
     FAIL();
@@ -183,7 +183,7 @@ TEST(ExecutionPlan, MatmulStreamsGetWorkspaceAndFp8Scratch) {
   w.m = w.n = w.k = 32;
   w.dtype = DType::fp8_e4m3;
   w.a = p.local_alloc(0, 1024), w.b = p.local_alloc(0, 1024), w.c = p.local_alloc(0, 1024);
-  p.matmul(0, p.stream(0, "mm"), w, {"mm", "compute", ""});
+  p.matmul(0, p.stream(0, "mm"), w, {"mm", OpCategory::compute, ""});
   const auto plan = build_execution_plan(p);
   const StreamPlan& s = plan.ranks[0].streams[0];
   EXPECT_TRUE(s.matmuls);
@@ -290,7 +290,8 @@ TEST(NativeCollectivesMatcher, ARingThatIsNotTheCoreAlgorithmStaysOneSided) {
   const auto data = program.symm_alloc(program.world_group(), 3 * 16);
   for (int r = 0; r < p; ++r)
     for (int s = 0; s < p - 1; ++s) {
-      const OpLabel label{"op", "comm", "ring all_gather step " + std::to_string(s + 1) + "/2"};
+      const OpLabel label{"op", OpCategory::comm,
+                          "ring all_gather step " + std::to_string(s + 1) + "/2"};
       const int chunk = ((r - s) % p + p) % p;
       program.put_signal(r, program.stream(r, "main"), data.whole().slice(chunk * 16, 16), data,
                          chunk * 16, (r + p - 1) % p, label);

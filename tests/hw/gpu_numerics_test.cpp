@@ -100,7 +100,7 @@ TEST_P(GpuMatmul, MatchesCpuReference) {
     w.bias = local_with(p, 0, encode(bias, c.dtype));
     w.bias_col_stride = 1;
   }
-  p.matmul(0, p.stream(0, "main"), w, {"mm", "compute", ""});
+  p.matmul(0, p.stream(0, "main"), w, {"mm", OpCategory::compute, ""});
   p.request_output("c", 0, w.c);
   ExecutorOptions o;
   o.warmup_runs = 0;
@@ -144,7 +144,7 @@ TEST(GpuLocalOps, ReduceAndStridedCopyMatchCpu) {
   const auto src = local_with(p, 0, encode(y, DType::fp32));
   ReduceWork r;
   r.dtype = DType::fp32, r.elements = 1000, r.dst = dst, r.src = src, r.scale = 0.25;
-  p.reduce(0, p.stream(0, "main"), r, {"reduce", "compute", ""});
+  p.reduce(0, p.stream(0, "main"), r, {"reduce", OpCategory::compute, ""});
   // A 3-level box: 2 planes x 3 rows x 5 bytes out of a [2][4][7] byte tensor.
   std::vector<unsigned char> box(2 * 4 * 7);
   for (size_t i = 0; i < box.size(); ++i) box[i] = static_cast<unsigned char>(i);
@@ -155,7 +155,7 @@ TEST(GpuLocalOps, ReduceAndStridedCopyMatchCpu) {
   cw.src_plane_stride_bytes = 28, cw.src_stride_bytes = 7;
   cw.dst_plane_stride_bytes = 15, cw.dst_stride_bytes = 5;
   cw.src = cw.src.slice(1, 55);  // from column 1
-  p.copy(0, p.stream(0, "main"), cw, {"copy", "compute", ""});
+  p.copy(0, p.stream(0, "main"), cw, {"copy", OpCategory::compute, ""});
   p.request_output("reduced", 0, dst);
   p.request_output("box", 0, cw.dst);
   ExecutorOptions o;

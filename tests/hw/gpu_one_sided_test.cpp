@@ -37,12 +37,12 @@ TEST(GpuOneSided, LargeSelfPutDeliversPayloadBeforeSignal) {  // cases 1 and 11
     const auto src = local_with(p, 0, pattern(bytes, seed));
     const auto copy = p.local_alloc(0, bytes);
     const StreamId s = p.stream(0, "main");
-    p.put_signal(0, s, src, h, 0, 0, {"put", "comm", ""});
-    p.wait_signal(0, s, h, 0, {"put", "comm", ""});
+    p.put_signal(0, s, src, h, 0, 0, {"put", OpCategory::comm, ""});
+    p.wait_signal(0, s, h, 0, {"put", OpCategory::comm, ""});
     // Work after the wait sees the data: copy it out right behind the wait.
     CopyWork w;
     w.src = h.whole(), w.dst = copy, w.row_bytes = bytes;
-    p.copy(0, s, w, {"copy", "compute", ""});
+    p.copy(0, s, w, {"copy", OpCategory::compute, ""});
     p.request_output("copy", 0, copy);
     const Measurement m = execute_program(p, once());
     EXPECT_TRUE(output(m, "copy").bytes == pattern(bytes, seed)) << "seed " << seed;
@@ -55,8 +55,9 @@ TEST(GpuOneSided, FourthWaitAfterThreePutsTimesOutNamingRankPeerAndBuffer) {  //
   const auto h = p.symm_alloc(p.world_group(), 64);
   const auto src = p.local_alloc(0, 64);
   const StreamId s = p.stream(0, "main");
-  for (int i = 0; i < 3; ++i) p.put_signal(0, s, src, h, 0, 0, {"put", "comm", ""});
-  for (int i = 0; i < 4; ++i) p.wait_signal(0, s, h, 0, {"wait", "comm", std::to_string(i + 1)});
+  for (int i = 0; i < 3; ++i) p.put_signal(0, s, src, h, 0, 0, {"put", OpCategory::comm, ""});
+  for (int i = 0; i < 4; ++i)
+    p.wait_signal(0, s, h, 0, {"wait", OpCategory::comm, std::to_string(i + 1)});
   try {
     execute_program(p, once(1.0));
     FAIL() << "expected Timeout";
@@ -74,10 +75,10 @@ TEST(GpuOneSided, CreditsCarryOverAndRepeatedRunsExpectMore) {  // case 7
   const auto h = p.symm_alloc(p.world_group(), 64);
   const auto src = p.local_alloc(0, 64);
   const StreamId s = p.stream(0, "main");
-  p.put_signal(0, s, src, h, 0, 0, {"put", "comm", ""});
-  p.put_signal(0, s, src, h, 0, 0, {"put", "comm", ""});
-  p.wait_signal(0, s, h, 0, {"wait", "comm", ""});
-  p.wait_signal(0, s, h, 0, {"wait", "comm", ""});
+  p.put_signal(0, s, src, h, 0, 0, {"put", OpCategory::comm, ""});
+  p.put_signal(0, s, src, h, 0, 0, {"put", OpCategory::comm, ""});
+  p.wait_signal(0, s, h, 0, {"wait", OpCategory::comm, ""});
+  p.wait_signal(0, s, h, 0, {"wait", OpCategory::comm, ""});
   ExecutorOptions o = once();
   o.warmup_runs = 2;  // three runs: the counter goes 2, 4, 6
   EXPECT_NO_THROW(execute_program(p, o));
@@ -89,8 +90,8 @@ TEST(GpuOneSided, ZeroBytePutStillSignals) {  // case 12
   const auto h = p.symm_alloc(p.world_group(), 16);
   const auto src = p.local_alloc(0, 0);
   const StreamId s = p.stream(0, "main");
-  p.put_signal(0, s, src, h, 0, 0, {"put", "comm", ""});
-  p.wait_signal(0, s, h, 0, {"wait", "comm", ""});
+  p.put_signal(0, s, src, h, 0, 0, {"put", OpCategory::comm, ""});
+  p.wait_signal(0, s, h, 0, {"wait", OpCategory::comm, ""});
   EXPECT_NO_THROW(execute_program(p, once()));
 }
 
@@ -101,8 +102,8 @@ TEST(GpuOneSided, OffsetAndOddSizesAreByteExact) {  // cases 13 and 14
   const auto h = p.symm_alloc(p.world_group(), size);
   const auto src = local_with(p, 0, pattern(bytes, 7));
   const StreamId s = p.stream(0, "main");
-  p.put_signal(0, s, src, h, offset, 0, {"put", "comm", ""});
-  p.wait_signal(0, s, h, 0, {"wait", "comm", ""});
+  p.put_signal(0, s, src, h, offset, 0, {"put", OpCategory::comm, ""});
+  p.wait_signal(0, s, h, 0, {"wait", OpCategory::comm, ""});
   p.request_output("all", 0, h.whole());
   const Measurement m = execute_program(p, once());
   const auto& got = output(m, "all").bytes;
@@ -118,8 +119,8 @@ TEST(GpuOneSided, SameProgramTwiceGivesTheSameTimelineShape) {
   const auto h = p.symm_alloc(p.world_group(), 1 << 20);
   const auto src = p.local_alloc(0, 1 << 20);
   const StreamId s = p.stream(0, "main");
-  p.put_signal(0, s, src, h, 0, 0, {"put", "comm", ""});
-  p.wait_signal(0, s, h, 0, {"wait", "comm", ""});
+  p.put_signal(0, s, src, h, 0, 0, {"put", OpCategory::comm, ""});
+  p.wait_signal(0, s, h, 0, {"wait", OpCategory::comm, ""});
   const Measurement m = execute_program(p, {});
   ASSERT_EQ(m.timeline.size(), 2u);
   EXPECT_GT(m.makespan_s, 0);
@@ -134,13 +135,13 @@ TEST(GpuOneSidedTwoRanks, SamePeerFifoAndPerPairIsolation) {  // cases 3 and 10
   const auto h = p.symm_alloc(p.world_group(), 4096);
   const auto a = local_with(p, 1, pattern(4096, 11));
   const auto b = local_with(p, 1, pattern(4096, 12));
-  p.put_signal(1, p.stream(1, "main"), a, h, 0, 0, {"A", "comm", ""});
-  p.put_signal(1, p.stream(1, "main"), b, h, 0, 0, {"B", "comm", ""});
-  p.wait_signal(0, p.stream(0, "main"), h, 1, {"wait", "comm", ""});
-  p.wait_signal(0, p.stream(0, "main"), h, 1, {"wait", "comm", ""});
+  p.put_signal(1, p.stream(1, "main"), a, h, 0, 0, {"A", OpCategory::comm, ""});
+  p.put_signal(1, p.stream(1, "main"), b, h, 0, 0, {"B", OpCategory::comm, ""});
+  p.wait_signal(0, p.stream(0, "main"), h, 1, {"wait", OpCategory::comm, ""});
+  p.wait_signal(0, p.stream(0, "main"), h, 1, {"wait", OpCategory::comm, ""});
   p.request_output("got", 0, h.whole());
   // Rank 2 waits for rank 1, which never sends to it: a timeout, not rank 0's signals.
-  p.wait_signal(2, p.stream(2, "main"), h, 1, {"isolated", "comm", ""});
+  p.wait_signal(2, p.stream(2, "main"), h, 1, {"isolated", OpCategory::comm, ""});
   try {
     execute_program(p, once(1.0));
     FAIL() << "rank 2's wait must time out";
@@ -152,10 +153,10 @@ TEST(GpuOneSidedTwoRanks, SamePeerFifoAndPerPairIsolation) {  // cases 3 and 10
   const auto hq = q.symm_alloc(q.world_group(), 4096);
   const auto qa = local_with(q, 1, pattern(4096, 11));
   const auto qb = local_with(q, 1, pattern(4096, 12));
-  q.put_signal(1, q.stream(1, "main"), qa, hq, 0, 0, {"A", "comm", ""});
-  q.put_signal(1, q.stream(1, "main"), qb, hq, 0, 0, {"B", "comm", ""});
-  q.wait_signal(0, q.stream(0, "main"), hq, 1, {"wait", "comm", ""});
-  q.wait_signal(0, q.stream(0, "main"), hq, 1, {"wait", "comm", ""});
+  q.put_signal(1, q.stream(1, "main"), qa, hq, 0, 0, {"A", OpCategory::comm, ""});
+  q.put_signal(1, q.stream(1, "main"), qb, hq, 0, 0, {"B", OpCategory::comm, ""});
+  q.wait_signal(0, q.stream(0, "main"), hq, 1, {"wait", OpCategory::comm, ""});
+  q.wait_signal(0, q.stream(0, "main"), hq, 1, {"wait", OpCategory::comm, ""});
   q.request_output("got", 0, hq.whole());
   const Measurement m = execute_program(q, once());
   EXPECT_TRUE(output(m, "got").bytes == pattern(4096, 12));

@@ -19,9 +19,9 @@ double single_put_time(const ClusterSpec& cluster, int from, int to, int64_t byt
   const GroupId world = p.world_group();
   const SymmetricHandle h = p.symm_alloc(world, bytes);
   const BufferRef src = p.local_alloc(from, bytes);
-  p.put_signal(from, p.stream(from, "comm"), src, h, 0, to, {"put", "comm", ""});
-  p.wait_signal(to, p.stream(to, "comm"), h, from, {"wait", "comm", ""});
-  const RunResult r = run_simulation(p, cluster);
+  p.put_signal(from, p.stream(from, "comm"), src, h, 0, to, {"put", OpCategory::comm, ""});
+  p.wait_signal(to, p.stream(to, "comm"), h, from, {"wait", OpCategory::comm, ""});
+  const TracedRun r = traced(p, cluster);
   return duration(r, from, "put");
 }
 
@@ -66,9 +66,10 @@ TEST(Calibration, TwoFlowsIntoOneGpuShareItsDownLink) {
   const SymmetricHandle h = p.symm_alloc(p.world_group(), 2 * bytes);
   for (int from : {0, 1}) {
     const BufferRef src = p.local_alloc(from, bytes);
-    p.put_signal(from, p.stream(from, "comm"), src, h, from * bytes, 2, {"put", "comm", ""});
+    p.put_signal(from, p.stream(from, "comm"), src, h, from * bytes, 2,
+                 {"put", OpCategory::comm, ""});
   }
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   const double expected = kIntraLatency + 2.0 * bytes / kIntraBandwidth;
   for (int from : {0, 1}) expect_within(duration(r, from, "put"), expected, 0.01, "shared link");
 }
@@ -81,9 +82,9 @@ TEST(Calibration, OppositeDirectionsDoNotShare) {
   const SymmetricHandle h = p.symm_alloc(p.world_group(), bytes);
   for (int from : {0, 1}) {
     const BufferRef src = p.local_alloc(from, bytes);
-    p.put_signal(from, p.stream(from, "comm"), src, h, 0, 1 - from, {"put", "comm", ""});
+    p.put_signal(from, p.stream(from, "comm"), src, h, 0, 1 - from, {"put", OpCategory::comm, ""});
   }
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   const double expected = kIntraLatency + static_cast<double>(bytes) / kIntraBandwidth;
   for (int from : {0, 1}) expect_within(duration(r, from, "put"), expected, 0.005, "duplex");
 }
@@ -97,9 +98,9 @@ TEST(Calibration, EightRailsStayIndependent) {
   const SymmetricHandle h = p.symm_alloc(p.world_group(), bytes);
   for (int g = 0; g < 8; ++g) {
     const BufferRef src = p.local_alloc(g, bytes);
-    p.put_signal(g, p.stream(g, "comm"), src, h, 0, 8 + g, {"put", "comm", ""});
+    p.put_signal(g, p.stream(g, "comm"), src, h, 0, 8 + g, {"put", OpCategory::comm, ""});
   }
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   const double expected = kInterLatency + static_cast<double>(bytes) / kInterBandwidth;
   for (int g = 0; g < 8; ++g) expect_within(duration(r, g, "put"), expected, 0.005, "rail");
 }
@@ -112,9 +113,9 @@ TEST(Calibration, FatTreeGpusSharingANicSplitItsBandwidth) {
   const SymmetricHandle h = p.symm_alloc(p.world_group(), bytes);
   for (int g : {0, 1}) {
     const BufferRef src = p.local_alloc(g, bytes);
-    p.put_signal(g, p.stream(g, "comm"), src, h, 0, 8 + g, {"put", "comm", ""});
+    p.put_signal(g, p.stream(g, "comm"), src, h, 0, 8 + g, {"put", OpCategory::comm, ""});
   }
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   const double expected = kInterLatency + 2.0 * bytes / kInterBandwidth;
   for (int g : {0, 1}) expect_within(duration(r, g, "put"), expected, 0.01, "shared NIC");
 }

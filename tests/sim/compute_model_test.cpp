@@ -80,7 +80,7 @@ TEST(ComputeModel, MissingDtypeIsAClearInvalidArgument) {
   w.a = p.local_alloc(0, 256);
   w.b = p.local_alloc(0, 256);
   w.c = p.local_alloc(0, 256);
-  p.matmul(0, p.stream(0, "compute"), w, {"mm", "compute", ""});
+  p.matmul(0, p.stream(0, "compute"), w, {"mm", OpCategory::compute, ""});
   EXPECT_THROW(run_simulation(p, c), InvalidArgument);
 }
 
@@ -129,8 +129,8 @@ TEST(ComputeModel, SimulatedMatmulTakesTheModelledTime) {
   w.a = p.local_alloc(0, 4096 * 4096 * 2);
   w.b = p.local_alloc(0, 4096 * 4096 * 2);
   w.c = p.local_alloc(0, 4096 * 4096 * 2);
-  p.matmul(0, p.stream(0, "compute"), w, {"mm", "compute", ""});
-  const RunResult r = run_simulation(p, c);
+  p.matmul(0, p.stream(0, "compute"), w, {"mm", OpCategory::compute, ""});
+  const TracedRun r = traced(p, c);
   EXPECT_NEAR(r.makespan_s, matmul_duration_s(c.gpu, w), 1e-12);
   EXPECT_EQ(entry(r, 0, "mm").bytes, 3 * 4096 * 4096 * 2);
 }

@@ -221,15 +221,15 @@ TEST(EmulatedOps, SimulatedMatmulPutAndReduceMatchTheCpu) {
     w.a = A.slice(half * (m / 2) * k * 4, (m / 2) * k * 4);
     w.b = B;
     w.c = C.slice(half * (m / 2) * n * 4, (m / 2) * n * 4);
-    p.matmul(0, s0, w, {"mm", "compute", ""});
+    p.matmul(0, s0, w, {"mm", OpCategory::compute, ""});
   }
-  p.put_signal(0, s0, C, inbox, 0, 1, {"send", "comm", ""});
+  p.put_signal(0, s0, C, inbox, 0, 1, {"send", OpCategory::comm, ""});
   const BufferRef acc = local_with(p, 1, as_bytes(mine));
-  p.wait_signal(1, s1, inbox, 0, {"recv", "comm", ""});
+  p.wait_signal(1, s1, inbox, 0, {"recv", OpCategory::comm, ""});
   ReduceWork add = reduce_of(DType::fp32, m * n);
   add.dst = acc;
   add.src = inbox.whole();
-  p.reduce(1, s1, add, {"add", "compute", ""});
+  p.reduce(1, s1, add, {"add", OpCategory::compute, ""});
   p.request_output("c", 0, C);
   p.request_output("sum", 1, acc);
   const RunResult r = run_simulation(p, test_cluster(1, 8), with_data());
@@ -250,7 +250,7 @@ TEST(EmulatedOps, UnsupportedDtypeFailsTheRunWithUnsupported) {
   w.a = p.local_alloc(0, 4);
   w.b = p.local_alloc(0, 4);
   w.c = p.local_alloc(0, 4);
-  p.matmul(0, p.stream(0, "main"), w, {"mm", "compute", ""});
+  p.matmul(0, p.stream(0, "main"), w, {"mm", OpCategory::compute, ""});
   EXPECT_NO_THROW(run_simulation(p, c));  // timing only: fine
   EXPECT_THROW(run_simulation(p, c, with_data()), Unsupported);
 }

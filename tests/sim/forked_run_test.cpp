@@ -25,16 +25,17 @@ using namespace testing;
 Program one_put_program(int64_t bytes) {
   Program p(2);
   const SymmetricHandle h = p.symm_alloc(p.world_group(), bytes);
-  p.put_signal(0, p.stream(0, "comm"), p.local_alloc(0, bytes), h, 0, 1, {"put", "comm", ""});
-  p.wait_signal(1, p.stream(1, "comm"), h, 0, {"wait", "comm", ""});
+  p.put_signal(0, p.stream(0, "comm"), p.local_alloc(0, bytes), h, 0, 1,
+               {"put", OpCategory::comm, ""});
+  p.wait_signal(1, p.stream(1, "comm"), h, 0, {"wait", OpCategory::comm, ""});
   return p;
 }
 
 TEST(ForkedRun, EverySimulationStartsAtTimeZero) {
   const ClusterSpec c = test_cluster(1, 8);
   const Program p = one_put_program(64 << 20);
-  const RunResult first = run_simulation(p, c);
-  const RunResult second = run_simulation(p, c);
+  const TracedRun first = traced(p, c);
+  const TracedRun second = traced(p, c);
   EXPECT_DOUBLE_EQ(entry(first, 0, "put").start_s, 0.0);
   EXPECT_DOUBLE_EQ(entry(second, 0, "put").start_s, 0.0);  // not first.makespan_s
   EXPECT_DOUBLE_EQ(first.makespan_s, second.makespan_s);
@@ -57,7 +58,8 @@ TEST(ForkedRun, ErrorsKeepTheirTypeMessagePlaceAndRank) {
   Program p(2);
   const SymmetricHandle h = p.symm_alloc(p.world_group(), 64);
   p.symm_free(h, "comm");
-  p.put_signal(1, p.stream(1, "comm"), p.local_alloc(1, 8), h, 0, 0, {"late", "comm", ""});
+  p.put_signal(1, p.stream(1, "comm"), p.local_alloc(1, 8), h, 0, 0,
+               {"late", OpCategory::comm, ""});
   try {
     run_simulation(p, test_cluster(1, 8));
     FAIL() << "expected InvalidArgument";
@@ -86,7 +88,7 @@ TEST(ForkedRun, ErrorsKeepTheirTypeMessagePlaceAndRank) {
 TEST(ForkedRun, DeadlockCrossesWithItsBlockedStreams) {
   Program p(2);
   const SymmetricHandle h = p.symm_alloc(p.world_group(), 8);
-  p.wait_signal(0, p.stream(0, "comm"), h, 1, {"w", "comm", ""});
+  p.wait_signal(0, p.stream(0, "comm"), h, 1, {"w", OpCategory::comm, ""});
   try {
     run_simulation(p, test_cluster(1, 8));
     FAIL() << "expected DeadlockError";
@@ -117,7 +119,7 @@ Program slow_emulated_program() {
   w.a = p.local_alloc(0, 2048 * 2048 * 4);
   w.b = p.local_alloc(0, 2048 * 2048 * 4);
   w.c = p.local_alloc(0, 2048 * 2048 * 4);
-  for (int i = 0; i < 8; ++i) p.matmul(0, p.stream(0, "main"), w, {"mm", "compute", ""});
+  for (int i = 0; i < 8; ++i) p.matmul(0, p.stream(0, "main"), w, {"mm", OpCategory::compute, ""});
   return p;
 }
 

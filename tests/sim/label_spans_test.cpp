@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/label_spans.hpp"
 #include "sim/forked_run.hpp"
-#include "sim/label_spans.hpp"
 #include "sim_test_support.hpp"
 
 namespace symmesh::sim {
@@ -24,32 +24,34 @@ Program two_rank_program() {
   Program p(2);
   const SymmetricHandle h = p.symm_alloc(p.world_group(), kBytes);
   const BufferRef src = p.local_alloc(0, kBytes);
-  p.put_signal(0, p.stream(0, "comm"), src, h, 0, 1, {"xfer", "comm", ""});
-  p.wait_signal(1, p.stream(1, "comm"), h, 0, {"xfer", "comm", ""});
+  p.put_signal(0, p.stream(0, "comm"), src, h, 0, 1, {"xfer", OpCategory::comm, ""});
+  p.wait_signal(1, p.stream(1, "comm"), h, 0, {"xfer", OpCategory::comm, ""});
   for (int r : {0, 1}) {
     CopyWork c;
     c.src = r == 1 ? h.whole() : src;
     c.dst = p.local_alloc(r, kBytes);
     c.row_bytes = kBytes;
-    p.copy(r, p.stream(r, r == 1 ? "comm" : "compute"), c, {"post", "compute", ""});
+    p.copy(r, p.stream(r, r == 1 ? "comm" : "compute"), c, {"post", OpCategory::compute, ""});
   }
-  p.barrier(p.world_group(), "comm", {"end", "sync", ""});
+  p.barrier(p.world_group(), "comm", {"end", OpCategory::sync, ""});
   return p;
 }
 
 // The summary recomputed from timeline entries: first start, last end, and per rank the
 // summed durations by category, the busiest rank's total.
-std::map<std::string, LabelSpan> from_timeline(const RunResult& r) {
+std::map<std::string, LabelSpan> from_timeline(const TracedRun& r) {
   std::map<std::string, LabelSpan> out;
   std::map<std::string, std::map<int, double>> comm, compute;
   for (const TimelineEntry& e : r.timeline) {
-    if (e.label.category == "sync") continue;
-    auto [it, fresh] = out.try_emplace(e.label.name);
+    const OpLabel& label = label_of(r, e);
+    if (label.category == OpCategory::sync) continue;
+    auto [it, fresh] = out.try_emplace(label.name);
     LabelSpan& s = it->second;
-    s.name = e.label.name;
+    s.name = label.name;
     s.start_s = fresh ? e.start_s : std::min(s.start_s, e.start_s);
     s.end_s = fresh ? e.end_s : std::max(s.end_s, e.end_s);
-    (e.label.category == "comm" ? comm : compute)[e.label.name][e.rank] += e.end_s - e.start_s;
+    (label.category == OpCategory::comm ? comm : compute)[label.name][e.rank] +=
+        e.end_s - e.start_s;
   }
   for (auto& [name, s] : out) {
     for (const auto& [rank, t] : comm[name]) s.busiest_comm_s = std::max(s.busiest_comm_s, t);
@@ -61,7 +63,7 @@ std::map<std::string, LabelSpan> from_timeline(const RunResult& r) {
 
 TEST(LabelSpans, MatchTheClosedFormAndTheTimeline) {
   const Program p = two_rank_program();
-  const RunResult r = run_simulation(p, test_cluster(1, 8));
+  const TracedRun r = traced(p, test_cluster(1, 8));
   ASSERT_EQ(r.label_spans.size(), 2u);  // "end" is sync: left out
   EXPECT_EQ(r.label_spans[0].name, "post");
   EXPECT_EQ(r.label_spans[1].name, "xfer");
@@ -103,7 +105,7 @@ TEST(LabelSpans, MatchTheClosedFormAndTheTimeline) {
 
 TEST(LabelSpans, AreTheSameWithoutTheTimeline) {
   const Program p = two_rank_program();
-  const RunResult with = run_simulation(p, test_cluster(1, 8));
+  const TracedRun with = traced(p, test_cluster(1, 8));
   SimOptions no_timeline;
   no_timeline.record_timeline = false;
   const RunResult without = run_simulation(p, test_cluster(1, 8), no_timeline);

@@ -26,19 +26,19 @@ Program ring_allreduce(int ranks, int64_t bytes) {
       const int64_t send = ((r - step) % ranks + ranks) % ranks;
       const int64_t into = ((r - step - 1) % ranks + ranks) % ranks;
       p.put_signal(r, s, data.whole().slice(send * chunk, chunk), recv, step * chunk, next,
-                   {"rs", "comm", ""});
-      p.wait_signal(r, s, recv, prev, {"rs wait", "comm", ""});
+                   {"rs", OpCategory::comm, ""});
+      p.wait_signal(r, s, recv, prev, {"rs wait", OpCategory::comm, ""});
       ReduceWork add;
       add.elements = chunk / 4;
       add.dst = data.whole().slice(into * chunk, chunk);
       add.src = recv.whole().slice(step * chunk, chunk);
-      p.reduce(r, s, add, {"rs add", "compute", ""});
+      p.reduce(r, s, add, {"rs add", OpCategory::compute, ""});
     }
     for (int step = 0; step < ranks - 1; ++step) {
       const int64_t send = ((r + 1 - step) % ranks + ranks) % ranks;
       p.put_signal(r, s, data.whole().slice(send * chunk, chunk), data, send * chunk, next,
-                   {"ag", "comm", ""});
-      p.wait_signal(r, s, data, prev, {"ag wait", "comm", ""});
+                   {"ag", OpCategory::comm, ""});
+      p.wait_signal(r, s, data, prev, {"ag wait", OpCategory::comm, ""});
     }
   }
   return p;
@@ -52,10 +52,10 @@ TEST(MemoryBudget, RingAllReduceOn128GpusStaysUnderOneMiBPerRank) {
   EXPECT_TRUE(r.hazards.empty());
   EXPECT_TRUE(r.warnings.empty());
   EXPECT_EQ(r.peak_memory_bytes[0], bytes + bytes / ranks * (ranks - 1));
-  EXPECT_GT(r.simulator_memory_bytes, 0);
+  EXPECT_GT(r.backend_memory_bytes, 0);
   if (!symmesh::testing::kAddressSanitizer) {  // see tests/sanitizers.hpp
-    EXPECT_LT(r.simulator_memory_bytes / ranks, 1 << 20)
-        << r.simulator_memory_bytes / ranks << " bytes per rank";
+    EXPECT_LT(r.backend_memory_bytes / ranks, 1 << 20)
+        << r.backend_memory_bytes / ranks << " bytes per rank";
   }
   // Every step of the ring waits for its slowest hop, the inter-node one: 2 (p − 1) steps of
   // (α + chunk / β) plus the p − 1 reductions.

@@ -12,7 +12,7 @@ namespace {
 using namespace testing;
 
 OpLabel label(const std::string& name) {
-  return {name, "comm", ""};
+  return {name, OpCategory::comm, ""};
 }
 
 // Case 6: three puts, three waits succeed; a fourth wait is reported, not hung.
@@ -26,7 +26,7 @@ TEST(OneSidedCounting, AFourthWaitAfterThreePutsIsReportedNotHung) {
     p.wait_signal(1, s1, h, 0, label("wait" + std::to_string(i + 1)));
   }
   Program ok = p;  // three and three: completes
-  const RunResult r = run_simulation(ok, c);
+  const TracedRun r = traced(ok, c);
   EXPECT_GT(r.makespan_s, 0.0);
   EXPECT_TRUE(r.warnings.empty());
 
@@ -60,7 +60,7 @@ TEST(OneSidedCounting, CreditsCarryOver) {
   p.put_signal(0, s0, p.local_alloc(0, 64), h, 64, 1, label("put2"));
   p.wait_signal(1, s1, h, 0, label("wait1"));
   p.wait_signal(1, s1, h, 0, label("wait2"));
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   EXPECT_NEAR(entry(r, 1, "wait1").end_s, entry(r, 0, "put1").end_s, 1e-12);
   EXPECT_GT(entry(r, 1, "wait2").end_s, entry(r, 1, "wait1").end_s);  // waits for put 2
   // After both have arrived, two more waits on a second pair of puts: the last is instant.
@@ -74,10 +74,10 @@ TEST(OneSidedCounting, CreditsCarryOver) {
   slow.a = q.local_alloc(1, 1 << 22);
   slow.b = q.local_alloc(1, 1 << 22);
   slow.c = q.local_alloc(1, 1 << 22);
-  q.matmul(1, t1, slow, {"slow", "compute", ""});
+  q.matmul(1, t1, slow, {"slow", OpCategory::compute, ""});
   q.wait_signal(1, t1, g, 0, label("wait1"));
   q.wait_signal(1, t1, g, 0, label("wait2"));
-  const RunResult s = run_simulation(q, c);
+  const TracedRun s = traced(q, c);
   EXPECT_GT(entry(s, 1, "wait1").start_s, entry(s, 0, "put2").end_s);
   EXPECT_DOUBLE_EQ(duration(s, 1, "wait1"), 0.0);
   EXPECT_DOUBLE_EQ(duration(s, 1, "wait2"), 0.0);
@@ -97,9 +97,9 @@ TEST(OneSidedCounting, SenderNeverBlocksOnASlowReceiver) {
   slow.a = p.local_alloc(1, 64 << 20);
   slow.b = p.local_alloc(1, 64 << 20);
   slow.c = p.local_alloc(1, 64 << 20);
-  p.matmul(1, s1, slow, {"slow", "compute", ""});
+  p.matmul(1, s1, slow, {"slow", OpCategory::compute, ""});
   p.wait_signal(1, s1, h, 0, label("wait"));
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   const double alone = kIntraLatency + static_cast<double>(bytes) / kIntraBandwidth;
   EXPECT_NEAR(entry(r, 0, "put").end_s, alone, alone * 0.005);
   EXPECT_GT(entry(r, 1, "wait").start_s, 10 * alone);  // the receiver is that much slower
@@ -121,10 +121,11 @@ TEST(OneSidedCounting, OverwriteHazardNamesBothRanksAndTheRange) {
   // The receiver is busy until both puts have landed.
   const StreamId s1 = p.stream(1, "comm");
   const BufferRef scratch = p.local_alloc(1, 64 << 20);
-  p.copy(1, s1, CopyWork{scratch, scratch, 1, 1, 64 << 20, 0, 0, 0, 0}, {"busy", "compute", ""});
+  p.copy(1, s1, CopyWork{scratch, scratch, 1, 1, 64 << 20, 0, 0, 0, 0},
+         {"busy", OpCategory::compute, ""});
   p.wait_signal(1, s1, h, 0, label("w0"));
   p.wait_signal(1, s1, h, 2, label("w2"));
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   ASSERT_EQ(r.hazards.size(), 1u);
   const Hazard& hz = r.hazards[0];
   EXPECT_EQ(hz.receiver, 1);
@@ -162,7 +163,7 @@ TEST(OneSidedCounting, ACreditProtocolHasNoHazard) {
     p.wait_signal(1, s1, data, 0, label("wait"));
     p.put_signal(1, s1, p.local_alloc(1, 0), ack, 0, 0, label("ack"));
   }
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   EXPECT_TRUE(r.hazards.empty());
   EXPECT_EQ(r.warnings.size(), 1u);  // the last ack is never consumed
 }
@@ -194,7 +195,7 @@ TEST(OneSidedSpecial, SelfPut) {
   p.put_signal(1, s, local_with(p, 1, pattern(bytes, 11)), h, 0, 1, label("self"));
   p.wait_signal(1, s, h, 1, label("wait"));
   p.request_output("got", 1, h.whole());
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   EXPECT_EQ(r.output("got", 1).bytes, pattern(bytes, 11));
   EXPECT_NEAR(duration(r, 1, "self"), local_copy_duration_s(c.gpu, bytes), 1e-12);
 }
@@ -206,7 +207,7 @@ TEST(OneSidedSpecial, ZeroBytePutSignals) {
   const SymmetricHandle h = p.symm_alloc(p.world_group(), 16);
   p.put_signal(0, p.stream(0, "comm"), p.local_alloc(0, 0), h, 16, 9, label("empty"));
   p.wait_signal(9, p.stream(9, "comm"), h, 0, label("wait"));
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   EXPECT_NEAR(entry(r, 9, "wait").end_s, kInterLatency, kInterLatency * 0.005);
 }
 
@@ -219,7 +220,7 @@ TEST(OneSidedSpecial, OffsetIsHonoured) {
                label("put"));
   p.wait_signal(1, p.stream(1, "comm"), h, 0, label("wait"));
   p.request_output("all", 1, h.whole());
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   std::vector<unsigned char> expected(4096, 0);
   const auto payload = pattern(1000, 13);
   std::copy(payload.begin(), payload.end(), expected.begin() + 1001);
@@ -255,7 +256,7 @@ TEST(OneSidedSpecial, OddSizesMoveByteExactly) {
   }
   p.request_output("remote", 12, h.whole());
   p.request_output("local node", 5, h.whole());
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   EXPECT_EQ(r.output("remote", 12).bytes, all);
   EXPECT_EQ(r.output("local node", 5).bytes, all);
   EXPECT_TRUE(r.hazards.empty());

@@ -19,7 +19,7 @@ namespace {
 using namespace testing;
 
 OpLabel label(const std::string& name) {
-  return {name, "comm", ""};
+  return {name, OpCategory::comm, ""};
 }
 
 // Case 15: peer < 0 or >= group size.
@@ -181,7 +181,7 @@ TEST(OneSidedErrors, BarrierDeadlockNamesTheAbsentMembers) {
   const GroupId world = p.world_group();
   const SymmetricHandle h = p.symm_alloc(world, 8);
   p.wait_signal(3, p.stream(3, "main"), h, 0, label("never"));
-  p.barrier(world, "main", {"sync", "sync", ""});
+  p.barrier(world, "main", {"sync", OpCategory::sync, ""});
   try {
     run_simulation(p, test_cluster(1, 8));
     FAIL() << "expected a deadlock";
@@ -202,8 +202,8 @@ TEST(OneSidedErrors, EventDeadlockNamesTheRecordingStream) {
   const SymmetricHandle h = p.symm_alloc(p.world_group(), 8);
   const StreamId compute = p.stream(0, "compute"), comm = p.stream(0, "comm");
   p.wait_signal(0, compute, h, 0, label("never"));
-  const EventId ev = p.record_event(0, compute, {"done", "sync", ""});
-  p.wait_event(0, comm, ev, {"after compute", "sync", ""});
+  const EventId ev = p.record_event(0, compute, {"done", OpCategory::sync, ""});
+  p.wait_event(0, comm, ev, {"after compute", OpCategory::sync, ""});
   try {
     run_simulation(p, test_cluster(1, 8));
     FAIL() << "expected a deadlock";

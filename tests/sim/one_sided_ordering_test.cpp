@@ -11,7 +11,7 @@ namespace {
 using namespace testing;
 
 OpLabel label(const std::string& name) {
-  return {name, "comm", ""};
+  return {name, OpCategory::comm, ""};
 }
 
 // Case 1: a large put split into many chunks, each followed by a signal; the receiver waits
@@ -36,7 +36,7 @@ TEST(OneSidedOrdering, PayloadBeforeSignalAcrossManyChunks) {
     p.put_signal(1, s1, p.local_alloc(1, 0), credit, 0, 0, label("give credit"));
     p.request_output("round" + std::to_string(round), 1, out);
   }
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   EXPECT_EQ(r.output("round0", 1).bytes, pattern(total, 100));
   EXPECT_EQ(r.output("round1", 1).bytes, pattern(total, 101));
   EXPECT_TRUE(r.hazards.empty()) << r.hazards.front().to_string();
@@ -56,13 +56,13 @@ TEST(OneSidedOrdering, WaitEnqueuedBeforePutHoldsDependentWork) {
   mm.a = p.local_alloc(0, 512 * 512 * 4);
   mm.b = p.local_alloc(0, 512 * 512 * 4);
   mm.c = p.local_alloc(0, 512 * 512 * 4);
-  p.matmul(0, s0, mm, {"busy", "compute", ""});
+  p.matmul(0, s0, mm, {"busy", OpCategory::compute, ""});
   p.put_signal(0, s0, local_with(p, 0, pattern(bytes, 7)), h, 0, 1, label("put"));
   p.wait_signal(1, s1, h, 0, label("wait"));
   const BufferRef out = p.local_alloc(1, bytes);
   p.copy(1, s1, CopyWork{out, h.whole(), 1, 1, bytes, 0, 0, 0, 0}, label("use"));
   p.request_output("seen", 1, out);
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   EXPECT_DOUBLE_EQ(entry(r, 1, "wait").start_s, 0.0);
   EXPECT_GE(entry(r, 1, "use").start_s, entry(r, 0, "put").end_s);
   EXPECT_GT(entry(r, 0, "put").start_s, 5e-6);
@@ -81,11 +81,12 @@ TEST(OneSidedOrdering, SamePeerPutsLandInOrderFinalBytesAreTheLast) {
   p.put_signal(0, s0, local_with(p, 0, pattern(bytes, 1)), h, 0, 1, label("A"));
   p.put_signal(0, s0, local_with(p, 0, pattern(bytes, 2)), h, 0, 1, label("B"));
   const BufferRef scratch = p.local_alloc(1, 4 << 20);
-  p.copy(1, s1, CopyWork{scratch, scratch, 1, 1, 4 << 20, 0, 0, 0, 0}, {"busy", "compute", ""});
+  p.copy(1, s1, CopyWork{scratch, scratch, 1, 1, 4 << 20, 0, 0, 0, 0},
+         {"busy", OpCategory::compute, ""});
   p.wait_signal(1, s1, h, 0, label("wait A"));
   p.wait_signal(1, s1, h, 0, label("wait B"));
   p.request_output("final", 1, h.whole());
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   EXPECT_EQ(r.output("final", 1).bytes, pattern(bytes, 2));
   ASSERT_EQ(r.hazards.size(), 1u);
   EXPECT_EQ(r.hazards[0].earlier_label, "A");
@@ -114,7 +115,7 @@ TEST(OneSidedOrdering, SignalOfALaterPutWaitsForEarlierPutsToTheSamePeer) {
   p.wait_signal(1, s1, h, 0, label("second wait"));
   p.request_output("after first wait", 1, out);
   p.request_output("small", 1, h.whole().slice(big, small));
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   const double big_end = entry(r, 0, "big").end_s;
   EXPECT_LT(entry(r, 0, "small").end_s, big_end);  // the transfers did finish out of order
   EXPECT_GE(entry(r, 1, "first wait").end_s, big_end);
@@ -134,7 +135,7 @@ TEST(OneSidedOrdering, DifferentPeersAreIndependent) {
   p.put_signal(0, s0, local_with(p, 0, pattern(bytes, 6)), h, 0, 2, label("to 2"));
   p.wait_signal(2, p.stream(2, "comm"), h, 0, label("wait"));
   p.request_output("got", 2, h.whole());
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   EXPECT_EQ(r.output("got", 2).bytes, pattern(bytes, 6));
   EXPECT_NEAR(entry(r, 2, "wait").end_s, entry(r, 0, "to 2").end_s, 1e-12);
   ASSERT_EQ(r.warnings.size(), 1u);  // rank 1's unconsumed signal is noted, not an error
@@ -161,7 +162,7 @@ TEST(OneSidedOrdering, SourceReuseAfterCompletionDoesNotChangeWhatTheReceiverSee
   p.wait_signal(1, s1, h, 0, label("w2"));
   p.request_output("got", 1, h.whole().slice(big, bytes));
   p.request_output("source", 0, src);
-  const RunResult r = run_simulation(p, c, with_data());
+  const TracedRun r = traced(p, c, with_data());
   EXPECT_LT(entry(r, 0, "overwrite source").end_s, entry(r, 0, "big").end_s);
   EXPECT_EQ(r.output("got", 1).bytes, pattern(bytes, 9));
   EXPECT_EQ(r.output("source", 0).bytes, pattern(bytes, 10));

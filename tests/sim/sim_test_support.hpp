@@ -45,16 +45,33 @@ inline std::vector<unsigned char> pattern(size_t n, unsigned seed) {
   return v;
 }
 
+// A simulation with its timeline, and the Program that names the timeline's ops.
+struct TracedRun : RunResult {
+  const Program* program = nullptr;
+};
+inline TracedRun traced(const Program& p, const ClusterSpec& c, SimOptions o = {}) {
+  o.record_timeline = true;
+  TracedRun t;
+  static_cast<RunResult&>(t) = run_simulation(p, c, o);
+  t.program = &p;
+  return t;
+}
+
+// The label of a timeline entry's op.
+inline const OpLabel& label_of(const TracedRun& r, const TimelineEntry& e) {
+  return r.program->label_of(r.program->streams(e.rank).at(e.stream).ops.at(e.op_index).label());
+}
+
 // The timeline entry of the op labelled `name` on `rank` (the first one, if several).
-inline const TimelineEntry& entry(const RunResult& r, int rank, const std::string& name) {
+inline const TimelineEntry& entry(const TracedRun& r, int rank, const std::string& name) {
   for (const TimelineEntry& e : r.timeline)
-    if (e.rank == rank && e.label.name == name) return e;
+    if (e.rank == rank && label_of(r, e).name == name) return e;
   ADD_FAILURE() << "no op '" << name << "' on rank " << rank;
   static const TimelineEntry none;
   return none;
 }
 
-inline double duration(const RunResult& r, int rank, const std::string& name) {
+inline double duration(const TracedRun& r, int rank, const std::string& name) {
   const TimelineEntry& e = entry(r, rank, name);
   return e.end_s - e.start_s;
 }

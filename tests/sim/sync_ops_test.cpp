@@ -25,11 +25,11 @@ TEST(SyncOps, WaitEventOrdersStreamsOfOneRank) {
   Program p(2);
   const SymmetricHandle h = p.symm_alloc(p.world_group(), 1 << 20);
   const StreamId compute = p.stream(0, "compute"), comm = p.stream(0, "comm");
-  p.matmul(0, compute, square_matmul(p, 0, 2048), {"mm", "compute", ""});
-  const EventId done = p.record_event(0, compute, {"mm done", "sync", ""});
-  p.wait_event(0, comm, done, {"wait mm", "sync", ""});
-  p.put_signal(0, comm, p.local_alloc(0, 1 << 20), h, 0, 1, {"send", "comm", ""});
-  const RunResult r = run_simulation(p, c);
+  p.matmul(0, compute, square_matmul(p, 0, 2048), {"mm", OpCategory::compute, ""});
+  const EventId done = p.record_event(0, compute, {"mm done", OpCategory::sync, ""});
+  p.wait_event(0, comm, done, {"wait mm", OpCategory::sync, ""});
+  p.put_signal(0, comm, p.local_alloc(0, 1 << 20), h, 0, 1, {"send", OpCategory::comm, ""});
+  const TracedRun r = traced(p, c);
   EXPECT_DOUBLE_EQ(entry(r, 0, "wait mm").start_s, 0.0);
   EXPECT_DOUBLE_EQ(entry(r, 0, "send").start_s, entry(r, 0, "mm").end_s);
   EXPECT_NEAR(entry(r, 0, "mm").end_s, matmul_duration_s(c.gpu, square_matmul(p, 0, 2048)), 1e-12);
@@ -39,9 +39,9 @@ TEST(SyncOps, StreamsOfOneGpuComputingAtOnceShareIt) {
   const ClusterSpec c = test_cluster(1, 8);
   Program p(1);
   const MatmulWork w = square_matmul(p, 0, 4096);
-  p.matmul(0, p.stream(0, "a"), w, {"mm a", "compute", ""});
-  p.matmul(0, p.stream(0, "b"), w, {"mm b", "compute", ""});
-  const RunResult r = run_simulation(p, c);
+  p.matmul(0, p.stream(0, "a"), w, {"mm a", OpCategory::compute, ""});
+  p.matmul(0, p.stream(0, "b"), w, {"mm b", OpCategory::compute, ""});
+  const TracedRun r = traced(p, c);
   const double alone = matmul_duration_s(c.gpu, w);
   EXPECT_NEAR(duration(r, 0, "mm a"), 2 * alone, 2 * alone * 1e-6);
   EXPECT_NEAR(r.makespan_s, 2 * alone, 2 * alone * 1e-6);
@@ -52,9 +52,10 @@ TEST(SyncOps, BarrierReleasesEveryMemberWhenTheLastArrives) {
   Program p(4);
   const GroupId world = p.world_group();
   for (int r = 0; r < 4; ++r)
-    p.matmul(r, p.stream(r, "main"), square_matmul(p, r, 512 * (r + 1)), {"work", "compute", ""});
-  p.barrier(world, "main", {"sync", "sync", ""});
-  const RunResult r = run_simulation(p, c);
+    p.matmul(r, p.stream(r, "main"), square_matmul(p, r, 512 * (r + 1)),
+             {"work", OpCategory::compute, ""});
+  p.barrier(world, "main", {"sync", OpCategory::sync, ""});
+  const TracedRun r = traced(p, c);
   const double last = entry(r, 3, "work").end_s;
   for (int rank = 0; rank < 4; ++rank) {
     EXPECT_DOUBLE_EQ(entry(r, rank, "sync").end_s, last);
@@ -67,10 +68,10 @@ TEST(SyncOps, SecondBarrierMeetsTheSecondBarrierOfEveryMember) {
   const ClusterSpec c = test_cluster(1, 8);
   Program p(2);
   const GroupId world = p.world_group();
-  p.barrier(world, "main", {"b1", "sync", ""});
-  p.matmul(1, p.stream(1, "main"), square_matmul(p, 1, 1024), {"work", "compute", ""});
-  p.barrier(world, "main", {"b2", "sync", ""});
-  const RunResult r = run_simulation(p, c);
+  p.barrier(world, "main", {"b1", OpCategory::sync, ""});
+  p.matmul(1, p.stream(1, "main"), square_matmul(p, 1, 1024), {"work", OpCategory::compute, ""});
+  p.barrier(world, "main", {"b2", OpCategory::sync, ""});
+  const TracedRun r = traced(p, c);
   EXPECT_DOUBLE_EQ(entry(r, 0, "b1").end_s, 0.0);
   EXPECT_DOUBLE_EQ(entry(r, 0, "b2").end_s, entry(r, 1, "work").end_s);
 }
@@ -83,7 +84,7 @@ TEST(SyncOps, PeakMemoryCountsSymmetricAndLocalAllocations) {
   p.local_alloc(0, 500);
   p.local_alloc(2, 7);
   p.symm_free(all, "main");  // frees lower the live total, not the peak
-  const RunResult r = run_simulation(p, c);
+  const TracedRun r = traced(p, c);
   EXPECT_EQ(r.peak_memory_bytes, (std::vector<int64_t>{1500, 1300, 1307}));
 }
 
@@ -95,7 +96,7 @@ TEST(SyncOps, ProgramWiderThanTheClusterIsRejected) {
 
 TEST(SyncOps, EmptyProgramTakesNoTime) {
   Program p(4);
-  const RunResult r = run_simulation(p, test_cluster(1, 8));
+  const TracedRun r = traced(p, test_cluster(1, 8));
   EXPECT_EQ(r.makespan_s, 0.0);
   EXPECT_TRUE(r.timeline.empty());
   EXPECT_EQ(r.peak_memory_bytes.size(), 4u);

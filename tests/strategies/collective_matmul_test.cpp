@@ -76,14 +76,14 @@ TEST(OverlappedAllGatherMatmul, TwoStreamsPerRankWithOnePutPerPieceAndStep) {
     int puts = 0, waits = 0, matmuls = 0, rows = 0;
     for (const Stream& s : program.streams(r))
       for (const StreamOp& op : s.ops) {
-        puts += op.kind == StreamOp::Kind::put_signal;
-        waits += op.kind == StreamOp::Kind::wait_signal;
-        if (op.kind == StreamOp::Kind::matmul) {
+        puts += op.kind() == StreamOp::Kind::put_signal;
+        waits += op.kind() == StreamOp::Kind::wait_signal;
+        if (op.kind() == StreamOp::Kind::matmul) {
           ++matmuls;
-          rows += static_cast<int>(op.matmul.m);
+          rows += static_cast<int>(program.matmul_of(op).m);
           EXPECT_EQ(s.name, "main");
         }
-        if (op.kind == StreamOp::Kind::put_signal || op.kind == StreamOp::Kind::wait_signal) {
+        if (op.kind() == StreamOp::Kind::put_signal || op.kind() == StreamOp::Kind::wait_signal) {
           EXPECT_EQ(s.name, "main-comm");
         }
       }
@@ -91,6 +91,16 @@ TEST(OverlappedAllGatherMatmul, TwoStreamsPerRankWithOnePutPerPieceAndStep) {
     EXPECT_EQ(waits, 4) << "rank " << r;
     EXPECT_EQ(matmuls, 6) << "rank " << r;
     EXPECT_EQ(rows, 12) << "rank " << r;  // every row of the gathered a, once
+  }
+  // Recorded as one fused collective: every member owns all its ops on both streams.
+  ASSERT_EQ(program.collectives().size(), 1u);
+  const CollectiveRecord& record = program.collectives()[0];
+  EXPECT_EQ(record.op, CollectiveOp::allgather_matmul);
+  EXPECT_EQ(record.algorithm, CollectiveAlgorithm::fused_ring);
+  ASSERT_EQ(record.spans.size(), 6u);  // 3 members x (compute, comm)
+  for (const CollectiveSpan& span : record.spans) {
+    EXPECT_EQ(span.first_op, 0);
+    EXPECT_EQ(span.op_count, static_cast<int>(program.streams(span.rank)[span.stream].ops.size()));
   }
   spec.chunks = 0;
   EXPECT_THROW(overlapped_allgather_matmul(program, spec), InvalidArgument);

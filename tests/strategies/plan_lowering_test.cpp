@@ -371,7 +371,7 @@ TEST(PlanLowering, TimingOnlyProgramHasNoInitialBytesOrOutputs) {
   // The chosen plan all-gathers b (S(0) -> R): a ring of 3 put_signal/wait_signal steps.
   int puts = 0;
   for (const auto& s : program.streams(0))
-    for (const auto& op : s.ops) puts += op.kind == StreamOp::Kind::put_signal;
+    for (const auto& op : s.ops) puts += op.kind() == StreamOp::Kind::put_signal;
   EXPECT_EQ(puts, 3);
 }
 

@@ -87,38 +87,44 @@ class ProgramInterpreter {
 
   bool step(int r, const StreamOp& op) {
     using K = StreamOp::Kind;
-    switch (op.kind) {
+    switch (op.kind()) {
       case K::put_signal: {
-        const int peer = p_.group(op.handle.group).ranks.at(op.peer);
-        std::memmove(at(peer, op.dst), at(r, op.src), op.src.size_bytes);
-        ++counters_[{op.handle.id, r, peer}];
+        const PutSignalArgs& put = op.put();
+        const int peer = p_.group(p_.symmetric(put.handle).group).ranks.at(put.peer);
+        std::memmove(at(peer, put.dst()), at(r, put.src), put.src.size_bytes);
+        ++counters_[{put.handle, r, peer}];
         return true;
       }
       case K::wait_signal: {
-        const int peer = p_.group(op.handle.group).ranks.at(op.peer);
-        auto& consumed = consumed_[{op.handle.id, peer, r}];
-        if (counters_[{op.handle.id, peer, r}] <= consumed) return false;
+        const WaitSignalArgs& wait = op.wait();
+        const int peer = p_.group(p_.symmetric(wait.handle).group).ranks.at(wait.peer);
+        auto& consumed = consumed_[{wait.handle, peer, r}];
+        if (counters_[{wait.handle, peer, r}] <= consumed) return false;
         ++consumed;
         return true;
       }
-      case K::matmul:
-        if (op.matmul.dtype == DType::fp32)
-          matmul<float>(r, op.matmul);
-        else if (op.matmul.dtype == DType::fp64)
-          matmul<double>(r, op.matmul);
+      case K::matmul: {
+        const MatmulWork& w = p_.matmul_of(op);
+        if (w.dtype == DType::fp32)
+          matmul<float>(r, w);
+        else if (w.dtype == DType::fp64)
+          matmul<double>(r, w);
         else
           throw std::runtime_error("interpreter: matmul dtype");
         return true;
-      case K::reduce:
-        if (op.reduce.dtype == DType::fp32)
-          reduce<float>(r, op.reduce);
-        else if (op.reduce.dtype == DType::fp64)
-          reduce<double>(r, op.reduce);
+      }
+      case K::reduce: {
+        const ReduceWork w = op.reduce();
+        if (w.dtype == DType::fp32)
+          reduce<float>(r, w);
+        else if (w.dtype == DType::fp64)
+          reduce<double>(r, w);
         else
           throw std::runtime_error("interpreter: reduce dtype");
         return true;
+      }
       case K::copy: {
-        const CopyWork& w = op.copy;
+        const CopyWork& w = p_.copy_of(op);
         if (w.bytes() <= 0) return true;  // nothing to move, and no storage to point at
         std::vector<unsigned char> tmp(w.bytes());
         size_t pos = 0;
@@ -135,20 +141,21 @@ class ProgramInterpreter {
         return true;
       }
       case K::record_event:
-        recorded_[op.event] = true;
+        recorded_[op.event()] = true;
         return true;
       case K::wait_event:
-        return recorded_[op.event];
+        return recorded_[op.event()];
       case K::barrier: {
         // The n-th barrier of a group on a rank meets the n-th barrier of every member.
-        const int ordinal = barrier_seen_[{op.group, r}];
-        auto& arrived = barrier_arrivals_[{op.group, ordinal}];
-        if (!barrier_marked_[{op.group, r, ordinal}]) {
-          barrier_marked_[{op.group, r, ordinal}] = true;
+        const int group = op.group();
+        const int ordinal = barrier_seen_[{group, r}];
+        auto& arrived = barrier_arrivals_[{group, ordinal}];
+        if (!barrier_marked_[{group, r, ordinal}]) {
+          barrier_marked_[{group, r, ordinal}] = true;
           ++arrived;
         }
-        if (arrived < static_cast<int>(p_.group(op.group).ranks.size())) return false;
-        ++barrier_seen_[{op.group, r}];
+        if (arrived < static_cast<int>(p_.group(group).ranks.size())) return false;
+        ++barrier_seen_[{group, r}];
         return true;
       }
       case K::free:

@@ -38,9 +38,6 @@ ProgramSize program_size(const Program& program) {
     for (const Stream& stream : program.streams(r)) {
       size.ops += static_cast<int64_t>(stream.ops.size());
       size.bytes += static_cast<int64_t>(stream.ops.capacity() * sizeof(StreamOp));
-      for (const StreamOp& op : stream.ops)
-        size.bytes += heap_text_bytes(op.label.name) + heap_text_bytes(op.label.category) +
-                      heap_text_bytes(op.label.detail);
     }
   for (const auto& a : program.local_allocations())
     size.buffer_bytes += a.size_bytes + static_cast<int64_t>(a.initial.size());

@@ -80,9 +80,10 @@ std::map<std::string, double> fastest(const hw::Measurement& m, const Program& p
   std::map<std::string, double> out;
   for (const auto& op : m.timeline) {
     const StreamOp& s = program.streams(op.rank)[op.stream].ops[op.op_index];
-    if (s.label.category == "sync" || s.kind == StreamOp::Kind::wait_signal) continue;
+    const OpLabel& label = program.label_of(s.label());
+    if (label.category == OpCategory::sync || s.kind() == StreamOp::Kind::wait_signal) continue;
     const double t = op.end_s - op.start_s;
-    auto [it, fresh] = out.emplace(s.label.detail, t);
+    auto [it, fresh] = out.emplace(label.detail, t);
     if (!fresh) it->second = std::min(it->second, t);
   }
   return out;
@@ -97,10 +98,10 @@ nlohmann::json measure_puts(int world, int peer) {
     const SymmetricHandle h = program.symm_alloc(all, bytes);
     const BufferRef src = program.local_alloc(0, bytes);
     for (int repeat = 0; repeat < 3; ++repeat) {
-      const OpLabel label{"put", "comm", std::to_string(bytes)};
+      const OpLabel label{"put", OpCategory::comm, std::to_string(bytes)};
       program.put_signal(0, program.stream(0, "main"), src, h, 0, peer, label);
       program.wait_signal(peer, program.stream(peer, "main"), h, 0, label);
-      program.barrier(all, "main", {"put", "sync", ""});
+      program.barrier(all, "main", {"put", OpCategory::sync, ""});
     }
   }
   const auto m = hw::execute_program(program, calibration_executor());
@@ -122,7 +123,8 @@ nlohmann::json measure_copies() {
     w.dst = program.local_alloc(0, bytes);
     w.row_bytes = bytes;
     for (int repeat = 0; repeat < 3; ++repeat)
-      program.copy(0, program.stream(0, "main"), w, {"copy", "compute", std::to_string(bytes)});
+      program.copy(0, program.stream(0, "main"), w,
+                   {"copy", OpCategory::compute, std::to_string(bytes)});
   }
   const auto m = hw::execute_program(program, calibration_executor());
   nlohmann::json out = nlohmann::json::array();

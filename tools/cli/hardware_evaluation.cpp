@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/label_spans.hpp"
 #include "core/text.hpp"
+#include "core/trace_writer.hpp"
 #include "sim/cost_models.hpp"
-#include "sim/label_spans.hpp"
 #include "strategies/cost_model.hpp"
 #include "tools/cli/dtype_values.hpp"
 #include "tools/cli/host_memory.hpp"
@@ -21,23 +22,25 @@ namespace {
 #ifdef SYMMESH_HAVE_HW
 // The measurement in the simulator's shape: labels from the Program, a native collective's
 // entry says what NCCL did instead.
-sim::RunResult to_run_result(const hw::Measurement& m, const Program& program) {
-  sim::RunResult r;
+RunResult to_run_result(const hw::Measurement& m, const Program& program) {
+  RunResult r;
   r.makespan_s = m.makespan_s;
   for (const hw::MeasuredOp& op : m.timeline) {
-    sim::TimelineEntry e;
+    TimelineEntry e;
     e.rank = op.rank;
     e.stream = op.stream;
     e.op_index = op.op_index;
+    e.op_count = op.op_count;
     e.start_s = op.start_s;
     e.end_s = op.end_s;
     e.bytes = op.bytes;
+    if (!op.detail.empty()) {
+      e.detail = static_cast<int32_t>(r.details.size());
+      r.details.push_back(op.detail);
+    }
     r.timeline.push_back(e);
   }
-  sim::attach_labels(program, r);
-  r.label_spans = sim::label_spans_of(program, r.timeline);
-  for (size_t i = 0; i < m.timeline.size(); ++i)
-    if (!m.timeline[i].detail.empty()) r.timeline[i].label.detail = m.timeline[i].detail;
+  r.label_spans = label_spans_of(program, r.timeline);
   r.peak_memory_bytes = m.device_memory_bytes;
   for (const hw::MeasuredOutput& o : m.outputs) r.outputs.push_back({o.name, o.rank, o.bytes});
   return r;
@@ -100,7 +103,7 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
   workload_options.emulate = options.check;
   workload_options.encode = encode_values;
   HardwareEvaluation out{
-      strategies::lower_workload(scenario, *model, workload_options), "", {}, {}, {}, true};
+      strategies::lower_workload(scenario, *model, workload_options), "", {}, {}, "", {}, true};
 #ifndef SYMMESH_HAVE_HW
   (void)options;
   throw HardwareUnavailable(
@@ -131,6 +134,7 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
   out.reporting = measured.reporting;
   if (!out.reporting) return out;
   out.result = to_run_result(measured, program);
+  out.trace_json = chrome_trace_json(program, out.result);
   out.report = build_simulation_report(scenario, out.workload, out.result, options.check);
   out.report.backend = "nccl";
   out.notes = measured.notes;

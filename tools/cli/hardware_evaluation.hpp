@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/run_result.hpp"
 #include "core/scenario.hpp"
-#include "sim/run_result.hpp"
 #include "strategies/workload_lowering.hpp"
 #include "tools/cli/simulation_report.hpp"
 
@@ -38,8 +38,9 @@ struct HardwareOptions {
 struct HardwareEvaluation {
   strategies::LoweredWorkload workload;
   std::string plan_text;  // the hardware plan (hw::describe), always filled
-  sim::RunResult result;  // empty on a dry run
+  RunResult result;       // empty on a dry run
   SimulationReport report;
+  std::string trace_json;          // the measured timeline as a Chrome trace
   std::vector<std::string> notes;  // how it ran
   bool reporting = true;           // false on MPI processes other than rank 0's
 };

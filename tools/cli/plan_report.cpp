@@ -36,6 +36,13 @@ std::string fusion_short_name(strategies::Implementation implementation) {
   return implementation == strategies::Implementation::fused_mm_reducescatter ? "mm+rs" : "ag+mm";
 }
 
+// A redistribution step's implementation, as the lowering runs it.
+std::string implementation_text(const Plan& plan, const strategies::PlannedRedistribution& r,
+                                size_t step) {
+  const auto algorithm = plan.step_algorithm(r, step);
+  return algorithm ? to_string(*algorithm) : "local";
+}
+
 std::string compute_text(const LocalGemm& c, bool batched) {
   std::string text = batched ? "batch=" + std::to_string(c.batch) + " " : "";
   return text + "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
@@ -116,28 +123,27 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
     out += "redistributions: none (inputs are already in place)\n";
   } else {
     out += "redistributions:\n";
-    TextTable table(
-        {"input", "from", "to", "mesh dim", "step", "collective", "bytes/rank", "cost (us)"});
+    TextTable table({"input", "from", "to", "mesh dim", "step", "collective", "implementation",
+                     "bytes/rank", "cost (us)"});
     for (const strategies::PlannedRedistribution* move : moves) {
       const auto& r = *move;
       const auto& steps = r.redistribution.steps;
       for (size_t s = 0; s < steps.size(); ++s) {
-        // The step a fused implementation runs inside the matmul.
-        const bool fused =
-            (chosen.implementation == strategies::Implementation::fused_allgather_mm &&
-             r.input == problem.lhs_index() && s + 1 == steps.size()) ||
-            (chosen.implementation == strategies::Implementation::fused_mm_reducescatter &&
-             r.input < 0);
+        const bool fused = plan.runs_fused(r, s);
         table.add_row({s == 0 ? (r.input < 0 ? "out" : names[r.input]) : "",
                        s == 0 ? to_string(r.redistribution.from) : "",
                        s == 0 ? to_string(r.redistribution.to) : "",
                        std::to_string(steps[s].mesh_dim),
                        to_string(steps[s].from) + "->" + to_string(steps[s].to),
                        to_string(steps[s].collective) + (fused ? " (fused into the mm)" : ""),
-                       std::to_string(steps[s].bytes), format_fixed(r.step_cost_us[s], 3)});
+                       implementation_text(plan, r, s), std::to_string(steps[s].bytes),
+                       format_fixed(r.step_cost_us[s], 3)});
       }
     }
     out += table.render();
+    out +=
+        "  (ring, pairwise, fused ring: put_signal/wait_signal steps written by the core; "
+        "local: nothing moves)\n";
   }
 
   // Ranks grouped by identical local work.
@@ -207,6 +213,9 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
     for (const Candidate* c : dropped) row(*c, "-", "filtered: " + c->filtered);
     out += "candidates (kept ones by cost, ties in index order; then filtered ones):\n";
     out += table.render();
+    out +=
+        "  (ring, pairwise, fused ring: put_signal/wait_signal steps written by the core; "
+        "local: nothing moves)\n";
   }
   return out;
 }
@@ -229,7 +238,7 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                            {"shape", problem.inputs[i].shape},
                            {"placements", placements_json(problem.inputs[i].placements)}});
 
-  auto redistribution_json = [](const strategies::PlannedRedistribution& r) {
+  auto redistribution_json = [&plan](const strategies::PlannedRedistribution& r) {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t s = 0; s < r.redistribution.steps.size(); ++s) {
       const auto& step = r.redistribution.steps[s];
@@ -237,6 +246,7 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                        {"from", to_string(step.from)},
                        {"to", to_string(step.to)},
                        {"collective", to_string(step.collective)},
+                       {"implementation", implementation_text(plan, r, s)},
                        {"bytes", step.bytes},
                        {"buffer_bytes", step.buffer_bytes},
                        {"cost_us", cost_json(r.step_cost_us[s])}});

@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 
-#include "sim/trace_writer.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/hardware_evaluation.hpp"
 #include "tools/cli/scenario_evaluation.hpp"
@@ -77,8 +76,7 @@ int run_run(const RunArgs& args) {
     return 0;
   }
   if (!evaluation.reporting) return 0;
-  if (!args.trace.empty())
-    write_file_atomically(args.trace, sim::chrome_trace_json(evaluation.result).dump(), "--trace");
+  if (!args.trace.empty()) write_file_atomically(args.trace, evaluation.trace_json, "--trace");
   if (args.json) {
     auto j = simulation_report_json(evaluation.report);
     j["notes"] = evaluation.notes;

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/errors.hpp"
+#include "core/trace_writer.hpp"
 #include "sim/cost_models.hpp"
 #include "sim/forked_run.hpp"
 #include "tools/cli/dtype_values.hpp"
@@ -67,9 +68,11 @@ std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
   return std::make_unique<PreparedScenario>(scenario, options);
 }
 
-Evaluation report_evaluation(const PreparedScenario& prepared, sim::RunResult result) {
+Evaluation report_evaluation(const PreparedScenario& prepared, RunResult result) {
   Evaluation out;
   out.result = std::move(result);
+  if (prepared.sim_options.record_timeline)
+    out.trace_json = chrome_trace_json(prepared.workload.program, out.result);
   out.report = build_simulation_report(prepared.scenario, prepared.workload, out.result,
                                        prepared.sim_options.carry_data);
   return out;

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "core/run_result.hpp"
 #include "core/scenario.hpp"
-#include "sim/run_result.hpp"
 #include "sim/sim_options.hpp"
 #include "strategies/workload_lowering.hpp"
 #include "tools/cli/host_memory.hpp"
@@ -19,9 +19,10 @@ namespace symmesh::cli {
 struct EvaluationOptions {
   bool emulate = false;
   double wall_clock_limit_s = 0;  // per simulation; 0 = none
-  // Off: the report comes from the per-op spans the simulation process summarises, and no
-  // timeline crosses back (a 512-GPU point's timeline is gigabytes; a sweep needs one).
-  bool record_timeline = true;
+  // The timeline of every op, only when asked (a trace): otherwise the report comes from
+  // the per-op spans the simulation process summarises, and no timeline is recorded or
+  // crosses back (at 1,024 GPUs it is gigabytes and a third of the CPU time).
+  bool record_timeline = false;
   bool fuse = true;  // false: `--no-fuse`, every matmul runs unfused
   // What the host memory guard compares with (tools/cli/host_memory.hpp): unset, this
   // machine's MemAvailable when the scenario is prepared; set, that figure (the sweep reads
@@ -31,7 +32,8 @@ struct EvaluationOptions {
 
 struct Evaluation {
   SimulationReport report;
-  sim::RunResult result;  // the timeline, for traces (when recorded)
+  RunResult result;
+  std::string trace_json;  // the Chrome trace, when the timeline was recorded
 };
 
 // A scenario planned and lowered, ready to simulate. Heap-held by its users: the lowered
@@ -63,7 +65,7 @@ HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
 std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
                                                    const EvaluationOptions& options);
 // The report of a prepared scenario's simulated run.
-Evaluation report_evaluation(const PreparedScenario& prepared, sim::RunResult result);
+Evaluation report_evaluation(const PreparedScenario& prepared, RunResult result);
 
 // prepare_scenario, one simulation in its own process, report_evaluation.
 Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options);

@@ -3,7 +3,6 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/trace_writer.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/scenario_evaluation.hpp"
 #include "tools/scenario/scenario_loader.hpp"
@@ -26,9 +25,9 @@ int run_simulate(const SimulateArgs& args) {
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;
   options.fuse = !args.no_fuse;
+  options.record_timeline = !args.trace.empty();
   const Evaluation evaluation = evaluate_scenario(scenario, options);
-  if (!args.trace.empty())
-    write_file_atomically(args.trace, sim::chrome_trace_json(evaluation.result).dump(), "--trace");
+  if (!args.trace.empty()) write_file_atomically(args.trace, evaluation.trace_json, "--trace");
   if (args.json)
     std::cout << simulation_report_json(evaluation.report).dump(2) << "\n";
   else

@@ -19,7 +19,7 @@ nlohmann::json placements_json(const Placements& placements) {
 
 // Max |sharded - unsharded| of an emulated matmul, against inputs rounded to its dtype.
 double emulation_error(const strategies::LoweredOp& op, const strategies::LoweredWorkload& workload,
-                       const sim::RunResult& result) {
+                       const RunResult& result) {
   const auto& plan = *op.plan;
   const DType dtype = plan.problem.dtype();
   std::vector<std::vector<double>> rounded;
@@ -58,7 +58,7 @@ std::string format_bytes(int64_t bytes) {
 
 SimulationReport build_simulation_report(const Scenario& scenario,
                                          const strategies::LoweredWorkload& workload,
-                                         const sim::RunResult& result, bool emulated) {
+                                         const RunResult& result, bool emulated) {
   SimulationReport report;
   report.scenario = scenario.name;
   report.cluster = cluster_line(scenario.cluster);
@@ -75,7 +75,7 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     r.op = to_string(op.kind);
     r.peak_memory_bytes_per_rank = lowered.peak_memory_bytes_per_rank;
     r.bytes = is_matmul(op.kind) ? 0 : op.bytes;
-    for (const sim::LabelSpan& span : result.label_spans)
+    for (const LabelSpan& span : result.label_spans)
       if (span.name == op.name) {
         r.time_s = span.end_s - span.start_s;
         r.comm_time_s = span.busiest_comm_s;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/run_result.hpp"
 #include "core/scenario.hpp"
-#include "sim/run_result.hpp"
 #include "strategies/workload_lowering.hpp"
 
 namespace symmesh::cli {
@@ -43,7 +43,7 @@ struct SimulationReport {
 
 SimulationReport build_simulation_report(const Scenario& scenario,
                                          const strategies::LoweredWorkload& workload,
-                                         const sim::RunResult& result, bool emulated);
+                                         const RunResult& result, bool emulated);
 std::string simulation_report_text(const SimulationReport& report);
 // "S(0),R x R,S(1) -> S(0),S(1)" for a matmul, with ", fused-allgather-mm x4" when it
 // runs fused; "" for other ops.

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/errors.hpp"
-#include "sim/trace_writer.hpp"
+#include "core/trace_writer.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/scenario_evaluation.hpp"
 #include "tools/cli/sweep_plots.hpp"
@@ -91,7 +91,8 @@ int run_sweep_command(const SweepArgs& args) {
   };
   write("results.csv", sweep_results_csv(outcome));
   write("results.json", sweep_results_json(outcome).dump(2) + "\n");
-  write("best-trace.json", sim::chrome_trace_json(run.best_result).dump());
+  write("best-trace.json",
+        run.best_trace_json.empty() ? empty_chrome_trace() : run.best_trace_json);
   const PlotOutput plots = write_sweep_plots(dir, outcome);
   outcome.files.insert(outcome.files.end(), plots.files.begin(), plots.files.end());
   write_file_atomically((fs::path(dir) / "summary.md").string(), sweep_summary_markdown(outcome),

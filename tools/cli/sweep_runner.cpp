@@ -248,9 +248,9 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
     EvaluationOptions with_timeline = options.evaluation;
     with_timeline.record_timeline = true;
     try {
-      run.best_result =
+      run.best_trace_json =
           evaluate_scenario(with_cluster_size(scenario, best.nodes, best.mesh), with_timeline)
-              .result;
+              .trace_json;
     } catch (const Timeout&) {
       // Past --time-limit this time: the answer stands; its trace stays empty.
     }

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/run_result.hpp"
 #include "core/scenario.hpp"
-#include "sim/run_result.hpp"
 #include "tools/cli/scenario_evaluation.hpp"
 
 namespace symmesh::cli {
@@ -42,8 +42,8 @@ struct SweepOptions {
 
 struct SweepRun {
   std::vector<SweepPoint> points;
-  std::optional<size_t> best;  // the point better_point ranks first (see sweep_answer.hpp)
-  sim::RunResult best_result;  // its simulated timeline, for the trace
+  std::optional<size_t> best;   // the point better_point ranks first (see sweep_answer.hpp)
+  std::string best_trace_json;  // its simulated timeline as a Chrome trace
   double wall_s = 0;
 };
 

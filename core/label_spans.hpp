@@ -1,13 +1,14 @@
 #pragma once
-// Accumulates RunResult::label_spans while a simulation runs: each executed op adds its
-// interval to its label's span and to its rank's communication or compute total. Each op's
-// label is resolved once up front, so the per-op cost is a few array lookups.
+// Accumulates RunResult::label_spans while a backend runs a Program: each executed op adds
+// its interval to its label's span and to its rank's communication or compute total. The
+// label of each op is resolved through the Program's interned labels, so the per-op cost
+// is a few array lookups.
 #include <vector>
 
 #include "core/program.hpp"
-#include "sim/run_result.hpp"
+#include "core/run_result.hpp"
 
-namespace symmesh::sim {
+namespace symmesh {
 
 class LabelSpans {
  public:
@@ -23,14 +24,14 @@ class LabelSpans {
     bool seen = false;
     std::vector<double> comm_s_per_rank, compute_s_per_rank;  // sized on first use
   };
-  // Per op, 2 * label index + (1 for a "comm" op), or -1 for a "sync" op.
-  std::vector<std::vector<std::vector<int>>> slot_;  // [rank][stream][op]
-  std::vector<Accumulator> labels_;
-  int world_size_;
+  const Program& program_;
+  // Per label id: 2 * name index + (1 for a "comm" label), or -1 for a "sync" one.
+  std::vector<int> slot_of_label_;
+  std::vector<Accumulator> names_;
 };
 
 // The spans of a timeline recorded elsewhere (the hardware backend's measurement).
 std::vector<LabelSpan> label_spans_of(const Program& program,
                                       const std::vector<TimelineEntry>& timeline);
 
-}  // namespace symmesh::sim
+}  // namespace symmesh
