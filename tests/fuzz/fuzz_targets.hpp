@@ -15,7 +15,7 @@
 
 namespace symmesh::fuzz {
 
-// A YAML text, loaded as a scenario and as a cluster file (tools/scenario/scenario_loader.hpp).
+// A YAML text, loaded as a scenario and as a cluster file (scenario/scenario_loader.hpp).
 void scenario_loader(std::string_view data);
 // A quantity with a unit, parsed as each kind (core/quantity.hpp).
 void quantity(std::string_view data);

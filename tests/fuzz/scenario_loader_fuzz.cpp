@@ -5,8 +5,8 @@
 
 #include "core/device_mesh.hpp"
 #include "core/errors.hpp"
+#include "scenario/scenario_loader.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
-#include "tools/scenario/scenario_loader.hpp"
 
 namespace symmesh::fuzz {
 namespace {

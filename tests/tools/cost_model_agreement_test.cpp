@@ -10,9 +10,9 @@
 #include <filesystem>
 
 #include "core/collectives.hpp"
+#include "scenario/scenario_loader.hpp"
 #include "sim/forked_run.hpp"
 #include "strategies/analytic_topology.hpp"
-#include "tools/scenario/scenario_loader.hpp"
 
 namespace symmesh {
 namespace {

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "scenario/scenario_loader.hpp"
 #include "tests/tools/run_symmesh.hpp"
-#include "tools/scenario/scenario_loader.hpp"
 #ifdef SYMMESH_HAVE_HW
 #include "hw/devices.hpp"
 #endif

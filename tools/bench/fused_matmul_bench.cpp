@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
+#include "scenario/scenario_loader.hpp"
 #include "sim/forked_run.hpp"
 #include "strategies/analytic_cost_model.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/plan_lowering.hpp"
-#include "tools/scenario/scenario_loader.hpp"
 
 namespace {
 

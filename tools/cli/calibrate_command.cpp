@@ -13,17 +13,21 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "evaluation/hardware_evaluation.hpp"
+#include "evaluation/scenario_evaluation.hpp"
+#include "evaluation/simulation_report.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/hardware_evaluation.hpp"
-#include "tools/cli/scenario_evaluation.hpp"
-#include "tools/cli/simulation_report.hpp"
-#include "tools/scenario/scenario_loader.hpp"
+#include "tools/cli/simulation_output.hpp"
 #ifdef SYMMESH_HAVE_HW
 #include "hw/microbench.hpp"
 #include "hw/program_executor.hpp"
 #endif
 
 namespace symmesh::cli {
+
+using namespace evaluation;
 namespace {
 
 struct CalibrateArgs {

@@ -7,13 +7,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "evaluation/hardware_evaluation.hpp"
+#include "evaluation/scenario_evaluation.hpp"
+#include "scenario/scenario_loader.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/hardware_evaluation.hpp"
-#include "tools/cli/scenario_evaluation.hpp"
 #include "tools/cli/text_table.hpp"
-#include "tools/scenario/scenario_loader.hpp"
 
 namespace symmesh::cli {
+
+using namespace evaluation;
 namespace {
 
 struct CompareArgs {

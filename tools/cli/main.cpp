@@ -4,15 +4,15 @@
 #include <iostream>
 
 #include "core/errors.hpp"
+#include "evaluation/hardware_evaluation.hpp"
 #include "sim/simgrid_info.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/hardware_evaluation.hpp"
 
 namespace {
 
 std::string version_text() {
   std::string text = "symmesh " SYMMESH_VERSION " (" + symmesh::sim::simgrid_description();
-  return text + "; hw: " + symmesh::cli::hardware_description() + ")";
+  return text + "; hw: " + symmesh::evaluation::hardware_description() + ")";
 }
 
 }  // namespace

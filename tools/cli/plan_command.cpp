@@ -4,12 +4,12 @@
 #include <memory>
 
 #include "core/errors.hpp"
+#include "scenario/scenario_loader.hpp"
 #include "sim/cost_models.hpp"
 #include "strategies/plan.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/plan_args.hpp"
 #include "tools/cli/plan_report.hpp"
-#include "tools/scenario/scenario_loader.hpp"
 
 namespace symmesh::cli {
 namespace {

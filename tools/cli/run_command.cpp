@@ -8,12 +8,16 @@
 #include <memory>
 #include <optional>
 
+#include "evaluation/hardware_evaluation.hpp"
+#include "evaluation/scenario_evaluation.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/hardware_evaluation.hpp"
-#include "tools/cli/scenario_evaluation.hpp"
-#include "tools/scenario/scenario_loader.hpp"
+#include "tools/cli/simulation_output.hpp"
 
 namespace symmesh::cli {
+
+using namespace evaluation;
 namespace {
 
 struct RunArgs {

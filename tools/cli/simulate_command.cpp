@@ -3,11 +3,15 @@
 #include <iostream>
 #include <memory>
 
+#include "evaluation/scenario_evaluation.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/scenario_evaluation.hpp"
-#include "tools/scenario/scenario_loader.hpp"
+#include "tools/cli/simulation_output.hpp"
 
 namespace symmesh::cli {
+
+using namespace evaluation;
 namespace {
 
 struct SimulateArgs {

@@ -12,13 +12,17 @@
 
 #include "core/errors.hpp"
 #include "core/trace_writer.hpp"
+#include "evaluation/scenario_evaluation.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/scenario_evaluation.hpp"
 #include "tools/cli/sweep_plots.hpp"
+#include "tools/cli/sweep_progress.hpp"
 #include "tools/cli/sweep_report.hpp"
-#include "tools/scenario/scenario_loader.hpp"
 
 namespace symmesh::cli {
+
+using namespace evaluation;
 namespace {
 
 namespace fs = std::filesystem;
@@ -74,7 +78,15 @@ int run_sweep_command(const SweepArgs& args) {
 
   SweepOptions options;
   options.jobs = args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
-  options.progress = isatty(STDERR_FILENO) != 0;
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  std::optional<ProgressBar> bar;
+  options.on_progress = [&bar, terminal](const evaluation::SweepProgress& p) {
+    if (!bar) bar.emplace(terminal, p.total);
+    if (p.finished)
+      bar->finish();
+    else
+      bar->show(p.done);
+  };
   options.evaluation.wall_clock_limit_s = args.time_limit_s;
   options.evaluation.fuse = !args.no_fuse;
   if (scenario.objective) options.max_time_s = scenario.objective->max_time_s;

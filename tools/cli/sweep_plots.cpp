@@ -11,9 +11,12 @@
 #include <map>
 #include <sstream>
 
-#include "tools/cli/scenario_evaluation.hpp"
+#include "evaluation/scenario_evaluation.hpp"
+#include "tools/cli/atomic_file.hpp"
 
 namespace symmesh::cli {
+
+using namespace evaluation;
 namespace {
 
 namespace fs = std::filesystem;

@@ -27,13 +27,8 @@ ProgressBar::~ProgressBar() {
   finish();
 }
 
-void ProgressBar::advance() {
-  if (!enabled_) return;
-  ++done_;
-  draw();
-}
-
-void ProgressBar::redraw() {
+void ProgressBar::show(size_t done) {
+  done_ = done;
   if (enabled_ && !finished_) draw();
 }
 

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <charconv>
 
+#include "tools/cli/simulation_output.hpp"
 #include "tools/cli/text_table.hpp"
 
 namespace symmesh::cli {
+
+using namespace evaluation;
 namespace {
 
 // Shortest text that reads back as the same double.

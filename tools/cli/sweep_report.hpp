@@ -8,15 +8,15 @@
 #include <vector>
 
 #include "core/scenario.hpp"
-#include "tools/cli/sweep_answer.hpp"
-#include "tools/cli/sweep_runner.hpp"
+#include "evaluation/sweep_answer.hpp"
+#include "evaluation/sweep_runner.hpp"
 
 namespace symmesh::cli {
 
 struct SweepOutcome {
   const Scenario& scenario;
-  const SweepRun& run;
-  const SweepAnswer& answer;
+  const evaluation::SweepRun& run;
+  const evaluation::SweepAnswer& answer;
   std::vector<std::string> files;  // written next to summary.md, for its "Files" list
 };
 
@@ -28,7 +28,7 @@ struct SweepTimeUnit {
   int decimals;  // in tables
   std::string cell(double seconds) const;
 };
-SweepTimeUnit sweep_time_unit(const SweepRun& run);
+SweepTimeUnit sweep_time_unit(const evaluation::SweepRun& run);
 
 // The stable CSV columns, in order.
 const std::vector<std::string>& sweep_csv_columns();

@@ -4,9 +4,9 @@
 #include <iostream>
 #include <memory>
 
+#include "scenario/scenario_loader.hpp"
 #include "strategies/workload_lowering.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/scenario/scenario_loader.hpp"
 
 namespace symmesh::cli {
 namespace {

@@ -1,0 +1,73 @@
+#pragma once
+// One scenario evaluated end to end on the simulator: cost model chosen by name, every
+// matmul planned, the workload lowered to one Program, simulated in its own process, and
+// reported per op. `symmesh simulate` runs it once; `symmesh sweep` once per point.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/run_result.hpp"
+#include "core/scenario.hpp"
+#include "evaluation/host_memory.hpp"
+#include "evaluation/memory_estimate.hpp"
+#include "evaluation/simulation_report.hpp"
+#include "sim/sim_options.hpp"
+#include "strategies/workload_lowering.hpp"
+
+namespace symmesh::evaluation {
+
+struct EvaluationOptions {
+  bool emulate = false;
+  double wall_clock_limit_s = 0;  // per simulation; 0 = none
+  // The timeline of every op, only when asked (a trace): otherwise the report comes from
+  // the per-op spans the simulation process summarises, and no timeline is recorded or
+  // crosses back (at 1,024 GPUs it is gigabytes and a third of the CPU time).
+  bool record_timeline = false;
+  bool fuse = true;  // false: `--no-fuse`, every matmul runs unfused
+  // What the host memory guard compares with (evaluation/host_memory.hpp): unset, this
+  // machine's MemAvailable when the scenario is prepared; set, that figure (the sweep reads
+  // it once; tests inject one). An unset figure that cannot be read guards nothing.
+  std::optional<HostMemory> host_memory;
+};
+
+struct Evaluation {
+  SimulationReport report;
+  RunResult result;
+  std::string trace_json;  // the Chrome trace, when the timeline was recorded
+};
+
+// A scenario planned and lowered, ready to simulate. Heap-held by its users: the lowered
+// ops point into `scenario`, and a running simulation into `workload.program`.
+// The scenario's cost model, as simulate, sweep, run and compare all choose it (so that
+// they run the same plan). for_estimate: "simulated" (which runs simulations to plan) is
+// replaced by the analytic model it re-ranks — for the host-memory estimate: the plans may
+// differ, their op counts hardly. Throws Unsupported naming the scenario's cost_model.
+std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& scenario, bool fuse,
+                                                           bool for_estimate = false);
+
+struct PreparedScenario {
+  PreparedScenario(const Scenario& scenario, const EvaluationOptions& options);
+
+  Scenario scenario;
+  strategies::LoweredWorkload workload;
+  sim::SimOptions sim_options;  // carry_data: emulated, so the report checks the numerics
+};
+
+// The host memory `scenario` needs to simulate (and emulate, with options.emulate), planned
+// with its cost model but not lowered. Throws for an unknown cost model, as preparing does.
+HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
+                                            const EvaluationOptions& options);
+
+// Plans every matmul and lowers the workload. Throws symmesh errors; cost-model and
+// workload errors name the scenario file. Before lowering, a scenario that needs more host
+// memory than is available (estimate_scenario_memory) is refused: InvalidArgument naming
+// the file and both figures.
+std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
+                                                   const EvaluationOptions& options);
+// The report of a prepared scenario's simulated run.
+Evaluation report_evaluation(const PreparedScenario& prepared, RunResult result);
+
+// prepare_scenario, one simulation in its own process, report_evaluation.
+Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options);
+
+}  // namespace symmesh::evaluation

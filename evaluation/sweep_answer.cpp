@@ -1,0 +1,119 @@
+#include "evaluation/sweep_answer.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace symmesh::evaluation {
+namespace {
+
+std::string cluster_text(const SweepPoint& p, const std::vector<std::string>& names) {
+  return std::to_string(p.nodes) + (p.nodes == 1 ? " node (" : " nodes (") +
+         std::to_string(p.gpus) + " GPUs), mesh " + named_mesh_text(p.mesh, names);
+}
+
+// "Strategies: qkv S(0),R x R,S(1) -> S(0),S(1); …\n", or "" without matmuls.
+std::string strategies_line(const SweepPoint& p) {
+  std::string out;
+  for (const auto& op : p.report.ops) {
+    const std::string s = strategy_text(op);
+    if (!s.empty()) out.append(out.empty() ? "" : "; ").append(op.name + " " + s);
+  }
+  return out.empty() ? "" : "Strategies: " + out + ".\n";
+}
+
+}  // namespace
+
+std::string format_time(double seconds) {
+  char buffer[32];
+  const double magnitude = std::abs(seconds);
+  if (magnitude < 1e-3)
+    std::snprintf(buffer, sizeof buffer, "%.4g us", seconds * 1e6);
+  else if (magnitude < 1)
+    std::snprintf(buffer, sizeof buffer, "%.4g ms", seconds * 1e3);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.4g s", seconds);
+  return buffer;
+}
+
+std::string named_mesh_text(const std::vector<int>& mesh, const std::vector<std::string>& names) {
+  std::string out = mesh_text(mesh);
+  if (mesh.empty() || names.size() != mesh.size()) return out;
+  std::string joined;
+  for (const auto& n : names) joined.append(joined.empty() ? "" : ",").append(n);
+  return out + " (" + joined + ")";
+}
+
+bool meets_objective(const SweepPoint& point, std::optional<double> max_time_s) {
+  return max_time_s && point.simulated() && point.total_time_s() <= *max_time_s;
+}
+
+bool better_point(const SweepPoint& a, size_t a_index, const SweepPoint& b, size_t b_index,
+                  std::optional<double> max_time_s) {
+  const bool a_meets = meets_objective(a, max_time_s);
+  const bool b_meets = meets_objective(b, max_time_s);
+  if (a_meets != b_meets) return a_meets;
+  if (a_meets)
+    return std::tie(a.gpus, a.report.total_time_s, a_index) <
+           std::tie(b.gpus, b.report.total_time_s, b_index);
+  return std::tie(a.report.total_time_s, a.gpus, a_index) <
+         std::tie(b.report.total_time_s, b.gpus, b_index);
+}
+
+SweepAnswer answer_sweep(const std::vector<SweepPoint>& points, std::optional<double> max_time_s) {
+  SweepAnswer answer;
+  answer.max_time_s = max_time_s;
+  std::map<int64_t, size_t> fastest;  // GPUs -> point
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint& p = points[i];
+    if (!p.simulated()) {
+      ++answer.skipped;
+      continue;
+    }
+    ++answer.simulated;
+    answer.meeting += meets_objective(p, max_time_s);
+    if (!answer.best || better_point(p, i, points[*answer.best], *answer.best, max_time_s))
+      answer.best = i;
+    auto [it, inserted] = fastest.emplace(p.gpus, i);
+    if (!inserted && p.total_time_s() < points[it->second].total_time_s()) it->second = i;
+  }
+  for (const auto& [gpus, i] : fastest) answer.fastest_per_gpu_count.push_back(i);
+  if (answer.best && max_time_s) {
+    answer.met = meets_objective(points[*answer.best], max_time_s);
+    if (!answer.met) {
+      answer.miss_s = points[*answer.best].total_time_s() - *max_time_s;
+      answer.miss_percent = 100 * answer.miss_s / *max_time_s;
+    }
+  }
+  return answer;
+}
+
+std::string answer_text(const SweepAnswer& answer, const std::vector<SweepPoint>& points,
+                        const std::vector<std::string>& mesh_names) {
+  if (!answer.best) return "Answer: none; every point was skipped.\n";
+  const SweepPoint& best = points[*answer.best];
+  const std::string where = cluster_text(best, mesh_names);
+  if (!answer.max_time_s) {
+    std::string per_count;
+    for (size_t i : answer.fastest_per_gpu_count)
+      per_count.append(per_count.empty() ? "" : "; ")
+          .append(std::to_string(points[i].gpus) + " GPUs mesh " + mesh_text(points[i].mesh) +
+                  ", " + format_time(points[i].total_time_s()));
+    return "Answer (no objective): fastest " + where + ", " + format_time(best.total_time_s()) +
+           " per step. Fastest per GPU count: " + per_count + ".\n" + strategies_line(best);
+  }
+  const std::string budget = format_time(*answer.max_time_s);
+  if (answer.met)
+    return "Answer: " + where + " meets the " + budget +
+           " objective: " + format_time(best.total_time_s()) + " per step (" +
+           std::to_string(answer.meeting) + " of " + std::to_string(answer.simulated) +
+           " points meet it).\n" + strategies_line(best);
+  char percent[32];
+  std::snprintf(percent, sizeof percent, "%.1f%%", answer.miss_percent);
+  return "Answer: no point meets the " + budget + " objective; the fastest, " + where + ", takes " +
+         format_time(best.total_time_s()) + " per step: " + format_time(answer.miss_s) + " (" +
+         percent + ") over.\n" + strategies_line(best);
+}
+
+}  // namespace symmesh::evaluation

@@ -1,0 +1,266 @@
+#include "evaluation/sweep_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+
+#include "core/errors.hpp"
+#include "evaluation/host_memory.hpp"
+#include "evaluation/sweep_answer.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "sim/deadlock_report.hpp"
+#include "sim/forked_run.hpp"
+
+namespace symmesh::evaluation {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A point moved to its size whose memory is estimated, waiting for room to run.
+struct Sized {
+  size_t index;
+  Scenario scenario;
+  int64_t need_bytes;
+};
+
+// The point's scenario moved to its size with its host memory estimate (before anything
+// is lowered); nullopt (with the point's skip_reason set) when it is invalid at that size.
+std::optional<Sized> size_point(const Scenario& scenario, size_t index, SweepPoint& point,
+                                const EvaluationOptions& options) {
+  try {
+    Scenario resized = with_cluster_size(scenario, point.nodes, point.mesh);
+    const int64_t need = estimate_scenario_memory(resized, options).total_bytes();
+    return Sized{index, std::move(resized), need};
+  } catch (const InvalidArgument& e) {
+    point.skip_reason = e.message();
+  } catch (const Unsupported& e) {
+    point.skip_reason = e.what();
+  }
+  return std::nullopt;
+}
+
+// The sized point planned and lowered; nullptr (with the point's skip_reason set) when it
+// is invalid at that size.
+std::unique_ptr<PreparedScenario> prepare_point(const Scenario& resized, SweepPoint& point,
+                                                const EvaluationOptions& options) {
+  try {
+    return prepare_scenario(resized, options);
+  } catch (const InvalidArgument& e) {
+    point.skip_reason = e.what();
+  } catch (const Unsupported& e) {
+    point.skip_reason = e.what();
+  }
+  return nullptr;
+}
+
+// Fills the point's report from its finished simulation; invalid-at-this-size errors the
+// simulation raised, and a simulation past its wall-clock limit, skip the point (a
+// deadlock, also a Timeout, is an error). Returns whether it was simulated.
+bool finish_point(SweepPoint& point, const PreparedScenario& prepared,
+                  sim::SimulationProcess& process) {
+  try {
+    point.report = report_evaluation(prepared, process.result()).report;
+    return true;
+  } catch (const sim::DeadlockError&) {
+    throw;
+  } catch (const Timeout& e) {
+    point.skip_reason = e.what();
+  } catch (const InvalidArgument& e) {
+    point.skip_reason = e.what();
+  } catch (const Unsupported& e) {
+    point.skip_reason = e.what();
+  }
+  return false;
+}
+
+// One point being simulated.
+struct InFlight {
+  size_t index;
+  int64_t need_bytes;  // its host memory estimate
+  std::unique_ptr<PreparedScenario> prepared;
+  std::unique_ptr<sim::SimulationProcess> process;
+};
+
+}  // namespace
+
+std::string mesh_text(const std::vector<int>& mesh) {
+  if (mesh.empty()) return "-";
+  std::string out;
+  for (int d : mesh) out.append(out.empty() ? "" : "x").append(std::to_string(d));
+  return out;
+}
+
+std::vector<SweepPoint> sweep_points(const Scenario& scenario) {
+  std::vector<SweepPoint> points;
+  if (!scenario.sweep) {
+    SweepPoint p;
+    p.nodes = scenario.cluster.nodes;
+    p.gpus = scenario.cluster.num_gpus();
+    p.mesh = scenario.mesh_shape;
+    points.push_back(p);
+    return points;
+  }
+  for (int nodes : scenario.sweep->nodes) {
+    SweepPoint p;
+    p.nodes = nodes;
+    p.gpus = int64_t{nodes} * scenario.cluster.gpus_per_node;
+    const auto shapes = sweep_mesh_shapes(scenario, nodes);
+    if (shapes.empty()) {
+      p.skip_reason = "no listed mesh shape covers " + std::to_string(p.gpus) + " GPUs";
+      points.push_back(p);
+    }
+    for (const auto& shape : shapes) {
+      p.mesh = shape;
+      points.push_back(p);
+    }
+  }
+  return points;
+}
+
+SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
+  const auto start = Clock::now();
+  SweepRun run;
+  run.points = sweep_points(scenario);
+  const size_t total = run.points.size();
+  size_t done = 0;
+  auto report = [&](bool finished) {
+    if (options.on_progress) options.on_progress({done, total, finished});
+  };
+  report(false);
+
+  // Per-op figures only: the parent holds no point's timeline (the best point is simulated
+  // again below for its trace).
+  EvaluationOptions summary_only = options.evaluation;
+  summary_only.record_timeline = false;
+
+  // Host memory: read once, before any point runs (a running point lowers MemAvailable).
+  // A point that needs more than all of it is skipped; points start while the estimates of
+  // those in flight fit, so fewer than `jobs` may run at once (evaluation/host_memory.hpp).
+  const std::optional<HostMemory> memory =
+      options.evaluation.host_memory ? options.evaluation.host_memory : host_memory();
+  summary_only.host_memory = memory;
+
+  // Everything happens on this thread: points are planned and lowered here one at a time
+  // while up to `jobs` simulations run in their own processes (sim/forked_run.hpp says why
+  // no thread may fork while another runs).
+  const size_t jobs = static_cast<size_t>(std::max(1, options.jobs));
+  std::vector<InFlight> in_flight;
+  int64_t committed_bytes = 0;         // the estimates of the points in flight
+  std::optional<Sized> waiting_point;  // sized, waiting for memory
+  std::optional<size_t> failed;        // the first point whose evaluation failed
+  std::exception_ptr error;
+  size_t next = 0;
+  auto record = [&](size_t i, bool simulated) {
+    if (simulated && (!run.best || better_point(run.points[i], i, run.points[*run.best], *run.best,
+                                                options.max_time_s)))
+      run.best = i;
+    ++done;
+    report(false);
+  };
+  auto fail = [&](size_t i) {
+    if (!failed || i < *failed) failed = i, error = std::current_exception();
+  };
+  for (;;) {
+    while (!failed && in_flight.size() < jobs) {
+      if (!waiting_point) {
+        if (next >= total) break;
+        const size_t i = next++;
+        SweepPoint& point = run.points[i];
+        if (point.skip_reason) {
+          record(i, false);
+          continue;
+        }
+        try {
+          waiting_point = size_point(scenario, i, point, summary_only);
+        } catch (...) {
+          fail(i);
+          continue;
+        }
+        if (!waiting_point) {
+          record(i, false);
+          continue;
+        }
+      }
+      const Admission admission = admit(waiting_point->need_bytes, committed_bytes, memory);
+      if (admission == Admission::wait) break;  // until a point in flight finishes
+      const Sized sized = std::move(*waiting_point);
+      waiting_point.reset();
+      SweepPoint& point = run.points[sized.index];
+      if (admission == Admission::skip) {
+        point.skip_reason = not_enough_memory_text(sized.need_bytes, *memory, "to simulate");
+        record(sized.index, false);
+        continue;
+      }
+      try {
+        auto prepared = prepare_point(sized.scenario, point, summary_only);
+        if (!prepared) {
+          record(sized.index, false);
+          continue;
+        }
+        auto process = std::make_unique<sim::SimulationProcess>(
+            prepared->workload.program, prepared->scenario.cluster, prepared->sim_options);
+        // The child has its copy and the report needs only the lowered ops: at 512 GPUs the
+        // Program is gigabytes, so the parent keeps none of the points in flight.
+        prepared->workload.program = Program(1);
+        in_flight.push_back(
+            {sized.index, sized.need_bytes, std::move(prepared), std::move(process)});
+        committed_bytes += sized.need_bytes;
+      } catch (...) {
+        fail(sized.index);
+      }
+    }
+    if (in_flight.empty()) break;
+    std::vector<sim::SimulationProcess*> waiting;
+    for (const InFlight& f : in_flight) waiting.push_back(f.process.get());
+    // Wakes at least once a second so that a progress display's elapsed time moves.
+    sim::wait_for_any(waiting, options.on_progress ? 1000 : -1);
+    report(false);
+    for (auto it = in_flight.begin(); it != in_flight.end();) {
+      if (!it->process->finished()) {
+        ++it;
+        continue;
+      }
+      try {
+        record(it->index, finish_point(run.points[it->index], *it->prepared, *it->process));
+      } catch (...) {
+        fail(it->index);
+      }
+      committed_bytes -= it->need_bytes;
+      it = in_flight.erase(it);
+    }
+  }
+  report(true);
+  if (failed) {
+    const SweepPoint& p = run.points[*failed];
+    const std::string where = "sweep point " + std::to_string(p.nodes) + " node" +
+                              (p.nodes == 1 ? "" : "s") + ", mesh " + mesh_text(p.mesh);
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      throw BackendError(e.what(), where);
+    }
+  }
+
+  // The best point once more, with its timeline, for the trace: one extra simulation keeps
+  // the sweep's memory at one timeline instead of one per point in flight. Simulations are
+  // deterministic, so its report is the one already kept.
+  if (run.best) {
+    const SweepPoint& best = run.points[*run.best];
+    EvaluationOptions with_timeline = options.evaluation;
+    with_timeline.record_timeline = true;
+    try {
+      run.best_trace_json =
+          evaluate_scenario(with_cluster_size(scenario, best.nodes, best.mesh), with_timeline)
+              .trace_json;
+    } catch (const Timeout&) {
+      // Past --time-limit this time: the answer stands; its trace stays empty.
+    }
+  }
+  run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return run;
+}
+
+}  // namespace symmesh::evaluation

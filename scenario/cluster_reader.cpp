@@ -1,0 +1,264 @@
+#include "scenario/cluster_reader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "scenario/scenario_loader.hpp"
+
+namespace symmesh::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kClusterKeys{"name", "base",       "nodes",     "gpus_per_node",
+                                            "gpu",  "intra_node", "inter_node"};
+const std::vector<std::string> kGpuKeys{"name", "peak", "memory"};
+// Dtype families of peak_key(DType); one dense peak each.
+const std::vector<std::string> kPeakKeys{"bf16", "fp16", "fp32", "fp64", "fp8", "int8"};
+const std::vector<std::string> kMemoryKeys{"capacity", "bandwidth"};
+const std::vector<std::string> kIntraKeys{"kind", "bandwidth", "latency"};
+const std::vector<std::string> kInterKeys{"kind", "nics_per_node", "bandwidth", "latency"};
+const std::vector<std::string> kIntraKinds{"nvswitch", "nvlink", "pcie"};
+const std::vector<std::string> kInterKinds{"rail", "fat-tree"};
+
+// Fields that a complete cluster names, base files included.
+const std::vector<std::string> kRequired{"nodes",
+                                         "gpus_per_node",
+                                         "gpu.peak",
+                                         "gpu.memory.capacity",
+                                         "gpu.memory.bandwidth",
+                                         "intra_node.kind",
+                                         "intra_node.bandwidth",
+                                         "intra_node.latency"};
+const std::vector<std::string> kRequiredMultiNode{"inter_node.kind", "inter_node.nics_per_node",
+                                                  "inter_node.bandwidth", "inter_node.latency"};
+
+std::string stem_of(const std::string& path) {
+  return fs::path(path).stem().string();
+}
+
+std::string one_of(const Value& value, const std::vector<std::string>& allowed) {
+  const std::string text = value.as_string();
+  if (std::find(allowed.begin(), allowed.end(), text) == allowed.end())
+    value.fail("unknown " + value.path() + " '" + text + "'" + suggestion(text, allowed));
+  return text;
+}
+
+// Applies cluster maps in order (base first, then the overrides that name it) and
+// remembers where each field was last written, for messages about its value.
+class ClusterBuilder {
+ public:
+  // Applies the file `reference` names; returns its root for messages about it.
+  Value apply_file(const Value& reference, std::vector<std::string>& chain) {
+    const std::string file = resolve_reference(reference);
+    std::error_code ec;
+    const std::string canonical = fs::weakly_canonical(file, ec).string();
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (chain[i] != canonical) continue;
+      std::string cycle;
+      for (size_t j = i; j < chain.size(); ++j) cycle.append(chain[j]).append(" -> ");
+      reference.fail("cyclic cluster reference: " + cycle + canonical);
+    }
+    return apply_root(file, canonical, chain);
+  }
+
+  Value apply_root(const std::string& file, const std::string& canonical,
+                   std::vector<std::string>& chain) {
+    const Value root = file_root(file);
+    chain.push_back(canonical);
+    apply_map(root, /*is_file=*/true, chain);
+    chain.pop_back();
+    return root;
+  }
+
+  void apply_map(const Value& cluster, bool is_file, std::vector<std::string>& chain) {
+    const MapReader map(cluster, kClusterKeys);
+    if (auto base = map.get("base")) apply_file(*base, chain);
+    if (auto v = map.get("name"))
+      spec_.name = v->as_string();
+    else if (is_file)
+      spec_.name = stem_of(cluster.file());
+    if (auto v = map.get("nodes")) spec_.nodes = record("nodes", *v).as_int(1);
+    if (auto v = map.get("gpus_per_node"))
+      spec_.gpus_per_node = record("gpus_per_node", *v).as_int(1);
+    if (auto v = map.get("gpu")) apply_gpu(*v);
+    if (auto v = map.get("intra_node")) apply_intra(*v);
+    if (auto v = map.get("inter_node")) apply_inter(*v);
+  }
+
+  ClusterSpec finish(const Value& top) const {
+    std::vector<std::string> required = kRequired;
+    if (spec_.nodes > 1)
+      required.insert(required.end(), kRequiredMultiNode.begin(), kRequiredMultiNode.end());
+    for (const std::string& field : required)
+      if (!written_at_.count(field)) top.fail(missing_message(field));
+    ClusterSpec spec = spec_;
+    if (spec.name.empty()) spec.name = "inline";
+    if (spec.gpu.name.empty()) spec.gpu.name = "gpu";
+    try {
+      spec.validate();
+    } catch (const InvalidArgument& e) {
+      // where() is "cluster.intra_node.bandwidth": point at the figure that was written.
+      std::string field = e.where();
+      if (field.rfind("cluster.", 0) == 0) field = field.substr(8);
+      auto it = written_at_.find(field);
+      const SourceLocation where = it != written_at_.end() ? it->second : top.location();
+      throw InvalidArgument(e.where() + ": " + e.message(), where.to_string());
+    }
+    return spec;
+  }
+
+ private:
+  // The outermost part of `field` that is missing: "missing key 'inter_node' in cluster"
+  // when nothing of inter_node was given, else "missing key 'latency' in cluster.inter_node".
+  std::string missing_message(const std::string& field) const {
+    std::string in = "cluster";
+    size_t start = 0;
+    for (;;) {
+      const size_t dot = field.find('.', start);
+      const std::string prefix = field.substr(0, dot);
+      const bool any = std::any_of(written_at_.begin(), written_at_.end(), [&](const auto& w) {
+        return w.first == prefix || w.first.rfind(prefix + ".", 0) == 0;
+      });
+      if (!any || dot == std::string::npos) {
+        std::string why;
+        if (field.rfind("inter_node", 0) == 0)
+          why = " (needed with " + std::to_string(spec_.nodes) + " nodes)";
+        return "missing key '" + field.substr(start, dot == std::string::npos ? dot : dot - start) +
+               "' in " + in + why;
+      }
+      in = "cluster." + prefix;
+      start = dot + 1;
+    }
+  }
+
+  static Value file_root(const std::string& file) {
+    const Value root = read_yaml_file(file);
+    if (root.node().IsNull())
+      root.fail("empty cluster file; expected a map with nodes, gpus_per_node, gpu, …");
+    return root.with_path("cluster");
+  }
+
+  const Value& record(const std::string& field, const Value& value) {
+    written_at_[field] = value.location();
+    return value;
+  }
+
+  void apply_gpu(const Value& value) {
+    const MapReader gpu(value, kGpuKeys);
+    if (auto v = gpu.get("name")) spec_.gpu.name = v->as_string();
+    if (auto v = gpu.get("peak")) {
+      const MapReader peak(*v, kPeakKeys);
+      for (const std::string& key : kPeakKeys)
+        if (auto rate = peak.get(key))
+          spec_.gpu.peak_flops_per_s[key] =
+              record("gpu.peak", *rate).as_quantity(QuantityKind::compute);
+      if (!written_at_.count("gpu.peak")) record("gpu.peak", *v);
+    }
+    if (auto v = gpu.get("memory")) {
+      const MapReader memory(*v, kMemoryKeys);
+      if (auto c = memory.get("capacity"))
+        spec_.gpu.memory_capacity_bytes =
+            static_cast<double>(record("gpu.memory.capacity", *c).as_size_bytes());
+      if (auto b = memory.get("bandwidth"))
+        spec_.gpu.memory_bandwidth_bytes_per_s =
+            record("gpu.memory.bandwidth", *b).as_quantity(QuantityKind::bandwidth);
+    }
+  }
+
+  void apply_intra(const Value& value) {
+    const MapReader intra(value, kIntraKeys);
+    if (auto v = intra.get("kind"))
+      spec_.intra_node.kind = one_of(record("intra_node.kind", *v), kIntraKinds);
+    if (auto v = intra.get("bandwidth"))
+      spec_.intra_node.bandwidth_bytes_per_s =
+          record("intra_node.bandwidth", *v).as_quantity(QuantityKind::bandwidth);
+    if (auto v = intra.get("latency"))
+      spec_.intra_node.latency_s = record("intra_node.latency", *v).as_quantity(QuantityKind::time);
+  }
+
+  void apply_inter(const Value& value) {
+    const MapReader inter(value, kInterKeys);
+    if (auto v = inter.get("kind"))
+      spec_.inter_node.kind = one_of(record("inter_node.kind", *v), kInterKinds);
+    if (auto v = inter.get("nics_per_node"))
+      spec_.inter_node.nics_per_node = record("inter_node.nics_per_node", *v).as_int(1);
+    if (auto v = inter.get("bandwidth"))
+      spec_.inter_node.bandwidth_bytes_per_s =
+          record("inter_node.bandwidth", *v).as_quantity(QuantityKind::bandwidth);
+    if (auto v = inter.get("latency"))
+      spec_.inter_node.latency_s = record("inter_node.latency", *v).as_quantity(QuantityKind::time);
+  }
+
+  ClusterSpec spec_;
+  std::map<std::string, SourceLocation> written_at_;
+};
+
+std::vector<std::string> shipped_cluster_names(bool with_folder) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(shipped_scenarios_dir()) / "clusters", ec))
+    if (entry.path().extension() == ".yaml")
+      names.push_back((with_folder ? "clusters/" : "") + entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+std::string resolve_reference(const Value& reference) {
+  const std::string text = reference.as_string();
+  if (text.empty()) reference.fail(reference.label() + ": expected a path to a cluster file");
+  const fs::path ref(text);
+  std::vector<fs::path> candidates;
+  if (ref.is_absolute()) {
+    candidates.push_back(ref);
+  } else {
+    candidates.push_back(fs::path(reference.file()).parent_path() / ref);
+    candidates.push_back(fs::path(shipped_scenarios_dir()) / ref);
+    candidates.push_back(fs::path(shipped_scenarios_dir()) / "clusters" / ref);
+  }
+  std::string looked;
+  for (const fs::path& candidate : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal().string();
+    if (!looked.empty()) looked.append(", ");
+    looked.append(candidate.lexically_normal().string());
+    if (fs::is_directory(candidate, ec)) looked.append(" (a folder)");
+  }
+  std::string message = "cluster file '" + text + "' not found (looked in " + looked + ")";
+  const std::string best =
+      closest(text, shipped_cluster_names(text.find('/') != std::string::npos));
+  if (!best.empty()) message += " \u2014 did you mean '" + best + "'?";
+  reference.fail(message);
+}
+
+ClusterSpec read_cluster(const Value& value) {
+  ClusterBuilder builder;
+  std::vector<std::string> chain;
+  if (value.is_scalar()) {
+    // Missing keys are reported at the cluster file they are missing from.
+    const Value root = builder.apply_file(value, chain);
+    return builder.finish(root);
+  }
+  if (!value.is_map())
+    value.fail(value.label() +
+               ": expected a map or a path to a cluster file, e.g. clusters/dgx-h100.yaml, got " +
+               value.describe());
+  builder.apply_map(value, /*is_file=*/false, chain);
+  return builder.finish(value);
+}
+
+ClusterSpec read_cluster_file(const std::string& path) {
+  ClusterBuilder builder;
+  std::vector<std::string> chain;
+  std::error_code ec;
+  const Value root = builder.apply_root(path, fs::weakly_canonical(path, ec).string(), chain);
+  return builder.finish(root);
+}
+
+}  // namespace symmesh::scenario

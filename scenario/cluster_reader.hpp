@@ -1,0 +1,22 @@
+#pragma once
+// The `cluster:` part of a scenario, inline or in its own file, with `base:` references.
+// Internal to the loader.
+#include <string>
+
+#include "core/cluster_spec.hpp"
+#include "scenario/yaml_reader.hpp"
+
+namespace symmesh::scenario {
+
+// Finds a file named from `referrer` (a scenario or cluster file): relative to the
+// referrer's directory, then the shipped scenarios directory, then its clusters/ folder.
+// Fails at `reference` ("cluster file 'x' not found (looked in …)") when none exists.
+std::string resolve_reference(const Value& reference);
+
+// `value` is the cluster map or a path to a cluster file. Complete and validated: missing keys and
+// invalid figures fail at the cluster, or where the offending figure was written.
+ClusterSpec read_cluster(const Value& value);
+// A cluster file given by path (load_cluster).
+ClusterSpec read_cluster_file(const std::string& path);
+
+}  // namespace symmesh::scenario

@@ -1,0 +1,213 @@
+// The top level of a scenario file: name, cluster, mesh, dtype, cost model, workload,
+// sweep and objective (shared/reference/scenario-format.md).
+#include "scenario/scenario_loader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <limits>
+
+#include "core/device_mesh.hpp"
+#include "core/errors.hpp"
+#include "scenario/cluster_reader.hpp"
+#include "scenario/workload_reader.hpp"
+#include "scenario/yaml_reader.hpp"
+
+namespace symmesh {
+namespace {
+
+using scenario::MapReader;
+using scenario::Value;
+
+const std::vector<std::string> kScenarioKeys{
+    "version", "name", "cluster", "mesh", "dtype", "cost_model", "workload", "sweep", "objective"};
+const std::vector<std::string> kCostModels{"dtensor", "analytic", "simulated"};
+
+std::string shape_text(const std::vector<int>& shape) {
+  std::string out;
+  for (int d : shape) out.append(out.empty() ? "" : "x").append(std::to_string(d));
+  return out;
+}
+
+// The rank count of a mesh shape (dims >= 1), or -1 when it overflows 64 bits.
+int64_t product(const std::vector<int>& shape) {
+  int64_t n = 1;
+  for (int d : shape) {
+    if (n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+std::string ranks_text(int64_t ranks) {
+  return ranks < 0 ? std::string("more than 2^63") : std::to_string(ranks);
+}
+
+bool is_integer(const std::string& text) {
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+void read_mesh(const Value& value, const ClusterSpec& cluster, Scenario& out) {
+  std::optional<Value> shape_value;
+  if (value.is_list()) {
+    shape_value = value;
+  } else {
+    const MapReader mesh(value, {"shape", "names"});
+    shape_value = mesh.require("shape");
+    out.mesh_shape = shape_value->as_int_list(-1, 1, "[4, 8]");
+    if (auto names = mesh.get("names")) {
+      const auto items = names->items();
+      if (items.size() != out.mesh_shape.size())
+        names->fail(names->path() + ": " + std::to_string(items.size()) + " names for the " +
+                    std::to_string(out.mesh_shape.size()) + "-D mesh " +
+                    shape_text(out.mesh_shape) + "; give one per mesh dim, e.g. [dp, tp]");
+      for (const Value& item : items) {
+        const std::string name = item.as_string();
+        if (name.empty() || is_integer(name))
+          item.fail(item.path() + ": a mesh dim name must be a word such as 'tp', got '" + name +
+                    "'");
+        if (std::find(out.mesh_names.begin(), out.mesh_names.end(), name) != out.mesh_names.end())
+          item.fail(item.path() + ": duplicate mesh dim name '" + name + "'");
+        out.mesh_names.push_back(name);
+      }
+    }
+  }
+  if (out.mesh_shape.empty()) out.mesh_shape = shape_value->as_int_list(-1, 1, "[4, 8]");
+  if (product(out.mesh_shape) != cluster.num_gpus())
+    shape_value->fail("mesh " + shape_text(out.mesh_shape) + " has " +
+                      ranks_text(product(out.mesh_shape)) + " ranks but the cluster has " +
+                      std::to_string(cluster.num_gpus()) + " GPUs (" +
+                      std::to_string(cluster.nodes) + " node" + (cluster.nodes == 1 ? "" : "s") +
+                      " x " + std::to_string(cluster.gpus_per_node) + ")");
+}
+
+SweepSpec read_sweep(const Value& value, const Scenario& s) {
+  const MapReader sweep(value, {"nodes", "mesh"});
+  SweepSpec spec;
+  std::vector<Value> node_items;
+  if (auto nodes = sweep.get("nodes")) {
+    spec.nodes = nodes->as_int_list(-1, 1, "[1, 2, 4, 8]");
+    node_items = nodes->items();
+  } else {
+    spec.nodes = {s.cluster.nodes};
+    node_items.assign(1, value);
+  }
+  const int gpus = s.cluster.gpus_per_node;
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    const int n = spec.nodes[i];
+    for (size_t j = 0; j < i; ++j)
+      if (spec.nodes[j] == n) node_items[i].fail("sweep.nodes: " + std::to_string(n) + " twice");
+    ClusterSpec resized = s.cluster;
+    resized.nodes = n;
+    try {
+      resized.validate();
+    } catch (const InvalidArgument& e) {
+      node_items[i].fail("the cluster is invalid at " + std::to_string(n) + " nodes: " + e.where() +
+                         ": " + e.message());
+    }
+  }
+  const auto mesh = sweep.get("mesh");
+  if (!mesh || (mesh->is_scalar() && mesh->as_string() == "auto")) {
+    spec.mesh_auto = true;
+    return spec;
+  }
+  if (!mesh->is_list())
+    mesh->fail("sweep.mesh: expected 'auto' or a list of mesh shapes, e.g. [[2, 8], [4, 4]], got " +
+               mesh->describe());
+  const int ndim = static_cast<int>(s.mesh_shape.size());
+  // The scenario's own mesh as the example: "[4, 8]".
+  std::string example("[");
+  for (int d : s.mesh_shape)
+    example.append(example.size() > 1 ? ", " : "").append(std::to_string(d));
+  example.append("]");
+  for (const Value& item : mesh->items()) {
+    const std::vector<int> shape = item.as_int_list(ndim, 1, example);
+    const int64_t ranks = product(shape);
+    const bool fits = std::any_of(spec.nodes.begin(), spec.nodes.end(),
+                                  [&](int n) { return ranks == int64_t{n} * gpus; });
+    if (!fits) {
+      std::string sizes;
+      for (int n : spec.nodes)
+        sizes.append(sizes.empty() ? "" : ", ").append(std::to_string(int64_t{n} * gpus));
+      item.fail("sweep mesh " + shape_text(shape) + " has " + ranks_text(ranks) +
+                " ranks, which matches no swept cluster (" + sizes + " GPUs at " +
+                std::to_string(gpus) + " per node)");
+    }
+    spec.mesh_shapes.push_back(shape);
+  }
+  return spec;
+}
+
+ObjectiveSpec read_objective(const Value& value) {
+  const MapReader objective(value, {"max_time"});
+  ObjectiveSpec spec;
+  const Value max_time = objective.require("max_time");
+  spec.max_time_s = max_time.as_quantity(QuantityKind::time);
+  if (!(*spec.max_time_s > 0)) max_time.fail("objective.max_time must be > 0");
+  return spec;
+}
+
+Scenario read_scenario(const Value& root, const std::string& path) {
+  if (root.node().IsNull())
+    root.fail("empty scenario; expected a map with cluster, mesh and workload");
+  // A cluster file given where a scenario belongs (symmesh validate clusters/x.yaml) would
+  // otherwise read as "unknown key 'base' — did you mean 'name'?".
+  if (root.is_map() && !root.node()["cluster"] && !root.node()["workload"])
+    for (const char* key : {"base", "nodes", "gpus_per_node", "gpu", "intra_node", "inter_node"})
+      if (root.node()[key])
+        root.fail(std::string("this looks like a cluster file (it has '") + key +
+                  "'), not a scenario; a scenario names it under 'cluster:', e.g. 'cluster: " +
+                  std::filesystem::path(path).filename().string() + "'");
+  const MapReader top(root, kScenarioKeys);
+  Scenario s;
+  s.path = path;
+  if (auto v = top.get("version"))
+    if (v->as_int(1) != 1)
+      v->fail("version " + v->as_string() + " is not supported (this symmesh reads version 1)");
+  s.name =
+      top.get("name") ? top.get("name")->as_string() : std::filesystem::path(path).stem().string();
+  s.cluster = scenario::read_cluster(top.require("cluster"));
+  read_mesh(top.require("mesh"), s.cluster, s);
+  const DeviceMesh mesh(s.mesh_shape, s.mesh_names);
+  if (auto v = top.get("dtype")) {
+    try {
+      s.dtype = parse_dtype(v->as_string(), "dtype");
+    } catch (const InvalidArgument& e) {
+      v->fail(e.message());
+    }
+  }
+  if (auto v = top.get("cost_model")) {
+    s.cost_model = v->as_string();
+    if (std::find(kCostModels.begin(), kCostModels.end(), s.cost_model) == kCostModels.end())
+      v->fail("unknown cost_model '" + s.cost_model + "'" +
+              scenario::suggestion(s.cost_model, kCostModels));
+  }
+  s.workload = scenario::read_workload(top.require("workload"), mesh, s.cluster);
+  if (auto v = top.get("sweep")) s.sweep = read_sweep(*v, s);
+  if (auto v = top.get("objective")) s.objective = read_objective(*v);
+  return s;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path) {
+  return read_scenario(scenario::read_yaml_file(path), path);
+}
+
+Scenario load_scenario_text(const std::string& yaml, const std::string& file) {
+  return read_scenario(scenario::parse_yaml_text(yaml, file), file);
+}
+
+ClusterSpec load_cluster(const std::string& path) {
+  return scenario::read_cluster_file(path);
+}
+
+ClusterSpec load_cluster_text(const std::string& yaml, const std::string& file) {
+  const Value root = scenario::parse_yaml_text(yaml, file);
+  if (root.node().IsNull()) root.fail("empty cluster; expected a map with nodes, gpu, …");
+  return scenario::read_cluster(root.with_path("cluster"));
+}
+
+}  // namespace symmesh

@@ -1,0 +1,96 @@
+// A scenario moved to another cluster size, and the mesh shapes a sweep tries.
+#include <functional>
+
+#include "core/errors.hpp"
+#include "scenario/scenario_loader.hpp"
+
+namespace symmesh {
+namespace {
+
+constexpr const char* kWhere = "with_cluster_size";
+
+std::string shape_text(const std::vector<int>& shape) {
+  std::string out;
+  for (int d : shape) out.append(out.empty() ? "" : "x").append(std::to_string(d));
+  return out;
+}
+
+// Every ordered way to write `n` as a product of `ndim` factors >= 1, lexicographic.
+void factorisations(int n, int ndim, std::vector<int>& prefix, std::vector<std::vector<int>>& out) {
+  if (ndim == 1) {
+    prefix.push_back(n);
+    out.push_back(prefix);
+    prefix.pop_back();
+    return;
+  }
+  for (int f = 1; f <= n; ++f) {
+    if (n % f != 0) continue;
+    prefix.push_back(f);
+    factorisations(n / f, ndim - 1, prefix, out);
+    prefix.pop_back();
+  }
+}
+
+}  // namespace
+
+Scenario with_cluster_size(const Scenario& scenario, int nodes, std::vector<int> mesh_shape) {
+  if (nodes < 1) throw InvalidArgument("nodes must be >= 1, got " + std::to_string(nodes), kWhere);
+  if (mesh_shape.size() != scenario.mesh_shape.size())
+    throw InvalidArgument("mesh " + shape_text(mesh_shape) + " has " +
+                              std::to_string(mesh_shape.size()) + " dims but the scenario's mesh " +
+                              shape_text(scenario.mesh_shape) + " has " +
+                              std::to_string(scenario.mesh_shape.size()) +
+                              "; the workload's placements are per mesh dim",
+                          kWhere);
+  Scenario out = scenario;
+  out.cluster.nodes = nodes;
+  try {
+    out.cluster.validate();
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("the cluster is invalid at " + std::to_string(nodes) +
+                              " nodes: " + e.where() + ": " + e.message(),
+                          kWhere);
+  }
+  int64_t ranks = 1;
+  for (int d : mesh_shape) {
+    if (d < 1) throw InvalidArgument("mesh " + shape_text(mesh_shape) + " has a dim < 1", kWhere);
+    ranks *= d;
+    if (ranks > out.cluster.num_gpus()) break;
+  }
+  if (ranks != out.cluster.num_gpus())
+    throw InvalidArgument("mesh " + shape_text(mesh_shape) + " does not cover the " +
+                              std::to_string(out.cluster.num_gpus()) + " GPUs (" +
+                              std::to_string(nodes) + " nodes x " +
+                              std::to_string(out.cluster.gpus_per_node) + ")",
+                          kWhere);
+  for (const WorkloadOp& op : out.workload)
+    if (op.kind == OpKind::put_signal &&
+        (op.src >= out.cluster.num_gpus() || op.dst >= out.cluster.num_gpus()))
+      throw InvalidArgument("op '" + op.name + "' puts from rank " + std::to_string(op.src) +
+                                " to rank " + std::to_string(op.dst) + ", beyond the " +
+                                std::to_string(out.cluster.num_gpus()) + " GPUs",
+                            kWhere);
+  out.mesh_shape = std::move(mesh_shape);
+  return out;
+}
+
+std::vector<std::vector<int>> sweep_mesh_shapes(const Scenario& scenario, int nodes) {
+  const int64_t gpus = int64_t{nodes} * scenario.cluster.gpus_per_node;
+  std::vector<std::vector<int>> out;
+  const bool automatic = !scenario.sweep || scenario.sweep->mesh_auto;
+  if (automatic) {
+    std::vector<int> prefix;
+    if (gpus >= 1 && gpus <= (1 << 24))
+      factorisations(static_cast<int>(gpus), static_cast<int>(scenario.mesh_shape.size()), prefix,
+                     out);
+    return out;
+  }
+  for (const auto& shape : scenario.sweep->mesh_shapes) {
+    int64_t ranks = 1;
+    for (int d : shape) ranks *= d;
+    if (ranks == gpus) out.push_back(shape);
+  }
+  return out;
+}
+
+}  // namespace symmesh

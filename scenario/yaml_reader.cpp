@@ -1,0 +1,255 @@
+#include "scenario/yaml_reader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "core/errors.hpp"
+
+namespace symmesh::scenario {
+namespace {
+
+std::string join_quoted(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& word : words) {
+    if (!out.empty()) out.append(", ");
+    out.append(word);
+  }
+  return out;
+}
+
+SourceLocation location_of(const YAML::Mark& mark, const std::string& file) {
+  SourceLocation where;
+  where.file = file;
+  if (!mark.is_null()) {
+    where.line = mark.line + 1;
+    where.column = mark.column + 1;
+  }
+  return where;
+}
+
+bool parse_int(const std::string& text, long long* value) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  if (first != last && *first == '+') ++first;
+  auto [ptr, ec] = std::from_chars(first, last, *value);
+  return ec == std::errc() && ptr == last && first != last;
+}
+
+}  // namespace
+
+int edit_distance(std::string_view a, std::string_view b) {
+  // Optimal string alignment distance over three rows.
+  const size_t n = a.size(), m = b.size();
+  std::vector<int> before(m + 1), previous(m + 1), current(m + 1);
+  for (size_t j = 0; j <= m; ++j) previous[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= n; ++i) {
+    current[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= m; ++j) {
+      const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        current[j] = std::min(current[j], before[j - 2] + 1);
+    }
+    before.swap(previous);
+    previous.swap(current);
+  }
+  return previous[m];
+}
+
+std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
+  // Short words allow one edit, longer ones two, very long ones a third of their length.
+  const int allowed = std::max(word.size() <= 3 ? 1 : 2, static_cast<int>(word.size()) / 3);
+  std::string best;
+  int best_distance = allowed + 1;
+  for (const auto& candidate : candidates) {
+    const int d = edit_distance(word, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string suggestion(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string best = closest(word, candidates);
+  if (!best.empty()) return " \u2014 did you mean '" + best + "'?";
+  return " (expected one of: " + join_quoted(candidates) + ")";
+}
+
+SourceLocation Value::location() const {
+  return location_of(mark_, file_);
+}
+
+void Value::fail(const std::string& message) const {
+  throw InvalidArgument(message, where());
+}
+
+std::string Value::label() const {
+  return path_.empty() ? "the file" : path_;
+}
+
+std::string Value::describe() const {
+  if (!node_.IsDefined() || node_.IsNull()) return "nothing";
+  if (node_.IsMap()) return "a map";
+  if (node_.IsSequence()) return "a list";
+  return "'" + node_.Scalar() + "'";
+}
+
+std::string Value::as_string() const {
+  if (!node_.IsScalar()) fail(label() + ": expected a text value, got " + describe());
+  return node_.Scalar();
+}
+
+int Value::as_int(int min, std::string_view expected) const {
+  const std::string what =
+      expected.empty() ? "an integer >= " + std::to_string(min) : std::string(expected);
+  long long value = 0;
+  if (!node_.IsScalar() || !parse_int(node_.Scalar(), &value))
+    fail(label() + ": expected " + what + ", got " + describe());
+  if (value < min) fail(label() + ": expected " + what + ", got " + node_.Scalar());
+  // Not "expected an integer >= 1, got 4000000000", which reads as if 4e9 were < 1.
+  if (value > std::numeric_limits<int>::max())
+    fail(label() + ": " + node_.Scalar() + " is too large (at most " +
+         std::to_string(std::numeric_limits<int>::max()) + ")");
+  return static_cast<int>(value);
+}
+
+double Value::as_quantity(QuantityKind kind) const {
+  if (!node_.IsScalar())
+    fail(label() + ": expected a " + to_string(kind) + " with a unit, e.g. '" + example_of(kind) +
+         "', got " + describe());
+  try {
+    return parse_quantity(node_.Scalar(), kind, path_);
+  } catch (const InvalidArgument& e) {
+    fail(e.message());
+  }
+}
+
+int64_t Value::as_size_bytes() const {
+  if (!node_.IsScalar())
+    fail(label() + ": expected a size with a unit, e.g. '64 MiB', got " + describe());
+  try {
+    return parse_size_bytes(node_.Scalar(), path_);
+  } catch (const InvalidArgument& e) {
+    fail(e.message());
+  }
+}
+
+std::vector<Value> Value::items() const {
+  if (!node_.IsSequence()) fail(label() + ": expected a list, got " + describe());
+  std::vector<Value> out;
+  size_t i = 0;
+  for (const auto& item : node_) {
+    const YAML::Mark mark = item.IsNull() ? mark_ : item.Mark();
+    out.emplace_back(item, mark, file_, path_ + "[" + std::to_string(i++) + "]");
+  }
+  return out;
+}
+
+std::vector<int> Value::as_int_list(int count, int min, std::string_view example) const {
+  const std::string what =
+      (count < 0 ? std::string("a list of integers")
+                 : "a list of " + std::to_string(count) + " integer" + (count == 1 ? "" : "s")) +
+      (min > 0 ? " >= " + std::to_string(min) : "") + ", e.g. " + std::string(example);
+  if (!node_.IsSequence() || (count >= 0 && static_cast<int>(node_.size()) != count) ||
+      node_.size() == 0)
+    fail(label() + ": expected " + what + ", got " +
+         (node_.IsSequence() ? "a list of " + std::to_string(node_.size()) : describe()));
+  std::vector<int> out;
+  for (const Value& item : items()) out.push_back(item.as_int(min, what));
+  return out;
+}
+
+Shape Value::as_shape(std::string_view example) const {
+  if (node_.IsScalar()) {
+    try {
+      return parse_shape(node_.Scalar(), path_);
+    } catch (const InvalidArgument& e) {
+      fail(e.message() + " (expected e.g. " + std::string(example) + ")");
+    }
+  }
+  const std::string what = "a list of positive integers, e.g. " + std::string(example);
+  if (!node_.IsSequence() || node_.size() == 0)
+    fail(label() + ": expected " + what + ", got " + describe());
+  Shape shape;
+  for (const Value& item : items()) {
+    long long value = 0;
+    if (!item.node().IsScalar() || !parse_int(item.node().Scalar(), &value) || value < 1)
+      item.fail(label() + ": expected " + what + ", got " + item.describe());
+    shape.push_back(value);
+  }
+  // Same overflow rule as parse_shape: bytes must fit in 64 bits for 8-byte dtypes.
+  const int64_t limit = std::numeric_limits<int64_t>::max() / 8;
+  int64_t total = 1;
+  for (int64_t d : shape) {
+    if (total > limit / d) fail(label() + ": shape " + to_string(shape) + " is too large");
+    total *= d;
+  }
+  return shape;
+}
+
+MapReader::MapReader(const Value& map, std::vector<std::string> allowed) : map_(map) {
+  if (!map.is_map()) map.fail(map.label() + ": expected a map, got " + map.describe());
+  for (auto it = map.node().begin(); it != map.node().end(); ++it) {
+    const Value key(it->first, it->first.Mark(), map.file(), map.path());
+    const std::string name = key.is_scalar() ? it->first.Scalar() : "";
+    const std::string in = map.path().empty() ? "" : " in " + map.path();
+    if (!key.is_scalar()) key.fail("expected a key" + in + ", got " + key.describe());
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      key.fail("unknown key '" + name + "'" + in + suggestion(name, allowed));
+    for (const Entry& entry : entries_)
+      if (entry.key == name)
+        key.fail("duplicate key '" + name + "'" + in + " (first at line " +
+                 std::to_string(entry.value.location().line) + ")");
+    const std::string path = map.path().empty() ? name : map.path() + "." + name;
+    const YAML::Mark mark = it->second.IsNull() ? it->first.Mark() : it->second.Mark();
+    entries_.push_back({name, Value(it->second, mark, map.file(), path)});
+  }
+}
+
+bool MapReader::has(std::string_view key) const {
+  return get(key).has_value();
+}
+
+std::optional<Value> MapReader::get(std::string_view key) const {
+  for (const Entry& entry : entries_)
+    if (entry.key == key) return entry.value;
+  return std::nullopt;
+}
+
+Value MapReader::require(std::string_view key) const {
+  if (auto value = get(key)) return *value;
+  const std::string in = map_.path().empty() ? "" : " in " + map_.path();
+  map_.fail("missing key '" + std::string(key) + "'" + in);
+}
+
+Value parse_yaml_text(const std::string& text, const std::string& file) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    YAML::Mark start;
+    start.line = 0;
+    start.column = 0;
+    return Value(root, root.IsNull() ? start : root.Mark(), file, "");
+  } catch (const YAML::ParserException& e) {
+    throw InvalidArgument("invalid YAML: " + e.msg, location_of(e.mark, file).to_string());
+  }
+}
+
+Value read_yaml_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InvalidArgument("'" + path + "' is a directory, not a YAML file", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidArgument("cannot open '" + path + "' (missing or unreadable)", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InvalidArgument("cannot read '" + path + "'", path);
+  return parse_yaml_text(text.str(), path);
+}
+
+}  // namespace symmesh::scenario

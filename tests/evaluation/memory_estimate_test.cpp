@@ -1,0 +1,275 @@
+// The host memory estimate (evaluation/memory_estimate.hpp), taken before lowering, against
+// the Program the lowering then builds; and the guard that refuses or skips with it, fed
+// injected "available" figures (never this machine's memory).
+#include "evaluation/memory_estimate.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "core/errors.hpp"
+#include "core/program.hpp"
+#include "evaluation/scenario_evaluation.hpp"
+#include "evaluation/sweep_runner.hpp"
+#include "scenario/scenario_loader.hpp"
+
+namespace symmesh::evaluation {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kScenarios = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/";
+
+// What a lowered Program really holds, counted from its streams.
+struct ProgramSize {
+  int64_t ops = 0;
+  int64_t bytes = 0;         // StreamOp storage (vector capacity) + label text on the heap
+  int64_t buffer_bytes = 0;  // every rank's buffers + initial contents (what emulation holds)
+};
+
+int64_t heap_text_bytes(const std::string& s) {
+  return s.capacity() > 15 ? static_cast<int64_t>(s.capacity()) + 1 : 0;  // libstdc++ SSO: 15
+}
+
+ProgramSize program_size(const Program& program) {
+  ProgramSize size;
+  for (int r = 0; r < program.world_size(); ++r)
+    for (const Stream& stream : program.streams(r)) {
+      size.ops += static_cast<int64_t>(stream.ops.size());
+      size.bytes += static_cast<int64_t>(stream.ops.capacity() * sizeof(StreamOp));
+    }
+  for (const auto& a : program.local_allocations())
+    size.buffer_bytes += a.size_bytes + static_cast<int64_t>(a.initial.size());
+  for (const auto& h : program.symmetric_allocations())
+    size.buffer_bytes += h.size_bytes * static_cast<int64_t>(program.group(h.group).ranks.size());
+  return size;
+}
+
+// Lowered as `symmesh simulate` lowers it, with room for anything.
+ProgramSize lowered_size(const Scenario& scenario, bool emulate) {
+  EvaluationOptions options;
+  options.emulate = emulate;
+  options.host_memory = HostMemory{int64_t{1} << 50, ""};
+  return program_size(prepare_scenario(scenario, options)->workload.program);
+}
+
+HostMemoryEstimate estimate(const Scenario& scenario, bool emulate) {
+  EvaluationOptions options;
+  options.emulate = emulate;
+  return estimate_scenario_memory(scenario, options);
+}
+
+TEST(MemoryEstimate, CollectiveOpsAreCountedExactly) {
+  // Mesh 2x4 (8 ranks). Per op, over all 8 ranks, p ranks per group (p-1 ring steps):
+  //   all_gather dim 1 (p=4):     put+wait        2*3*8 = 48
+  //   reduce_scatter dim 1 (p=4): put+wait+reduce 3*3*8 = 72
+  //   all_reduce dim 0 (p=2):     RS then AG      5*1*8 = 40
+  //   all_to_all dim 1 (p=4):     put+wait        2*3*8 = 48
+  //   put_signal 0 -> 5:          put, wait           = 2
+  //   a barrier per rank after each of the 5 ops: 5*8 = 40     total 250
+  const Scenario s = load_scenario_text(R"yaml(name: collectives
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+workload:
+  - {name: ag, op: all_gather, bytes: 1 MiB, mesh_dim: tp}
+  - {name: rs, op: reduce_scatter, bytes: 1 MiB, mesh_dim: tp}
+  - {name: ar, op: all_reduce, bytes: 1 MiB, mesh_dim: dp}
+  - {name: a2a, op: all_to_all, bytes: 1 MiB, mesh_dim: tp}
+  - {name: ping, op: put_signal, bytes: 1 MiB, src: 0, dst: 5}
+)yaml",
+                                        kScenarios + "collectives.yaml");
+  EXPECT_EQ(estimate(s, false).stream_ops, 250);
+  EXPECT_EQ(lowered_size(s, false).ops, 250);
+  // Emulated buffers, per rank in MiB: ag 1, rs 2 (data + 3/4 staging, rounded up), ar 2
+  // (1 + 1/2), a2a 2; times 8 ranks = 56 MiB; put_signal: 8 ranks' 1 MiB + the source
+  // = 9 MiB. 65 MiB.
+  EXPECT_EQ(estimate(s, true).emulated_bytes, int64_t{65} << 20);
+  EXPECT_EQ(estimate(s, false).emulated_bytes, 0);
+}
+
+TEST(MemoryEstimate, APlannedMatmulCountsItsCollectivesAndCopies) {
+  // mesh-2x8-mm's up_proj at 16 ranks: a [8192,8192] S(0),R; b [8192,28672] R,S(1). The
+  // analytic plan keeps both as they are (no redistribution: a row shard times a column
+  // shard is local), so 16 matmuls + 16 barriers = 32 ops.
+  const Scenario s = load_scenario(kScenarios + "mesh-2x8-mm.yaml");
+  EXPECT_EQ(estimate(s, false).stream_ops, lowered_size(s, false).ops);
+  EXPECT_EQ(estimate(s, false).stream_ops, 32);
+}
+
+// Estimate against the real Program for shipped scenarios, some moved to larger meshes.
+// The op count is an upper bound (a copy of an empty box is never written) and the bytes
+// must be within a factor of 2 of what the Program holds.
+struct SizedCase {
+  std::string file;
+  int nodes;  // 0: as the file says
+  std::vector<int> mesh;
+};
+
+class EstimateAgainstProgram : public ::testing::TestWithParam<SizedCase> {};
+
+TEST_P(EstimateAgainstProgram, OpsBoundAndBytesWithinAFactorOfTwo) {
+  const SizedCase& c = GetParam();
+  Scenario s = load_scenario(kScenarios + c.file);
+  if (c.nodes > 0) s = with_cluster_size(s, c.nodes, c.mesh);
+  const HostMemoryEstimate e = estimate(s, false);
+  const ProgramSize actual = lowered_size(s, false);
+  std::printf(
+      "[ figures  ] %s at %lld GPUs: estimate %lld ops, %lld bytes; Program %lld ops, "
+      "%lld bytes (ratio %.2f)\n",
+      c.file.c_str(), static_cast<long long>(s.cluster.num_gpus()),
+      static_cast<long long>(e.stream_ops), static_cast<long long>(e.program_bytes),
+      static_cast<long long>(actual.ops), static_cast<long long>(actual.bytes),
+      static_cast<double>(e.program_bytes) / static_cast<double>(actual.bytes));
+  EXPECT_GE(e.stream_ops, actual.ops);
+  EXPECT_LE(e.stream_ops, 2 * actual.ops);
+  EXPECT_GE(2 * e.program_bytes, actual.bytes);
+  EXPECT_LE(e.program_bytes, 2 * actual.bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, EstimateAgainstProgram,
+                         ::testing::Values(SizedCase{"ring-allgather-8gpu.yaml", 0, {}},
+                                           SizedCase{"moe-expert-bmm.yaml", 0, {}},
+                                           SizedCase{"llama3-70b-layer-tp8.yaml", 0, {}},
+                                           SizedCase{"llama3-70b-layer-tp8.yaml", 8, {8, 8}},
+                                           SizedCase{"llama3-70b-layer-tp8.yaml", 8, {2, 32}},
+                                           SizedCase{"llama3-405b-layer-tp.yaml", 0, {}},
+                                           // fused all-gather + mm (strategies/collective_matmul)
+                                           SizedCase{"async-tp-linear.yaml", 0, {}}));
+
+TEST(MemoryEstimate, EmulatedBytesWithinAFactorOfTwoOfTheBuffers) {
+  // Small shapes, so emulation is cheap; a column-sharded b gathered over tp.
+  const Scenario s = load_scenario_text(R"yaml(name: small-emulated
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+dtype: fp32
+cost_model: dtensor
+workload:
+  - {name: mm1, op: mm, a: [64, 96], b: [96, 128],
+     a_placements: ["S(0)", "S(1)"], b_placements: ["R", "S(0)"]}
+  - {name: mm2, op: mm, a: [64, 128], b: [128, 32],
+     a_placements: ["S(0)", "R"], b_placements: ["R", "S(1)"]}
+)yaml",
+                                        kScenarios + "small-emulated.yaml");
+  const HostMemoryEstimate e = estimate(s, true);
+  const ProgramSize actual = lowered_size(s, true);
+  // mm1: (64*96 + 96*128 + 64*128) * 4 B * 8 ranks = 26624 * 32 = 851,968;
+  // mm2: (64*128 + 128*32 + 64*32) * 4 * 8 = 14336 * 32 = 458,752. 1,310,720 in all.
+  EXPECT_EQ(e.emulated_bytes, 1310720);
+  std::printf("[ figures  ] emulated buffers: estimate %lld bytes, Program %lld bytes\n",
+              static_cast<long long>(e.emulated_bytes),
+              static_cast<long long>(actual.buffer_bytes));
+  EXPECT_GE(2 * e.emulated_bytes, actual.buffer_bytes);
+  EXPECT_LE(e.emulated_bytes, 2 * actual.buffer_bytes);
+}
+
+TEST(MemoryGuard, SimulateRefusesUpFrontNamingTheScenarioAndBothFigures) {
+  const Scenario s = load_scenario(kScenarios + "llama3-70b-layer-tp8.yaml");
+  EvaluationOptions options;
+  options.host_memory = HostMemory{1'000'000, ""};  // 1 MB
+  const HostMemoryEstimate e = estimate_scenario_memory(s, options);
+  ASSERT_GT(e.total_bytes(), 1'000'000);
+  try {
+    prepare_scenario(s, options);
+    FAIL() << "expected a refusal";
+  } catch (const InvalidArgument& err) {
+    EXPECT_EQ(err.where(), kScenarios + "llama3-70b-layer-tp8.yaml");
+    EXPECT_THAT(err.message(), HasSubstr("scenario 'llama3-70b-layer-tp8' needs about " +
+                                         gigabytes_text(e.total_bytes()) +
+                                         " of host memory to simulate; 1 MB available"));
+  }
+  // Just enough: prepared.
+  options.host_memory = HostMemory{e.total_bytes(), ""};
+  EXPECT_NO_THROW(prepare_scenario(s, options));
+}
+
+TEST(MemoryGuard, EmulationRefusesWhenTheRealBuffersDoNotFit) {
+  // Four 4096^2 bf16 mms on 16 ranks: each (3 * 4096^2) * 2 B * 16 = 1,610,612,736 bytes of
+  // buffers, under the lowering's 2 GiB per-op limit; 6,442,450,944 in all. With the
+  // simulator's 16 ranks * 1 MiB = 16,777,216 and a few dozen ops' Program (kilobytes):
+  // 6,459,2xx,xxx bytes, "6.5 GB"; the buffers alone "6.4 GB".
+  const Scenario s = load_scenario_text(R"yaml(name: big-emulated
+cluster: {base: clusters/dgx-h100.yaml, nodes: 2}
+mesh: {shape: [2, 8], names: [dp, tp]}
+dtype: bf16
+workload:
+  - {name: mm1, op: mm, a: [4096, 4096], b: [4096, 4096],
+     a_placements: ["S(0)", "R"], b_placements: ["R", "S(1)"]}
+  - {name: mm2, op: mm, a: [4096, 4096], b: [4096, 4096],
+     a_placements: ["S(0)", "R"], b_placements: ["R", "S(1)"]}
+  - {name: mm3, op: mm, a: [4096, 4096], b: [4096, 4096],
+     a_placements: ["S(0)", "R"], b_placements: ["R", "S(1)"]}
+  - {name: mm4, op: mm, a: [4096, 4096], b: [4096, 4096],
+     a_placements: ["S(0)", "R"], b_placements: ["R", "S(1)"]}
+)yaml",
+                                        kScenarios + "big-emulated.yaml");
+  EvaluationOptions options;
+  options.emulate = true;
+  options.host_memory = HostMemory{4'000'000'000, ""};
+  EXPECT_EQ(estimate_scenario_memory(s, options).emulated_bytes, 6442450944);
+  EXPECT_EQ(estimate_scenario_memory(s, options).largest_emulated_op_bytes, 1610612736);
+  try {
+    prepare_scenario(s, options);
+    FAIL() << "expected a refusal";
+  } catch (const InvalidArgument& err) {
+    EXPECT_THAT(err.what(), HasSubstr("big-emulated.yaml: scenario 'big-emulated' needs about 6.5 "
+                                      "GB of host memory to emulate; 4.0 GB available"));
+    EXPECT_THAT(err.what(), HasSubstr("every rank's real buffers: 6.4 GB"));
+  }
+}
+
+TEST(MemoryGuard, AnOpPastTheEmulationLimitIsLeftToTheLoweringsOwnRefusal) {
+  // One 8192^2 bf16 mm on 16 ranks: 3 * 8192^2 * 2 B * 16 = 6,442,450,944 > 2 GiB for one op.
+  // The lowering refuses it whatever the machine has, so the guard stays out of the way.
+  const Scenario s = load_scenario_text(R"yaml(name: one-big-op
+cluster: {base: clusters/dgx-h100.yaml, nodes: 2}
+mesh: {shape: [2, 8], names: [dp, tp]}
+dtype: bf16
+workload:
+  - {name: big, op: mm, a: [8192, 8192], b: [8192, 8192],
+     a_placements: ["S(0)", "R"], b_placements: ["R", "S(1)"]}
+)yaml",
+                                        kScenarios + "one-big-op.yaml");
+  EvaluationOptions options;
+  options.emulate = true;
+  options.host_memory = HostMemory{1'000'000, ""};
+  try {
+    prepare_scenario(s, options);
+    FAIL() << "expected a refusal";
+  } catch (const InvalidArgument& err) {
+    EXPECT_THAT(err.what(), HasSubstr("too large to emulate"));
+    EXPECT_THAT(err.what(), ::testing::Not(HasSubstr("host memory")));
+  }
+}
+
+TEST(MemoryGuard, ASweepSkipsThePointsThatDoNotFitAndSimulatesTheRest) {
+  // Two points: 8 GPUs (mesh 8) and 32 GPUs (mesh 32). An all-gather's ops grow as
+  // 2(p-1)p: 8 GPUs 2*7*8 + 8 = 120 ops, 32 GPUs 2*31*32 + 32 = 2016. Memory between the
+  // two: the small point runs, the large one is skipped with both figures.
+  const Scenario s = load_scenario_text(R"yaml(name: two-sizes
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [8], names: [tp]}
+workload:
+  - {name: gather, op: all_gather, bytes: 1 MiB, mesh_dim: tp}
+sweep: {nodes: [1, 4], mesh: [[8], [32]]}
+)yaml",
+                                        kScenarios + "two-sizes.yaml");
+  const HostMemoryEstimate small = estimate_scenario_memory(with_cluster_size(s, 1, {8}), {});
+  const HostMemoryEstimate large = estimate_scenario_memory(with_cluster_size(s, 4, {32}), {});
+  EXPECT_EQ(small.stream_ops, 120);
+  EXPECT_EQ(large.stream_ops, 2016);
+  SweepOptions options;
+  options.jobs = 2;
+  options.evaluation.host_memory = HostMemory{(small.total_bytes() + large.total_bytes()) / 2, ""};
+  const SweepRun run = run_sweep(s, options);
+  ASSERT_EQ(run.points.size(), 2u);
+  EXPECT_TRUE(run.points[0].simulated());
+  ASSERT_FALSE(run.points[1].simulated());
+  EXPECT_EQ(*run.points[1].skip_reason,
+            "needs about " + gigabytes_text(large.total_bytes()) + " of host memory to simulate; " +
+                gigabytes_text(options.evaluation.host_memory->available_bytes) + " available");
+  EXPECT_EQ(run.best, std::optional<size_t>(0));
+}
+
+}  // namespace
+}  // namespace symmesh::evaluation

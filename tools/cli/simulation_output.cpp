@@ -1,0 +1,101 @@
+#include "tools/cli/simulation_output.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "tools/cli/text_table.hpp"
+
+namespace symmesh::cli {
+
+using evaluation::OpReport;
+using evaluation::SimulationReport;
+using evaluation::strategy_text;
+
+namespace {
+
+nlohmann::json placements_json(const Placements& placements) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : placements) out.push_back(to_string(p));
+  return out;
+}
+
+}  // namespace
+
+std::string format_bytes(int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int u = 0;
+  while (value >= 1024 && u < 4) value /= 1024, ++u;
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.2f %s", value, units[u]);
+  return buffer;
+}
+
+std::string simulation_report_text(const SimulationReport& report) {
+  std::string out = "symmesh simulate: " + report.scenario + " on " + report.cluster + ", mesh " +
+                    report.mesh + ", cost model " + report.cost_model + ", backend " +
+                    report.backend + "\n";
+  const bool emulated = std::any_of(report.ops.begin(), report.ops.end(),
+                                    [](const OpReport& r) { return r.max_abs_error.has_value(); });
+  std::vector<std::string> headers{"op",        "kind",         "strategy / size", "time (ms)",
+                                   "comm (ms)", "compute (ms)", "peak mem/rank"};
+  if (emulated) headers.push_back("max abs error");
+  TextTable table(headers);
+  for (const auto& r : report.ops) {
+    const std::string what = r.input_placements ? strategy_text(r) : format_bytes(r.bytes);
+    std::vector<std::string> row{r.name,
+                                 r.op,
+                                 what,
+                                 format_fixed(r.time_s * 1e3, 4),
+                                 format_fixed(r.comm_time_s * 1e3, 4),
+                                 format_fixed(r.compute_time_s * 1e3, 4),
+                                 format_bytes(r.peak_memory_bytes_per_rank)};
+    if (emulated) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "%.3g", r.max_abs_error.value_or(NAN));
+      row.push_back(r.max_abs_error ? buffer : "-");
+    }
+    table.add_row(row);
+  }
+  out += table.render();
+  out += "total: " + format_fixed(report.total_time_s * 1e3, 4) + " ms\n";
+  for (const auto& w : report.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+nlohmann::json simulation_report_json(const SimulationReport& report) {
+  nlohmann::json j;
+  j["scenario"] = report.scenario;
+  j["backend"] = report.backend;
+  j["cluster"] = report.cluster;
+  j["mesh"] = report.mesh;
+  j["cost_model"] = report.cost_model;
+  j["total_time_s"] = report.total_time_s;
+  j["ops"] = nlohmann::json::array();
+  for (const auto& r : report.ops) {
+    nlohmann::json op = {{"name", r.name}, {"op", r.op}, {"time_s", r.time_s}};
+    if (r.input_placements) {
+      op["comm_time_s"] = r.comm_time_s;
+      op["compute_time_s"] = r.compute_time_s;
+      nlohmann::json inputs = nlohmann::json::array();
+      for (const auto& p : *r.input_placements) inputs.push_back(placements_json(p));
+      op["strategy"] = {{"input_placements", inputs},
+                        {"output_placements", placements_json(*r.output_placements)},
+                        {"implementation", r.implementation},
+                        {"chunks", r.chunks}};
+      if (r.out_placements) op["strategy"]["out_placements"] = placements_json(*r.out_placements);
+      op["peak_memory_bytes_per_rank"] = r.peak_memory_bytes_per_rank;
+      if (r.max_abs_error) op["max_abs_error"] = *r.max_abs_error;
+    } else {
+      op["bytes"] = r.bytes;
+      op["comm_time_s"] = r.comm_time_s;
+      op["peak_memory_bytes_per_rank"] = r.peak_memory_bytes_per_rank;
+    }
+    j["ops"].push_back(op);
+  }
+  j["warnings"] = report.warnings;
+  return j;
+}
+
+}  // namespace symmesh::cli

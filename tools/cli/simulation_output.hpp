@@ -1,0 +1,18 @@
+#pragma once
+// A scenario's run report (evaluation/simulation_report.hpp) printed: the table of
+// `symmesh simulate` / `run`, and its JSON (the stable keys of docs/scenario-format.md).
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "evaluation/simulation_report.hpp"
+
+namespace symmesh::cli {
+
+std::string simulation_report_text(const evaluation::SimulationReport& report);
+nlohmann::json simulation_report_json(const evaluation::SimulationReport& report);
+
+// "1.50 GiB", "64.0 MiB", "512 B".
+std::string format_bytes(int64_t bytes);
+
+}  // namespace symmesh::cli
