@@ -259,6 +259,11 @@ void Program::set_initial_bytes(int rank, const BufferRef& local,
   if (!counting_) local_[local.id].initial = std::move(bytes);
 }
 
+void Program::count_initial_bytes(int rank, const BufferRef& local) {
+  check_range(rank, local, "Program::count_initial_bytes");
+  counts_.initial_bytes += local.size_bytes;
+}
+
 void Program::request_output(std::string name, int rank, const BufferRef& range) {
   check_range(rank, range, "Program::request_output");
   if (!counting_) outputs_.push_back({std::move(name), rank, range});

@@ -245,6 +245,8 @@ class Program {
   BufferRef local_alloc(int rank, int64_t bytes);
   // Emulation: a local buffer's initial contents (a counting Program only counts them).
   void set_initial_bytes(int rank, const BufferRef& local, std::vector<unsigned char> bytes);
+  // Counts the initial contents a whole local buffer would get (a counting lowering).
+  void count_initial_bytes(int rank, const BufferRef& local);
   void request_output(std::string name, int rank, const BufferRef& range);
 
   // Streams: created on first use by name; "compute" and "comm" are conventional.

@@ -92,18 +92,13 @@ std::string hardware_description() {
 HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const HardwareOptions& options,
                                         const std::string& command) {
   check_native_op_names(options.collectives, scenario);
-  const auto model = scenario_cost_model(scenario, options.fuse);
   // --check carries every rank's real buffers in host memory as well: refused up front when
   // they cannot fit (evaluation/memory_estimate.hpp).
-  EvaluationOptions estimate_options;
-  estimate_options.emulate = options.check;
-  check_host_memory(scenario, estimate_scenario_memory(scenario, estimate_options), options.check,
-                    host_memory());
-  strategies::WorkloadOptions workload_options;
-  workload_options.emulate = options.check;
-  workload_options.encode = encode_values;
-  HardwareEvaluation out{
-      strategies::lower_workload(scenario, *model, workload_options), "", {}, {}, "", {}, true};
+  EvaluationOptions evaluation;
+  evaluation.emulate = options.check;
+  evaluation.fuse = options.fuse;
+  HardwareEvaluation out;
+  out.prepared = prepare_scenario(scenario, evaluation);
 #ifndef SYMMESH_HAVE_HW
   (void)options;
   throw HardwareUnavailable(
@@ -117,7 +112,7 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
   executor.wait_timeout_s = options.timeout_s;
   executor.command = command;
   executor.warmup_runs = options.check ? 0 : options.warmup_runs;
-  const Program& program = out.workload.program;
+  const Program& program = out.prepared->workload.program;
   const hw::ExecutionPlan plan = hw::plan_for_hardware(program, executor);
   out.plan_text = hw::describe(plan, program);
   if (options.dry_run) return out;
@@ -135,7 +130,7 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
   if (!out.reporting) return out;
   out.result = to_run_result(measured, program);
   out.trace_json = chrome_trace_json(program, out.result);
-  out.report = build_simulation_report(scenario, out.workload, out.result, options.check);
+  out.report = build_simulation_report(scenario, out.prepared->workload, out.result, options.check);
   out.report.backend = "nccl";
   out.notes = measured.notes;
   return out;
@@ -161,7 +156,7 @@ double check_tolerance(DType dtype, int64_t k) {
 std::vector<std::string> check_failures(const Scenario& scenario,
                                         const HardwareEvaluation& evaluation) {
   std::vector<std::string> out;
-  const int ranks = evaluation.workload.mesh.size();
+  const int ranks = evaluation.prepared->workload.mesh.size();
   for (const OpReport& r : evaluation.report.ops) {
     if (!r.max_abs_error) continue;
     const auto op = std::find_if(scenario.workload.begin(), scenario.workload.end(),

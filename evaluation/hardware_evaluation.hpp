@@ -8,6 +8,7 @@
 // Everything before the first GPU call runs without one and is tested without one:
 // argument checks, loading, lowering, the hardware plan. Without hw/ built, or without a
 // visible GPU, HardwareUnavailable says which (exit code 1).
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/errors.hpp"
 #include "core/run_result.hpp"
 #include "core/scenario.hpp"
+#include "evaluation/scenario_evaluation.hpp"
 #include "evaluation/simulation_report.hpp"
 #include "strategies/workload_lowering.hpp"
 
@@ -36,9 +38,9 @@ struct HardwareOptions {
 };
 
 struct HardwareEvaluation {
-  strategies::LoweredWorkload workload;
-  std::string plan_text;  // the hardware plan (hw::describe), always filled
-  RunResult result;       // empty on a dry run
+  std::unique_ptr<PreparedScenario> prepared;  // the scenario planned and lowered
+  std::string plan_text;                       // the hardware plan (hw::describe), always filled
+  RunResult result;                            // empty on a dry run
   SimulationReport report;
   std::string trace_json;          // the measured timeline as a Chrome trace
   std::vector<std::string> notes;  // how it ran

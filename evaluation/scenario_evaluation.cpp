@@ -16,23 +16,17 @@ namespace symmesh::evaluation {
 
 namespace {
 
-// Guards host memory, then plans every matmul of `scenario` with its cost model and
-// lowers the workload.
-strategies::LoweredWorkload plan_and_lower(const Scenario& s, const EvaluationOptions& options) {
-  check_host_memory(s, estimate_scenario_memory(s, options), options.emulate,
-                    options.host_memory ? options.host_memory : host_memory());
-  const auto model = scenario_cost_model(s, options.fuse);
-  strategies::WorkloadOptions workload_options;
-  workload_options.emulate = options.emulate;
-  workload_options.encode = encode_values;
-  return strategies::lower_workload(s, *model, workload_options);
+strategies::WorkloadOptions workload_options(const EvaluationOptions& options) {
+  strategies::WorkloadOptions out;
+  out.emulate = options.emulate;
+  out.encode = encode_values;
+  return out;
 }
 
 }  // namespace
 
 // It only matters for matmuls: a workload of transfers needs none.
-std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& s, bool fuse,
-                                                           bool for_estimate) {
+std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& s, bool fuse) {
   strategies::CostModelOptions model_options;
   model_options.devices_per_host = s.cluster.gpus_per_node;
   model_options.cluster = s.cluster;
@@ -40,32 +34,54 @@ std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& s, bo
   const bool plans = std::any_of(s.workload.begin(), s.workload.end(),
                                  [](const WorkloadOp& op) { return is_matmul(op.kind); });
   try {
-    const std::string name = !plans                                        ? "dtensor"
-                             : for_estimate && s.cost_model == "simulated" ? "analytic"
-                                                                           : s.cost_model;
-    return sim::make_any_cost_model(name, model_options);
+    return sim::make_any_cost_model(plans ? s.cost_model : "dtensor", model_options);
   } catch (const Unsupported& e) {
     throw Unsupported(e.message(), (s.path.empty() ? "scenario" : s.path) + ": cost_model");
   }
 }
 
-PreparedScenario::PreparedScenario(const Scenario& s, const EvaluationOptions& options)
-    : scenario(s), workload(plan_and_lower(scenario, options)) {
-  sim_options.carry_data = options.emulate;
-  sim_options.wall_clock_limit_s = options.wall_clock_limit_s;
-  sim_options.record_timeline = options.record_timeline;
-  sim_options.validate();
+std::unique_ptr<SizedScenario> size_scenario(const Scenario& scenario,
+                                             const EvaluationOptions& options) {
+  auto sized = std::make_unique<SizedScenario>();
+  sized->scenario = scenario;
+  sized->planned = std::make_shared<const strategies::PlannedWorkload>(
+      strategies::plan_workload(sized->scenario, *scenario_cost_model(scenario, options.fuse)));
+  sized->counted =
+      strategies::lower_workload(sized->scenario, sized->planned, workload_options(options),
+                                 Program::counting(sized->planned->mesh.size()))
+          .program;
+  sized->estimate = estimate_host_memory(sized->counted, *sized->planned, options.emulate,
+                                         options.record_timeline);
+  return sized;
 }
 
 HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
                                             const EvaluationOptions& options) {
-  return estimate_host_memory(scenario, *scenario_cost_model(scenario, options.fuse, true),
-                              options.emulate);
+  return size_scenario(scenario, options)->estimate;
+}
+
+std::unique_ptr<PreparedScenario> lower_sized(std::unique_ptr<SizedScenario> sized,
+                                              const EvaluationOptions& options) {
+  auto prepared = std::make_unique<PreparedScenario>();
+  prepared->scenario = std::move(sized->scenario);
+  Program program(sized->counted.world_size());
+  program.reserve_like(sized->counted);
+  sized->counted = Program(1);  // the count is no longer needed
+  prepared->workload = strategies::lower_workload(prepared->scenario, std::move(sized->planned),
+                                                  workload_options(options), std::move(program));
+  prepared->sim_options.carry_data = options.emulate;
+  prepared->sim_options.wall_clock_limit_s = options.wall_clock_limit_s;
+  prepared->sim_options.record_timeline = options.record_timeline;
+  prepared->sim_options.validate();
+  return prepared;
 }
 
 std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
                                                    const EvaluationOptions& options) {
-  return std::make_unique<PreparedScenario>(scenario, options);
+  auto sized = size_scenario(scenario, options);
+  check_host_memory(sized->scenario, sized->estimate, options.emulate,
+                    options.host_memory ? options.host_memory : host_memory());
+  return lower_sized(std::move(sized), options);
 }
 
 Evaluation report_evaluation(const PreparedScenario& prepared, RunResult result) {

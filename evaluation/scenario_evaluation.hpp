@@ -36,32 +36,44 @@ struct Evaluation {
   std::string trace_json;  // the Chrome trace, when the timeline was recorded
 };
 
+// The scenario's cost model, as simulate, sweep, run and compare all choose it (so that
+// they run the same plan). Throws Unsupported naming the scenario's cost_model.
+std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& scenario, bool fuse);
+
+// A scenario planned and sized, not lowered yet: every matmul planned once with its cost
+// model, and the whole lowering run into a counting Program (core/program.hpp), which
+// checks everything the real lowering will and counts it, so the host-memory estimate is
+// known before anything large is allocated.
+struct SizedScenario {
+  Scenario scenario;
+  std::shared_ptr<const strategies::PlannedWorkload> planned;
+  Program counted{1};
+  HostMemoryEstimate estimate;
+};
+
+// Plans and counts. Throws symmesh errors; cost-model and workload errors name the
+// scenario file and the op.
+std::unique_ptr<SizedScenario> size_scenario(const Scenario& scenario,
+                                             const EvaluationOptions& options);
+// The host memory `scenario` needs to simulate (and emulate, with options.emulate).
+HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
+                                            const EvaluationOptions& options);
+
 // A scenario planned and lowered, ready to simulate. Heap-held by its users: the lowered
 // ops point into `scenario`, and a running simulation into `workload.program`.
-// The scenario's cost model, as simulate, sweep, run and compare all choose it (so that
-// they run the same plan). for_estimate: "simulated" (which runs simulations to plan) is
-// replaced by the analytic model it re-ranks — for the host-memory estimate: the plans may
-// differ, their op counts hardly. Throws Unsupported naming the scenario's cost_model.
-std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& scenario, bool fuse,
-                                                           bool for_estimate = false);
-
 struct PreparedScenario {
-  PreparedScenario(const Scenario& scenario, const EvaluationOptions& options);
-
   Scenario scenario;
   strategies::LoweredWorkload workload;
   sim::SimOptions sim_options;  // carry_data: emulated, so the report checks the numerics
 };
 
-// The host memory `scenario` needs to simulate (and emulate, with options.emulate), planned
-// with its cost model but not lowered. Throws for an unknown cost model, as preparing does.
-HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
-                                            const EvaluationOptions& options);
+// Lowers a sized scenario into a Program reserved from its count (the plans are reused).
+std::unique_ptr<PreparedScenario> lower_sized(std::unique_ptr<SizedScenario> sized,
+                                              const EvaluationOptions& options);
 
-// Plans every matmul and lowers the workload. Throws symmesh errors; cost-model and
-// workload errors name the scenario file. Before lowering, a scenario that needs more host
-// memory than is available (estimate_scenario_memory) is refused: InvalidArgument naming
-// the file and both figures.
+// size_scenario, the host-memory guard, lower_sized: a scenario that needs more host memory
+// than is available is refused before it is lowered (InvalidArgument naming the file and
+// both figures).
 std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
                                                    const EvaluationOptions& options);
 // The report of a prepared scenario's simulated run.

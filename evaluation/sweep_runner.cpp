@@ -19,35 +19,42 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A point moved to its size whose memory is estimated, waiting for room to run.
+// A point moved to its size, planned and counted, waiting for room to run.
 struct Sized {
   size_t index;
-  Scenario scenario;
-  int64_t need_bytes;
+  std::unique_ptr<SizedScenario> sized;
+  int64_t need_bytes() const { return sized->estimate.total_bytes(); }
 };
 
-// The point's scenario moved to its size with its host memory estimate (before anything
-// is lowered); nullopt (with the point's skip_reason set) when it is invalid at that size.
+// The point's scenario moved to its size, planned, and its lowering counted (the host
+// memory estimate, before anything is lowered); nullopt (with the point's skip_reason set)
+// when it is invalid at that size.
 std::optional<Sized> size_point(const Scenario& scenario, size_t index, SweepPoint& point,
                                 const EvaluationOptions& options) {
+  Scenario resized;
   try {
-    Scenario resized = with_cluster_size(scenario, point.nodes, point.mesh);
-    const int64_t need = estimate_scenario_memory(resized, options).total_bytes();
-    return Sized{index, std::move(resized), need};
+    resized = with_cluster_size(scenario, point.nodes, point.mesh);
   } catch (const InvalidArgument& e) {
     point.skip_reason = e.message();
+    return std::nullopt;
+  }
+  try {
+    return Sized{index, size_scenario(resized, options)};
+  } catch (const InvalidArgument& e) {
+    point.skip_reason = e.what();
   } catch (const Unsupported& e) {
     point.skip_reason = e.what();
   }
   return std::nullopt;
 }
 
-// The sized point planned and lowered; nullptr (with the point's skip_reason set) when it
-// is invalid at that size.
-std::unique_ptr<PreparedScenario> prepare_point(const Scenario& resized, SweepPoint& point,
+// The sized point lowered; nullptr (with the point's skip_reason set) when it is invalid
+// at that size.
+std::unique_ptr<PreparedScenario> prepare_point(std::unique_ptr<SizedScenario> sized,
+                                                SweepPoint& point,
                                                 const EvaluationOptions& options) {
   try {
-    return prepare_scenario(resized, options);
+    return lower_sized(std::move(sized), options);
   } catch (const InvalidArgument& e) {
     point.skip_reason = e.what();
   } catch (const Unsupported& e) {
@@ -184,18 +191,19 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
           continue;
         }
       }
-      const Admission admission = admit(waiting_point->need_bytes, committed_bytes, memory);
+      const Admission admission = admit(waiting_point->need_bytes(), committed_bytes, memory);
       if (admission == Admission::wait) break;  // until a point in flight finishes
-      const Sized sized = std::move(*waiting_point);
+      Sized sized = std::move(*waiting_point);
       waiting_point.reset();
       SweepPoint& point = run.points[sized.index];
+      const int64_t need_bytes = sized.need_bytes();
       if (admission == Admission::skip) {
-        point.skip_reason = not_enough_memory_text(sized.need_bytes, *memory, "to simulate");
+        point.skip_reason = not_enough_memory_text(need_bytes, *memory, "to simulate");
         record(sized.index, false);
         continue;
       }
       try {
-        auto prepared = prepare_point(sized.scenario, point, summary_only);
+        auto prepared = prepare_point(std::move(sized.sized), point, summary_only);
         if (!prepared) {
           record(sized.index, false);
           continue;
@@ -205,9 +213,8 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
         // The child has its copy and the report needs only the lowered ops: at 512 GPUs the
         // Program is gigabytes, so the parent keeps none of the points in flight.
         prepared->workload.program = Program(1);
-        in_flight.push_back(
-            {sized.index, sized.need_bytes, std::move(prepared), std::move(process)});
-        committed_bytes += sized.need_bytes;
+        in_flight.push_back({sized.index, need_bytes, std::move(prepared), std::move(process)});
+        committed_bytes += need_bytes;
       } catch (...) {
         fail(sized.index);
       }

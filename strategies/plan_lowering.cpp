@@ -37,7 +37,7 @@ class Lowerer {
         dtype_(plan.problem.dtype()),
         equation_(plan.problem.equation()),
         e_(element_size_bytes(dtype_)),
-        data_(!options.global_inputs.empty()) {}
+        data_(options.carry_data || !options.global_inputs.empty()) {}
 
   LoweredPlan run();
 
@@ -124,7 +124,9 @@ TensorState Lowerer::initial_state(int input) {
   for (int r = 0; r < mesh_.size(); ++r) {
     const LocalView view = local_view(state.spec, mesh_, r);
     LocalTensor piece = new_local(r, view.shape);
-    if (data_) {
+    if (data_ && program_.is_counting()) {
+      program_.count_initial_bytes(world(r), piece.ref);
+    } else if (data_) {
       // A Partial(sum) input is whole on the ranks at coordinate 0 of its sum dims.
       bool zero = false;
       const auto coords = mesh_.coordinates(r);
@@ -447,7 +449,7 @@ LoweredPlan Lowerer::run() {
                               std::to_string(options_.first_rank) + " do not fit a world of " +
                               std::to_string(program_.world_size()),
                           "plan lowering");
-  if (data_ && options_.global_inputs.size() != problem.inputs.size())
+  if (data_ && !program_.is_counting() && options_.global_inputs.size() != problem.inputs.size())
     throw InvalidArgument("need the bytes of every input", "plan lowering");
 
   const Candidate& chosen = plan_.chosen_candidate();

@@ -25,9 +25,11 @@ struct LoweringOptions {
   std::string stream = "main";  // one in-order stream per rank: collectives, then compute
   int first_rank = 0;
   // Emulation: initial bytes of every input's GLOBAL tensor (row-major, in the op's
-  // dtype, ATen input order); empty = timing only. Each rank starts with its torch.chunk
-  // piece; a Partial(sum) input is held whole by the ranks at coordinate 0 of its
-  // Partial mesh dims and as zeros elsewhere, a Partial(avg) input whole everywhere.
+  // dtype, ATen input order). Each rank starts with its torch.chunk piece; a Partial(sum)
+  // input is held whole by the ranks at coordinate 0 of its Partial mesh dims and as zeros
+  // elsewhere, a Partial(avg) input whole everywhere. A counting Program needs no bytes:
+  // carry_data alone makes it count the pieces' initial bytes.
+  bool carry_data = false;  // implied by global_inputs
   std::vector<std::vector<unsigned char>> global_inputs;
 };
 
@@ -38,7 +40,7 @@ struct LoweredPlan {
 };
 
 // Appends the plan's operations to `program` (whose world must contain the mesh).
-// With global_inputs, every rank's output piece is requested as output "<name>".
+// Carrying data, every rank's output piece is requested as output "<name>".
 LoweredPlan lower_plan(const Plan& plan, Program& program, const LoweringOptions& options);
 
 }  // namespace symmesh::strategies

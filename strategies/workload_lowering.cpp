@@ -8,16 +8,6 @@
 namespace symmesh::strategies {
 namespace {
 
-// Bytes allocated per rank so far: local buffers on their rank, symmetric ones on every
-// member of their group.
-std::vector<int64_t> allocated_per_rank(const Program& program) {
-  std::vector<int64_t> bytes(program.world_size(), 0);
-  for (const auto& a : program.local_allocations()) bytes[a.rank] += a.size_bytes;
-  for (const auto& h : program.symmetric_allocations())
-    for (int r : program.group(h.group).ranks) bytes[r] += h.size_bytes;
-  return bytes;
-}
-
 std::string where_of(const WorkloadOp& op) {
   return op.where.to_string();
 }
@@ -68,35 +58,57 @@ OpProblem matmul_problem(const Scenario& scenario, const WorkloadOp& op, const D
   return problem;
 }
 
-LoweredWorkload lower_workload(const Scenario& scenario, const CostModel& model,
-                               const WorkloadOptions& options) {
-  const DeviceMesh mesh(scenario.mesh_shape, scenario.mesh_names);
-  if (mesh.size() != scenario.cluster.num_gpus())
-    throw InvalidArgument("mesh " + to_string(mesh) + " has " + std::to_string(mesh.size()) +
-                              " ranks but the cluster has " +
+PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model) {
+  PlannedWorkload out;
+  out.mesh = DeviceMesh(scenario.mesh_shape, scenario.mesh_names);
+  if (out.mesh.size() != scenario.cluster.num_gpus())
+    throw InvalidArgument("mesh " + to_string(out.mesh) + " has " +
+                              std::to_string(out.mesh.size()) + " ranks but the cluster has " +
                               std::to_string(scenario.cluster.num_gpus()) + " GPUs",
                           scenario.path.empty() ? "scenario" : scenario.path);
+  for (const WorkloadOp& op : scenario.workload) {
+    auto& plan = out.plans.emplace_back();
+    if (!is_matmul(op.kind)) continue;
+    const OpProblem problem = matmul_problem(scenario, op, out.mesh);
+    try {
+      problem.validate();
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument("op '" + op.name + "': " + e.what(), where_of(op));
+    }
+    plan = build_plan(problem, model);
+  }
+  return out;
+}
+
+LoweredWorkload lower_workload(const Scenario& scenario,
+                               std::shared_ptr<const PlannedWorkload> planned,
+                               const WorkloadOptions& options, Program program) {
   if (options.emulate && !options.encode)
     throw InvalidArgument("emulation needs a value encoder", "workload");
-  LoweredWorkload out{Program(mesh.size()), mesh, {}};
-  Program& program = out.program;
-  const GroupId world = program.world_group();
+  const DeviceMesh& mesh = planned->mesh;
+  if (program.world_size() != mesh.size())
+    throw InvalidArgument("a program of " + std::to_string(program.world_size()) +
+                              " ranks for a mesh of " + std::to_string(mesh.size()),
+                          "workload");
+  LoweredWorkload out{std::move(program), mesh, {}, planned};
+  Program& p = out.program;
+  const bool counting = p.is_counting();
+  const GroupId world = p.world_group();
   std::mt19937_64 rng(options.seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<int64_t> before(p.world_size());
 
-  for (const WorkloadOp& op : scenario.workload) {
+  for (size_t i = 0; i < scenario.workload.size(); ++i) {
+    const WorkloadOp& op = scenario.workload[i];
     LoweredOp lowered;
     lowered.op = &op;
-    const auto before = allocated_per_rank(program);
+    for (int r = 0; r < p.world_size(); ++r) before[r] = p.allocated_bytes(r);
     if (is_matmul(op.kind)) {
-      OpProblem problem = matmul_problem(scenario, op, mesh);
-      try {
-        problem.validate();
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument("op '" + op.name + "': " + e.what(), where_of(op));
-      }
+      lowered.plan = &*planned->plans.at(i);
+      const OpProblem& problem = lowered.plan->problem;
       LoweringOptions lowering;
       lowering.name = op.name;
+      lowering.carry_data = options.emulate;
       if (options.emulate) {
         // Emulated bytes: every rank may end up holding whole inputs and the output.
         int64_t global = numel(problem.output_shape());
@@ -109,28 +121,34 @@ LoweredWorkload lower_workload(const Scenario& scenario, const CostModel& model,
                   std::to_string(options.max_emulated_bytes >> 20) +
                   " MiB); emulation (simulate --emulate, run --check) is meant for small shapes",
               where_of(op));
-        for (const auto& t : problem.inputs) {
-          std::vector<double> values(numel(t.shape));
-          for (double& v : values) v = value(rng);
-          lowering.global_inputs.push_back(options.encode(values, t.dtype));
-          lowered.global_inputs.push_back(std::move(values));
-        }
+        if (!counting)
+          for (const auto& t : problem.inputs) {
+            std::vector<double> values(numel(t.shape));
+            for (double& v : values) v = value(rng);
+            lowering.global_inputs.push_back(options.encode(values, t.dtype));
+            lowered.global_inputs.push_back(std::move(values));
+          }
       }
-      lowered.plan = build_plan(problem, model);
-      lowered.lowered = lower_plan(*lowered.plan, program, lowering);
+      lowered.lowered = lower_plan(*lowered.plan, p, lowering);
     } else if (op.kind == OpKind::put_signal) {
-      lower_put_signal(program, op);
+      lower_put_signal(p, op);
     } else {
-      lower_collective(program, mesh, op, scenario.dtype_of(op));
+      lower_collective(p, mesh, op, scenario.dtype_of(op));
     }
-    const auto after = allocated_per_rank(program);
-    for (int r = 0; r < program.world_size(); ++r)
+    for (int r = 0; r < p.world_size(); ++r)
       lowered.peak_memory_bytes_per_rank =
-          std::max(lowered.peak_memory_bytes_per_rank, after[r] - before[r]);
-    program.barrier(world, "main", {op.name, OpCategory::sync, "end of op"});
+          std::max(lowered.peak_memory_bytes_per_rank, p.allocated_bytes(r) - before[r]);
+    p.barrier(world, "main", {op.name, OpCategory::sync, "end of op"});
     out.ops.push_back(std::move(lowered));
   }
   return out;
+}
+
+LoweredWorkload lower_workload(const Scenario& scenario, const CostModel& model,
+                               const WorkloadOptions& options) {
+  auto planned = std::make_shared<const PlannedWorkload>(plan_workload(scenario, model));
+  const int world = planned->mesh.size();
+  return lower_workload(scenario, std::move(planned), options, Program(world));
 }
 
 }  // namespace symmesh::strategies

@@ -19,7 +19,12 @@ int run_validate(const std::vector<std::string>& paths) {
     // Planning needs a model; dtensor needs nothing beyond the mesh, so every scenario can
     // be planned whichever model it names (the named one is checked when it runs).
     const auto model = strategies::make_cost_model("dtensor", options);
-    const auto workload = strategies::lower_workload(scenario, *model, {});
+    // The lowering checks every op; into a counting Program it allocates nothing large.
+    auto planned = std::make_shared<const strategies::PlannedWorkload>(
+        strategies::plan_workload(scenario, *model));
+    const int ranks = planned->mesh.size();
+    const auto workload =
+        strategies::lower_workload(scenario, std::move(planned), {}, Program::counting(ranks));
     std::cout << path << ": valid — " << scenario.workload.size() << " op"
               << (scenario.workload.size() == 1 ? "" : "s") << " on " << scenario.cluster.num_gpus()
               << " GPUs, mesh " << to_string(workload.mesh) << ", cost model "
