@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -12,7 +13,7 @@
 #include "evaluation/sweep_answer.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "sim/deadlock_report.hpp"
-#include "sim/forked_run.hpp"
+#include "sim/simulation_pool.hpp"
 
 namespace symmesh::evaluation {
 namespace {
@@ -67,9 +68,10 @@ std::unique_ptr<PreparedScenario> prepare_point(std::unique_ptr<SizedScenario> s
 // simulation raised, and a simulation past its wall-clock limit, skip the point (a
 // deadlock, also a Timeout, is an error). Returns whether it was simulated.
 bool finish_point(SweepPoint& point, const PreparedScenario& prepared,
-                  sim::SimulationProcess& process) {
+                  sim::SimulationPool::Finished& finished) {
   try {
-    point.report = report_evaluation(prepared, process.result()).report;
+    if (finished.error) std::rethrow_exception(finished.error);
+    point.report = report_evaluation(prepared, std::move(finished.result)).report;
     return true;
   } catch (const sim::DeadlockError&) {
     throw;
@@ -83,12 +85,10 @@ bool finish_point(SweepPoint& point, const PreparedScenario& prepared,
   return false;
 }
 
-// One point being simulated.
+// One point being simulated: its memory estimate and what its report needs.
 struct InFlight {
-  size_t index;
-  int64_t need_bytes;  // its host memory estimate
+  int64_t need_bytes;
   std::unique_ptr<PreparedScenario> prepared;
-  std::unique_ptr<sim::SimulationProcess> process;
 };
 
 }  // namespace
@@ -153,11 +153,11 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   // Everything happens on this thread: points are planned and lowered here one at a time
   // while up to `jobs` simulations run in their own processes (sim/forked_run.hpp says why
   // no thread may fork while another runs).
-  const size_t jobs = static_cast<size_t>(std::max(1, options.jobs));
-  std::vector<InFlight> in_flight;
-  int64_t committed_bytes = 0;         // the estimates of the points in flight
-  std::optional<Sized> waiting_point;  // sized, waiting for memory
-  std::optional<size_t> failed;        // the first point whose evaluation failed
+  sim::SimulationPool pool(static_cast<size_t>(std::max(1, options.jobs)));
+  std::map<size_t, InFlight> in_flight;  // by point
+  int64_t committed_bytes = 0;           // the estimates of the points in flight
+  std::optional<Sized> waiting_point;    // sized, waiting for memory
+  std::optional<size_t> failed;          // the first point whose evaluation failed
   std::exception_ptr error;
   size_t next = 0;
   auto record = [&](size_t i, bool simulated) {
@@ -171,7 +171,7 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
     if (!failed || i < *failed) failed = i, error = std::current_exception();
   };
   for (;;) {
-    while (!failed && in_flight.size() < jobs) {
+    while (!failed && !pool.full()) {
       if (!waiting_point) {
         if (next >= total) break;
         const size_t i = next++;
@@ -208,36 +208,30 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
           record(sized.index, false);
           continue;
         }
-        auto process = std::make_unique<sim::SimulationProcess>(
-            prepared->workload.program, prepared->scenario.cluster, prepared->sim_options);
+        pool.start(sized.index, prepared->workload.program, prepared->scenario.cluster,
+                   prepared->sim_options);
         // The child has its copy and the report needs only the lowered ops: at 512 GPUs the
         // Program is gigabytes, so the parent keeps none of the points in flight.
         prepared->workload.program = Program(1);
-        in_flight.push_back({sized.index, need_bytes, std::move(prepared), std::move(process)});
+        in_flight.emplace(sized.index, InFlight{need_bytes, std::move(prepared)});
         committed_bytes += need_bytes;
       } catch (...) {
         fail(sized.index);
       }
     }
-    if (in_flight.empty()) break;
-    std::vector<sim::SimulationProcess*> waiting;
-    for (const InFlight& f : in_flight) waiting.push_back(f.process.get());
+    if (pool.empty()) break;
     // Wakes at least once a second so that a progress display's elapsed time moves.
-    sim::wait_for_any(waiting, options.on_progress ? 1000 : -1);
-    report(false);
-    for (auto it = in_flight.begin(); it != in_flight.end();) {
-      if (!it->process->finished()) {
-        ++it;
-        continue;
-      }
+    for (sim::SimulationPool::Finished& f : pool.wait(options.on_progress ? 1000 : -1)) {
+      InFlight& point = in_flight.at(f.key);
       try {
-        record(it->index, finish_point(run.points[it->index], *it->prepared, *it->process));
+        record(f.key, finish_point(run.points[f.key], *point.prepared, f));
       } catch (...) {
-        fail(it->index);
+        fail(f.key);
       }
-      committed_bytes -= it->need_bytes;
-      it = in_flight.erase(it);
+      committed_bytes -= point.need_bytes;
+      in_flight.erase(f.key);
     }
+    report(false);
   }
   report(true);
   if (failed) {

@@ -7,6 +7,7 @@
 
 #include "core/errors.hpp"
 #include "sim/forked_run.hpp"
+#include "sim/simulation_pool.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/plan_lowering.hpp"
 
@@ -94,8 +95,6 @@ void SimulatedCostModel::price(const strategies::OpProblem& problem,
       variants.push_back({c, candidates[c].fused_implementation, candidates[c].fused_chunks});
   }
 
-  // One simulation per variant, each in its own forked process, at most one per core at
-  // a time, all started and collected from this thread (see sim/forked_run.hpp).
   // Each candidate's plan is built once and lowered once per variant.
   strategies::Plan plan;
   std::vector<Program> programs;
@@ -104,27 +103,14 @@ void SimulatedCostModel::price(const strategies::OpProblem& problem,
       plan = strategies::build_plan_for(problem, analytic_, candidates[variants[j].row].index);
     programs.push_back(candidate_program(plan, variants[j].implementation, variants[j].chunks));
   }
-  std::vector<double> simulated(variants.size(), kInfiniteCost);
-  const size_t at_once = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::pair<size_t, std::unique_ptr<SimulationProcess>>> running;
-  size_t next = 0;
-  while (next < variants.size() || !running.empty()) {
-    while (next < variants.size() && running.size() < at_once) {
-      running.emplace_back(next, std::make_unique<SimulationProcess>(
-                                     programs[next], analytic_.cluster(), timing_only()));
-      ++next;
-    }
-    std::vector<SimulationProcess*> waiting;
-    for (auto& [j, process] : running) waiting.push_back(process.get());
-    wait_for_any(waiting, -1);
-    for (auto it = running.begin(); it != running.end();)
-      if (it->second->finished()) {
-        simulated[it->first] = it->second->result().makespan_s * 1e6;  // throws on failure
-        it = running.erase(it);
-      } else {
-        ++it;
-      }
-  }
+  // One simulation per variant, each in its own forked process, at most one per core at
+  // a time (sim/simulation_pool.hpp).
+  std::vector<const Program*> program_of;
+  for (const Program& p : programs) program_of.push_back(&p);
+  const auto results = run_simulations(program_of, analytic_.cluster(), timing_only(),
+                                       std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<double> simulated;
+  for (const RunResult& r : results) simulated.push_back(r.makespan_s * 1e6);
 
   std::vector<bool> simulated_row(candidates.size(), false);
   for (const int c : chosen) {
