@@ -40,6 +40,13 @@ class Timeout : public Error {
   using Error::Error;
 };
 
+// What was asked cannot run here: a backend that was not built, a machine without the GPUs
+// it needs. Not bad input, and not a failed run: the CLI says why, exit code 1.
+class Unavailable : public Error {
+ public:
+  using Error::Error;
+};
+
 // A backend library (SimGrid, CUDA, NCCL) reported a failure.
 class BackendError : public Error {
  public:

@@ -67,6 +67,10 @@ struct RunResult {
   std::vector<OutputBytes> outputs;  // empty unless data was carried
   // Findings that are not errors, e.g. signals a receiver never consumed (credits left).
   std::vector<std::string> warnings;
+  // How the backend ran it, for reports (transport, collectives, devices, warm-up runs).
+  std::vector<std::string> notes;
+  // False in a process that took part but does not report (MPI ranks other than 0's).
+  bool reporting = true;
   // What running cost the backend's own process: its peak resident memory minus its
   // resident memory when the run began (Linux /proc; 0 where unknown), its wall time and
   // its CPU time (user + system).

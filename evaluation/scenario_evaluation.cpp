@@ -8,9 +8,9 @@
 
 #include "core/errors.hpp"
 #include "core/trace_writer.hpp"
+#include "evaluation/backends.hpp"
 #include "evaluation/dtype_values.hpp"
-#include "sim/cost_models.hpp"
-#include "sim/forked_run.hpp"
+#include "sim/sim_options.hpp"
 
 namespace symmesh::evaluation {
 
@@ -34,7 +34,7 @@ std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& s, bo
   const bool plans = std::any_of(s.workload.begin(), s.workload.end(),
                                  [](const WorkloadOp& op) { return is_matmul(op.kind); });
   try {
-    return sim::make_any_cost_model(plans ? s.cost_model : "dtensor", model_options);
+    return evaluation::make_cost_model(plans ? s.cost_model : "dtensor", model_options);
   } catch (const Unsupported& e) {
     throw Unsupported(e.message(), (s.path.empty() ? "scenario" : s.path) + ": cost_model");
   }
@@ -69,10 +69,10 @@ std::unique_ptr<PreparedScenario> lower_sized(std::unique_ptr<SizedScenario> siz
   sized->counted = Program(1);  // the count is no longer needed
   prepared->workload = strategies::lower_workload(prepared->scenario, std::move(sized->planned),
                                                   workload_options(options), std::move(program));
-  prepared->sim_options.carry_data = options.emulate;
-  prepared->sim_options.wall_clock_limit_s = options.wall_clock_limit_s;
-  prepared->sim_options.record_timeline = options.record_timeline;
-  prepared->sim_options.validate();
+  prepared->request.carry_data = options.emulate;
+  prepared->request.wall_clock_limit_s = options.wall_clock_limit_s;
+  prepared->request.record_timeline = options.record_timeline;
+  sim::sim_options_for(prepared->request);  // checks the figures
   return prepared;
 }
 
@@ -87,18 +87,17 @@ std::unique_ptr<PreparedScenario> prepare_scenario(const Scenario& scenario,
 Evaluation report_evaluation(const PreparedScenario& prepared, RunResult result) {
   Evaluation out;
   out.result = std::move(result);
-  if (prepared.sim_options.record_timeline)
+  if (prepared.request.record_timeline)
     out.trace_json = chrome_trace_json(prepared.workload.program, out.result);
   out.report = build_simulation_report(prepared.scenario, prepared.workload, out.result,
-                                       prepared.sim_options.carry_data);
+                                       prepared.request.carry_data);
   return out;
 }
 
 Evaluation evaluate_scenario(const Scenario& scenario, const EvaluationOptions& options) {
   const auto prepared = prepare_scenario(scenario, options);
-  return report_evaluation(
-      *prepared, sim::run_simulation(prepared->workload.program, prepared->scenario.cluster,
-                                     prepared->sim_options));
+  const auto backend = make_backend("sim", &prepared->scenario.cluster);
+  return report_evaluation(*prepared, backend->run(prepared->workload.program, prepared->request));
 }
 
 }  // namespace symmesh::evaluation

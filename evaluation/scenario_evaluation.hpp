@@ -6,12 +6,12 @@
 #include <optional>
 #include <string>
 
+#include "core/backend.hpp"
 #include "core/run_result.hpp"
 #include "core/scenario.hpp"
 #include "evaluation/host_memory.hpp"
 #include "evaluation/memory_estimate.hpp"
 #include "evaluation/simulation_report.hpp"
-#include "sim/sim_options.hpp"
 #include "strategies/workload_lowering.hpp"
 
 namespace symmesh::evaluation {
@@ -64,7 +64,7 @@ HostMemoryEstimate estimate_scenario_memory(const Scenario& scenario,
 struct PreparedScenario {
   Scenario scenario;
   strategies::LoweredWorkload workload;
-  sim::SimOptions sim_options;  // carry_data: emulated, so the report checks the numerics
+  RunRequest request;  // carry_data: emulated, so the report checks the numerics
 };
 
 // Lowers a sized scenario into a Program reserved from its count (the plans are reused).

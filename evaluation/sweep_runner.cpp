@@ -9,11 +9,13 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "evaluation/backends.hpp"
 #include "evaluation/host_memory.hpp"
 #include "evaluation/sweep_answer.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "sim/deadlock_report.hpp"
-#include "sim/simulation_pool.hpp"
+#include "sim/sim_options.hpp"
+#include "sim/simulator.hpp"
 
 namespace symmesh::evaluation {
 namespace {
@@ -153,7 +155,8 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   // Everything happens on this thread: points are planned and lowered here one at a time
   // while up to `jobs` simulations run in their own processes (sim/forked_run.hpp says why
   // no thread may fork while another runs).
-  sim::SimulationPool pool(static_cast<size_t>(std::max(1, options.jobs)));
+  const auto pool_owner = simulator().make_pool(static_cast<size_t>(std::max(1, options.jobs)));
+  sim::SimulationPool& pool = *pool_owner;
   std::map<size_t, InFlight> in_flight;  // by point
   int64_t committed_bytes = 0;           // the estimates of the points in flight
   std::optional<Sized> waiting_point;    // sized, waiting for memory
@@ -209,7 +212,7 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
           continue;
         }
         pool.start(sized.index, prepared->workload.program, prepared->scenario.cluster,
-                   prepared->sim_options);
+                   sim::sim_options_for(prepared->request));
         // The child has its copy and the report needs only the lowered ops: at 512 GPUs the
         // Program is gigabytes, so the parent keeps none of the points in flight.
         prepared->workload.program = Program(1);

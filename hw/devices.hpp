@@ -11,10 +11,10 @@
 namespace symmesh::hw {
 
 // No usable GPU for what was asked (none visible, too few for the ranks). The CLI maps it
-// to exit code 1 with its message.
-class DeviceUnavailable : public BackendError {
+// (a symmesh::Unavailable) to exit code 1 with its message.
+class DeviceUnavailable : public Unavailable {
  public:
-  using BackendError::BackendError;
+  using Unavailable::Unavailable;
 };
 
 struct GpuInfo {

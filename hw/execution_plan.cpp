@@ -33,35 +33,6 @@ std::string to_string(CollectiveImpl impl) {
   return impl == CollectiveImpl::nccl ? "nccl" : "one-sided";
 }
 
-CollectiveImpl parse_collective_impl(std::string_view text, std::string_view where) {
-  if (text == "nccl" || text == "native") return CollectiveImpl::nccl;
-  if (text == "one-sided" || text == "one_sided") return CollectiveImpl::one_sided;
-  throw InvalidArgument(
-      "unknown collective implementation '" + std::string(text) + "' (expected one-sided or nccl)",
-      std::string(where));
-}
-
-void parse_collectives_option(std::string_view text, CollectiveImpl& impl,
-                              std::vector<std::string>& native_ops, std::string_view where) {
-  native_ops.clear();
-  const size_t colon = text.find(':');
-  impl = parse_collective_impl(text.substr(0, colon), where);
-  if (colon == std::string_view::npos) return;
-  if (impl != CollectiveImpl::nccl)
-    throw InvalidArgument("only nccl takes a list of ops (nccl:NAME,NAME)", std::string(where));
-  std::string_view rest = text.substr(colon + 1);
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    const std::string_view name = rest.substr(0, comma);
-    if (name.empty())
-      throw InvalidArgument("empty op name in '" + std::string(text) + "'", std::string(where));
-    native_ops.emplace_back(name);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-  }
-  if (native_ops.empty())
-    throw InvalidArgument("nccl: needs op names after the colon", std::string(where));
-}
-
 std::string to_string(NativeCollective::Kind kind) {
   switch (kind) {
     case NativeCollective::Kind::all_gather:

@@ -35,12 +35,6 @@ namespace symmesh::hw {
 // layout, so results are identical up to reduction order).
 enum class CollectiveImpl { one_sided, nccl };
 std::string to_string(CollectiveImpl impl);  // "one-sided" | "nccl"
-// Accepts "one-sided", "one_sided", "nccl"; throws InvalidArgument naming `where`.
-CollectiveImpl parse_collective_impl(std::string_view text, std::string_view where = "collectives");
-// "nccl:grads,qkv" → nccl for the ops named grads and qkv only; otherwise as above.
-void parse_collectives_option(std::string_view text, CollectiveImpl& impl,
-                              std::vector<std::string>& native_ops,
-                              std::string_view where = "--collectives");
 
 struct ExecutionOptions {
   CollectiveImpl collectives = CollectiveImpl::one_sided;

@@ -179,14 +179,6 @@ void check_devices_for(const ExecutionPlan& plan, const GpuInventory& gpus,
   }
 }
 
-std::string executor_description() {
-  return std::string("ranks as threads of one process (one node)") +
-#ifdef SYMMESH_HW_HAVE_MPI
-         " or as MPI processes under mpirun" +
-#endif
-         "; " + toolkit_description();
-}
-
 Measurement execute_program(const Program& program, const ExecutorOptions& options) {
   const ExecutionPlan plan = plan_for_hardware(program, options);
   const int world = program.world_size();

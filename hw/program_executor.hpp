@@ -46,7 +46,4 @@ void check_devices_for(const ExecutionPlan& plan, const GpuInventory& gpus,
 
 Measurement execute_program(const Program& program, const ExecutorOptions& options);
 
-// "threads (one node)" or "MPI (N processes)" and the NCCL / CUDA versions.
-std::string executor_description();
-
 }  // namespace symmesh::hw

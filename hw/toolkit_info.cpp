@@ -11,6 +11,14 @@ std::string toolkit_description() {
          std::to_string(CUDART_VERSION);
 }
 
+std::string executor_description() {
+  return std::string("ranks as threads of one process (one node)") +
+#ifdef SYMMESH_HW_HAVE_MPI
+         " or as MPI processes under mpirun" +
+#endif
+         "; " + toolkit_description();
+}
+
 std::string one_sided_path() {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 29, 0)
   return "CUDA kernels on the NCCL device API (LSA); this NCCL also has host "

@@ -1,12 +1,16 @@
 #pragma once
-// What the NCCL/CUDA backend was built against and how it moves one-sided data. Nothing
-// here needs a GPU.
+// What the NCCL/CUDA backend was built against and how it moves one-sided data: compile-time
+// facts only (header macros), so that the CLI can say so (--version) without loading the
+// backend or any CUDA library. Nothing here needs a GPU.
 #include <string>
 
 namespace symmesh::hw {
 
 // "NCCL 2.28.9 (headers), CUDA runtime 13000" — versions known at compile time.
 std::string toolkit_description();
+
+// How ranks run (threads of one process, or MPI processes) and toolkit_description().
+std::string executor_description();
 
 // How put_signal / wait_signal run in this build. NCCL 2.28 has no host one-sided API, so
 // they are CUDA kernels on its device API (LSA pointers); a build against NCCL >= 2.29,

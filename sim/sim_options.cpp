@@ -14,4 +14,13 @@ void SimOptions::validate() const {
         "SimOptions::wall_clock_limit_s");
 }
 
+SimOptions sim_options_for(const RunRequest& request) {
+  SimOptions options;
+  options.carry_data = request.carry_data;
+  options.record_timeline = request.record_timeline;
+  options.wall_clock_limit_s = request.wall_clock_limit_s;
+  options.validate();
+  return options;
+}
+
 }  // namespace symmesh::sim

@@ -1,5 +1,7 @@
 #pragma once
 // How one simulation runs: what it carries, how long it may take, what counts as an error.
+#include "core/backend.hpp"
+
 namespace symmesh::sim {
 
 struct SimOptions {
@@ -19,5 +21,8 @@ struct SimOptions {
   // Throws InvalidArgument for a negative or non-finite limit.
   void validate() const;
 };
+
+// The simulation options a run request asks for (validated).
+SimOptions sim_options_for(const RunRequest& request);
 
 }  // namespace symmesh::sim

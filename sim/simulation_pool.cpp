@@ -4,15 +4,15 @@
 
 namespace symmesh::sim {
 
-SimulationPool::SimulationPool(size_t max_running)
+ForkedSimulationPool::ForkedSimulationPool(size_t max_running)
     : max_running_(std::max<size_t>(1, max_running)) {}
 
-void SimulationPool::start(size_t key, const Program& program, const ClusterSpec& cluster,
-                           const SimOptions& options) {
+void ForkedSimulationPool::start(size_t key, const Program& program, const ClusterSpec& cluster,
+                                 const SimOptions& options) {
   running_.push_back({key, std::make_unique<SimulationProcess>(program, cluster, options)});
 }
 
-std::vector<SimulationPool::Finished> SimulationPool::wait(int max_wait_ms) {
+std::vector<SimulationPool::Finished> ForkedSimulationPool::wait(int max_wait_ms) {
   std::vector<Finished> out;
   if (running_.empty()) return out;
   std::vector<SimulationProcess*> processes;
@@ -40,7 +40,7 @@ std::vector<RunResult> run_simulations(const std::vector<const Program*>& progra
                                        const ClusterSpec& cluster, const SimOptions& options,
                                        size_t max_running) {
   std::vector<RunResult> results(programs.size());
-  SimulationPool pool(max_running);
+  ForkedSimulationPool pool(max_running);
   size_t next = 0;
   while (next < programs.size() || !pool.empty()) {
     while (next < programs.size() && !pool.full()) {

@@ -1,42 +1,23 @@
 #pragma once
-// Simulations side by side, each in its own forked process (sim/forked_run.hpp), started
-// and collected from one thread: the capacity sweep runs its points through one, and the
-// simulated cost model its candidates. At most `max_running` run at once; each is known by
-// the caller's key.
-#include <cstddef>
-#include <exception>
+// The forking SimulationPool (sim/simulator.hpp), and a helper that runs a batch on one: the
+// capacity sweep runs its points through a pool, the simulated cost model its candidates.
 #include <memory>
 #include <vector>
 
-#include "core/cluster_spec.hpp"
-#include "core/program.hpp"
-#include "core/run_result.hpp"
 #include "sim/forked_run.hpp"
-#include "sim/sim_options.hpp"
+#include "sim/simulator.hpp"
 
 namespace symmesh::sim {
 
-class SimulationPool {
+class ForkedSimulationPool final : public SimulationPool {
  public:
-  explicit SimulationPool(size_t max_running);
+  explicit ForkedSimulationPool(size_t max_running);
 
-  size_t running() const { return running_.size(); }
-  bool full() const { return running_.size() >= max_running_; }
-  bool empty() const { return running_.empty(); }
-
-  // Forks a simulation of `program` (which may be freed once this returns: the child has
-  // its copy). Throws what SimulationProcess does.
+  size_t running() const override { return running_.size(); }
+  bool full() const override { return running_.size() >= max_running_; }
   void start(size_t key, const Program& program, const ClusterSpec& cluster,
-             const SimOptions& options);
-
-  struct Finished {
-    size_t key = 0;
-    RunResult result;          // when it succeeded
-    std::exception_ptr error;  // what run_simulation would have thrown
-  };
-  // Blocks until one simulation has finished or `max_wait_ms` passed (-1: no cap), and
-  // returns every one that has finished, in the order they were started.
-  std::vector<Finished> wait(int max_wait_ms = -1);
+             const SimOptions& options) override;
+  std::vector<Finished> wait(int max_wait_ms = -1) override;
 
  private:
   struct Running {

@@ -7,6 +7,7 @@
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
 #include "hw/execution_plan.hpp"
+#include "hw/nccl_backend.hpp"
 #include "tests/hw/hw_test_support.hpp"
 
 namespace symmesh::hw {
@@ -323,7 +324,8 @@ TEST(NativeCollectivesMatcher, OnlyTheNamedOpsBecomeNcclCalls) {
   ring_all_reduce(program, grads);
   ring_all_gather(program, acts);
   ExecutionOptions options;
-  parse_collectives_option("nccl:grads", options.collectives, options.native_ops);
+  options.collectives = CollectiveImpl::nccl;
+  options.native_ops = {"grads"};
   const auto plan = build_execution_plan(program, options);
   const auto counts = launch_counts(plan);
   EXPECT_EQ(counts.at("nccl all_reduce"), 2);
@@ -331,21 +333,15 @@ TEST(NativeCollectivesMatcher, OnlyTheNamedOpsBecomeNcclCalls) {
   EXPECT_EQ(counts.at("put"), 2);  // the all-gather stays one-sided: one put per rank
 }
 
-TEST(CollectiveImpl, ParsesItsTwoNames) {
-  EXPECT_EQ(parse_collective_impl("nccl"), CollectiveImpl::nccl);
-  EXPECT_EQ(parse_collective_impl("one-sided"), CollectiveImpl::one_sided);
+// A run request's choice reaches the executor as it was asked.
+TEST(CollectiveImpl, TheRequestChoosesTheExecutorsCollectives) {
+  RunRequest request;
+  request.collectives = parse_collectives("nccl:a,b");
+  const ExecutorOptions options = executor_options_for(request);
+  EXPECT_EQ(options.collectives, CollectiveImpl::nccl);
+  EXPECT_EQ(options.native_ops, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(to_string(CollectiveImpl::one_sided), "one-sided");
-  EXPECT_THROW(parse_collective_impl("mpi"), InvalidArgument);
-  CollectiveImpl impl;
-  std::vector<std::string> ops;
-  parse_collectives_option("nccl:a,b", impl, ops);
-  EXPECT_EQ(impl, CollectiveImpl::nccl);
-  EXPECT_EQ(ops, (std::vector<std::string>{"a", "b"}));
-  parse_collectives_option("one-sided", impl, ops);
-  EXPECT_TRUE(ops.empty());
-  EXPECT_THROW(parse_collectives_option("one-sided:a", impl, ops), InvalidArgument);
-  EXPECT_THROW(parse_collectives_option("nccl:", impl, ops), InvalidArgument);
-  EXPECT_THROW(parse_collectives_option("nccl:a,,b", impl, ops), InvalidArgument);
+  EXPECT_EQ(executor_options_for({}).collectives, CollectiveImpl::one_sided);
 }
 
 }  // namespace

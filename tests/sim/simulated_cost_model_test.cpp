@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
-#include "sim/cost_models.hpp"
+#include "sim/simulator.hpp"
 #include "sim_test_support.hpp"
 #include "strategies/plan.hpp"
 
@@ -31,17 +31,18 @@ OpProblem mm(std::vector<int> mesh, Shape a, const char* a_in, Shape b, const ch
 
 TEST(SimulatedCostModel, FactoryKnowsEveryModel) {
   CostModelOptions options;
-  EXPECT_EQ(make_any_cost_model("dtensor", options)->name(), "dtensor");
-  EXPECT_THROW(make_any_cost_model("simulated", options), InvalidArgument);  // no cluster
-  EXPECT_THROW(make_any_cost_model("analytic", options), InvalidArgument);
-  EXPECT_THROW(make_any_cost_model("magic", options), InvalidArgument);
+  EXPECT_EQ(make_simgrid_simulator()->make_cost_model("dtensor", options)->name(), "dtensor");
+  EXPECT_THROW(make_simgrid_simulator()->make_cost_model("simulated", options),
+               InvalidArgument);  // no cluster
+  EXPECT_THROW(make_simgrid_simulator()->make_cost_model("analytic", options), InvalidArgument);
+  EXPECT_THROW(make_simgrid_simulator()->make_cost_model("magic", options), InvalidArgument);
   options.cluster = test_cluster(1, 8);
-  EXPECT_EQ(make_any_cost_model("analytic", options)->name(), "analytic");
-  const auto simulated = make_any_cost_model("simulated", options);
+  EXPECT_EQ(make_simgrid_simulator()->make_cost_model("analytic", options)->name(), "analytic");
+  const auto simulated = make_simgrid_simulator()->make_cost_model("simulated", options);
   EXPECT_EQ(simulated->name(), "simulated");
   EXPECT_NE(strategies::explainer_of(*simulated), nullptr);
   options.rerank_count = 0;
-  EXPECT_THROW(make_any_cost_model("simulated", options), InvalidArgument);
+  EXPECT_THROW(make_simgrid_simulator()->make_cost_model("simulated", options), InvalidArgument);
 }
 
 TEST(SimulatedCostModel, InsideOneNodeItAgreesWithAnalytic) {

@@ -35,7 +35,7 @@ Program deadlocked() {
 TEST(SimulationPool, RunsAtMostNAtOnceAndReturnsEveryResultUnderItsKey) {
   const ClusterSpec c = test_cluster(1, 8);
   const Program small = one_put(1 << 20), large = one_put(64 << 20), bad = deadlocked();
-  SimulationPool pool(2);
+  ForkedSimulationPool pool(2);
   std::map<size_t, double> makespans;
   std::map<size_t, bool> failed;
   const std::vector<const Program*> programs{&small, &large, &bad, &small};

@@ -25,15 +25,16 @@ inline std::string read_file(const std::string& path) {
 }
 
 // `args` is a shell fragment, e.g. "plan --op mm --a 6x8 ..."; quote placements yourself.
-inline RunResult run_symmesh(const std::string& args) {
+// `env` is prepended to the command ("LD_DEBUG=files").
+inline RunResult run_symmesh(const std::string& args, const std::string& env = "") {
   char out_path[] = "/tmp/symmesh_test_out_XXXXXX";
   char err_path[] = "/tmp/symmesh_test_err_XXXXXX";
   const int out_fd = mkstemp(out_path);
   const int err_fd = mkstemp(err_path);
   close(out_fd);
   close(err_fd);
-  const std::string command =
-      std::string(SYMMESH_BINARY) + " " + args + " >" + out_path + " 2>" + err_path + " </dev/null";
+  const std::string command = (env.empty() ? "" : env + " ") + std::string(SYMMESH_BINARY) + " " +
+                              args + " >" + out_path + " 2>" + err_path + " </dev/null";
   const int status = std::system(command.c_str());
   RunResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -52,27 +52,22 @@ nlohmann::json number_or_null(double v) {
 }
 
 int run_compare(const CompareArgs& args) {
-  check_collectives_option(args.collectives);
+  const CollectivesChoice collectives = parse_collectives(args.collectives);
   const Scenario scenario = load_scenario(args.scenario);
   HardwareOptions options;
-  options.collectives = args.collectives;
+  options.collectives = collectives;
   options.timeout_s = args.timeout_s;
   options.warmup_runs = args.warmup;
   options.fuse = !args.no_fuse;
-  check_native_op_names(args.collectives, scenario);
+  check_native_op_names(collectives, scenario);
   // The simulation first: it forks, and a process must fork before CUDA and NCCL have
   // started their threads (see sim/forked_run.hpp).
   EvaluationOptions simulation;
   simulation.fuse = options.fuse;
   const Evaluation predicted = evaluate_scenario(scenario, simulation);
-  std::optional<HardwareEvaluation> measured;
-  try {
-    measured.emplace(evaluate_on_hardware(scenario, options, "symmesh compare"));
-  } catch (const HardwareUnavailable& e) {
-    std::cerr << "symmesh: error: " << e.message() << "\n";
-    return 1;
-  }
-  if (!measured->reporting) return 0;
+  const auto measured = std::make_unique<HardwareEvaluation>(
+      evaluate_on_hardware(scenario, options, "symmesh compare"));
+  if (!measured->result.reporting) return 0;
   const auto rows = rows_of(predicted.report, measured->report);
 
   if (args.json) {
@@ -94,7 +89,7 @@ int run_compare(const CompareArgs& args) {
         j["ops"].push_back(op);
       }
     }
-    j["notes"] = measured->notes;
+    j["notes"] = measured->result.notes;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -106,7 +101,7 @@ int run_compare(const CompareArgs& args) {
                    format_fixed(r.measured_s * 1e3, 4), format_fixed(r.error_percent(), 1)});
   std::cout << table.render();
   std::cout << "error % = (predicted - measured) / measured; positive: the simulator is slower\n";
-  for (const auto& note : measured->notes) std::cout << "note: " << note << "\n";
+  for (const auto& note : measured->result.notes) std::cout << "note: " << note << "\n";
   return 0;
 }
 

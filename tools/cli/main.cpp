@@ -4,15 +4,15 @@
 #include <iostream>
 
 #include "core/errors.hpp"
-#include "evaluation/hardware_evaluation.hpp"
-#include "sim/simgrid_info.hpp"
+#include "evaluation/backends.hpp"
 #include "tools/cli/command.hpp"
 
 namespace {
 
 std::string version_text() {
-  std::string text = "symmesh " SYMMESH_VERSION " (" + symmesh::sim::simgrid_description();
-  return text + "; hw: " + symmesh::evaluation::hardware_description() + ")";
+  std::string text =
+      "symmesh " SYMMESH_VERSION " (" + symmesh::evaluation::simulator().description();
+  return text + "; hw: " + symmesh::evaluation::hardware_backend_description() + ")";
 }
 
 }  // namespace
@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
       "symmesh: how should this matrix work be split across these GPUs, how long will it take, "
       "how many GPUs do I need?",
       "symmesh"};
-  app.set_version_flag("--version", version_text());
+  // A callback: the version names the simulator's library, which opens the simulation
+  // module, so only --version pays for it.
+  app.set_version_flag("--version", std::function<std::string()>(version_text));
   app.require_subcommand(1);
   symmesh::cli::CommandAction selected;
   symmesh::cli::register_commands(app, selected);
@@ -64,6 +66,10 @@ int main(int argc, char** argv) {
   } catch (const symmesh::Unsupported& e) {
     std::cerr << "symmesh: error: " << e.what() << "\n";
     return 2;
+  } catch (const symmesh::Unavailable& e) {
+    // It cannot run here (no hardware backend, no GPU): say why; not bad input.
+    std::cerr << "symmesh: error: " << e.message() << "\n";
+    return 1;
   } catch (const symmesh::Error& e) {
     // The run itself failed (a deadlock or a wait that timed out, a hazard, CUDA/NCCL or a
     // simulation process that died): the input was valid, so not 2, and not symmesh's bug.

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "core/errors.hpp"
+#include "evaluation/backends.hpp"
 #include "scenario/scenario_loader.hpp"
-#include "sim/cost_models.hpp"
 #include "strategies/plan.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/plan_args.hpp"
@@ -52,7 +52,7 @@ int run_plan(const PlanArgs& args) {
     options.devices_per_host = options.cluster->gpus_per_node;
     report.cluster = cluster_text(*options.cluster);
   }
-  const auto model = sim::make_any_cost_model(args.cost_model, options);
+  const auto model = evaluation::make_cost_model(args.cost_model, options);
   const auto plan = strategies::build_plan(problem, *model);
   report.devices_per_host = options.devices_per_host;
   report.explain = args.explain;

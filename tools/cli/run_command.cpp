@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/errors.hpp"
 #include "evaluation/hardware_evaluation.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -45,7 +46,7 @@ std::string run_text(const HardwareEvaluation& evaluation) {
   const std::string simulate = "symmesh simulate:";
   if (text.compare(0, simulate.size(), simulate) == 0)
     text.replace(0, simulate.size(), "symmesh run:");
-  for (const auto& note : evaluation.notes) text += "note: " + note + "\n";
+  for (const auto& note : evaluation.result.notes) text += "note: " + note + "\n";
   return text;
 }
 
@@ -54,36 +55,30 @@ int run_run(const RunArgs& args) {
     throw InvalidArgument("unknown backend '" + args.backend +
                               "' (symmesh run has one: nccl; symmesh simulate runs the simulator)",
                           "--backend");
-  check_collectives_option(args.collectives);
+  const CollectivesChoice collectives = parse_collectives(args.collectives);
   check_output_path(args.trace, "--trace");
   if (args.dry_run && (args.json || !args.trace.empty() || args.check))
     throw InvalidArgument("--dry-run prints the hardware plan only; drop --json, --trace, --check",
                           "--dry-run");
   const Scenario scenario = load_scenario(args.scenario);
   HardwareOptions options;
-  options.collectives = args.collectives;
+  options.collectives = collectives;
+  options.trace = !args.trace.empty();
   options.check = args.check;
   options.timeout_s = args.timeout_s;
   options.warmup_runs = args.warmup;
   options.dry_run = args.dry_run;
   options.fuse = !args.no_fuse;
-  std::optional<HardwareEvaluation> result;
-  try {
-    result.emplace(evaluate_on_hardware(scenario, options, "symmesh run"));
-  } catch (const HardwareUnavailable& e) {
-    std::cerr << "symmesh: error: " << e.message() << "\n";
-    return 1;
-  }
-  const HardwareEvaluation& evaluation = *result;
+  const HardwareEvaluation evaluation = evaluate_on_hardware(scenario, options, "symmesh run");
   if (args.dry_run) {
     std::cout << evaluation.plan_text;
     return 0;
   }
-  if (!evaluation.reporting) return 0;
+  if (!evaluation.result.reporting) return 0;
   if (!args.trace.empty()) write_file_atomically(args.trace, evaluation.trace_json, "--trace");
   if (args.json) {
     auto j = simulation_report_json(evaluation.report);
-    j["notes"] = evaluation.notes;
+    j["notes"] = evaluation.result.notes;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << run_text(evaluation);

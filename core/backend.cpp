@@ -1,0 +1,41 @@
+#include "core/backend.hpp"
+
+#include "core/errors.hpp"
+#include "core/text.hpp"
+
+namespace symmesh {
+
+std::string CollectivesChoice::to_string() const {
+  if (!native) return "one-sided";
+  if (ops.empty()) return "nccl";
+  return "nccl:" + join(ops, ",", [](const std::string& name) { return name; });
+}
+
+CollectivesChoice parse_collectives(std::string_view text, std::string_view where) {
+  const auto fail = [&](const std::string& why) {
+    return InvalidArgument("unknown collective implementation '" + std::string(text) +
+                               "' (expected one-sided, nccl or nccl:NAME,NAME" + why + ")",
+                           std::string(where));
+  };
+  CollectivesChoice out;
+  const size_t colon = text.find(':');
+  const std::string_view impl = text.substr(0, colon);
+  if (impl == "nccl")
+    out.native = true;
+  else if (impl != "one-sided" && impl != "one_sided")
+    throw fail("");
+  if (colon == std::string_view::npos) return out;
+  if (!out.native) throw fail("; only nccl takes a list of ops");
+  std::string_view rest = text.substr(colon + 1);
+  for (;;) {
+    const size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    if (name.empty()) throw fail("; an op name is empty");
+    out.ops.emplace_back(name);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace symmesh

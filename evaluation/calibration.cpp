@@ -1,0 +1,199 @@
+#include "evaluation/calibration.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <map>
+
+#include "core/errors.hpp"
+
+namespace symmesh::evaluation {
+namespace {
+
+// time = fixed_s + work / rate, fitted by least squares.
+struct LinearFit {
+  double fixed_s = 0;
+  double rate = 0;  // work per second
+};
+
+LinearFit fit(const std::vector<double>& work, const std::vector<double>& seconds,
+              const std::string& what) {
+  std::vector<double> distinct = work;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (work.size() != seconds.size() || distinct.size() < 2)
+    throw InvalidArgument("need measurements at two or more sizes to fit " + what, "calibrate");
+  Eigen::MatrixXd a(work.size(), 2);
+  Eigen::VectorXd t(work.size());
+  for (size_t i = 0; i < work.size(); ++i) a(i, 0) = 1, a(i, 1) = work[i], t(i) = seconds[i];
+  const Eigen::Vector2d x = a.colPivHouseholderQr().solve(t);
+  if (!(x(1) > 0))
+    throw InvalidArgument("the " + what + " measurements do not grow with size; cannot fit a rate",
+                          "calibrate");
+  return {std::max(0.0, x(0)), 1.0 / x(1)};
+}
+
+// Min over repeats of each op's measured time, by label detail (the op's size).
+std::map<std::string, double> fastest(const RunResult& result, const Program& program) {
+  std::map<std::string, double> out;
+  for (const TimelineEntry& e : result.timeline) {
+    const StreamOp& op = program.streams(e.rank)[e.stream].ops[e.op_index];
+    const OpLabel& label = program.label_of(op.label());
+    if (label.category == OpCategory::sync || op.kind() == StreamOp::Kind::wait_signal) continue;
+    auto [it, fresh] = out.emplace(label.detail, e.end_s - e.start_s);
+    if (!fresh) it->second = std::min(it->second, e.end_s - e.start_s);
+  }
+  return out;
+}
+
+RunResult timed(Backend& backend, const Program& program, const std::string& command) {
+  RunRequest request;
+  request.record_timeline = true;
+  request.warmup_runs = 1;
+  request.command = command;
+  return backend.run(program, request);
+}
+
+// put_signal (and its wait) of each size, from rank 0 to rank `peer`, three times each.
+nlohmann::json measure_puts(Backend& backend, int world, int peer, const std::string& command) {
+  const std::vector<int64_t> sizes{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20};
+  Program program(world);
+  const GroupId all = program.world_group();
+  for (int64_t bytes : sizes) {
+    const SymmetricHandle h = program.symm_alloc(all, bytes);
+    const BufferRef src = program.local_alloc(0, bytes);
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      const OpLabel label{"put", OpCategory::comm, std::to_string(bytes)};
+      program.put_signal(0, program.stream(0, "main"), src, h, 0, peer, label);
+      program.wait_signal(peer, program.stream(peer, "main"), h, 0, label);
+      program.barrier(all, "main", {"put", OpCategory::sync, ""});
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [detail, seconds] : fastest(timed(backend, program, command), program))
+    out.push_back({{"bytes", std::stoll(detail)},
+                   {"seconds", seconds},
+                   {"peer", peer == 0 ? "self" : "gpu" + std::to_string(peer)}});
+  return out;
+}
+
+// Copies inside GPU 0's memory (read + write) of each size.
+nlohmann::json measure_copies(Backend& backend, const std::string& command) {
+  const std::vector<int64_t> sizes{16 << 20, 64 << 20, 256 << 20, int64_t{1} << 30};
+  Program program(1);
+  for (int64_t bytes : sizes) {
+    CopyWork w;
+    w.src = program.local_alloc(0, bytes);
+    w.dst = program.local_alloc(0, bytes);
+    w.row_bytes = bytes;
+    for (int repeat = 0; repeat < 3; ++repeat)
+      program.copy(0, program.stream(0, "main"), w,
+                   {"copy", OpCategory::compute, std::to_string(bytes)});
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [detail, seconds] : fastest(timed(backend, program, command), program))
+    out.push_back({{"bytes", std::stoll(detail)}, {"seconds", seconds}});
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json measure_devices(Backend& backend, const std::string& command) {
+  DeviceBenchmarks* bench = backend.device_benchmarks();
+  if (!bench) throw Unsupported("the " + backend.name() + " backend measures no devices", command);
+  const std::vector<DeviceInfo> devices = bench->devices(command);
+  nlohmann::json j;
+  j["gpu"] = {{"name", devices.at(0).name},
+              {"count", devices.size()},
+              {"memory_bytes", devices.at(0).memory_bytes}};
+  j["gemm"] = nlohmann::json::array();
+  for (DType dtype : {DType::bf16, DType::fp16, DType::fp32}) {
+    for (int64_t n : {1024, 2048, 4096, 8192}) {
+      if (dtype == DType::fp32 && n > 4096) continue;  // slow on CUDA cores, and enough
+      const GemmTiming t = bench->gemm(dtype, n, n, n, 10);
+      j["gemm"].push_back({{"dtype", to_string(dtype)},
+                           {"m", n},
+                           {"n", n},
+                           {"k", n},
+                           {"seconds", t.heuristic_s},
+                           {"best_seconds", t.best_s}});
+    }
+  }
+  j["copy"] = measure_copies(backend, command);
+  j["put"] = measure_puts(backend, 1, 0, command);
+  if (devices.size() >= 2)
+    for (auto& p : measure_puts(backend, 2, 1, command)) j["put"].push_back(p);
+  return j;
+}
+
+CalibrationFit fit_calibration(const nlohmann::json& m, const ClusterSpec* base_cluster,
+                               const std::string& base_name, const std::string& name) {
+  const ClusterSpec base = base_cluster ? *base_cluster : ClusterSpec{};
+  CalibrationFit out;
+  ClusterSpec& c = out.cluster;
+  const std::string gpu_name = m.at("gpu").at("name").get<std::string>();
+  const int count = m.at("gpu").value("count", 1);
+  out.notes.header = {
+      "Measured by `symmesh calibrate` on " + std::to_string(count) + " x " + gpu_name +
+          ": each figure is a least-squares fit of",
+      "time = fixed cost + work / rate to microbenchmarks (GEMMs through cuBLASLt, copies and",
+      "put_signal through the hardware executor)" +
+          (base_cluster ? "; figures not measured come from " + base_name : std::string()) + "."};
+  c.name = name.empty() ? "calibrated" : name;
+  c.nodes = 1;
+  c.gpus_per_node = count;
+  c.gpu.name = gpu_name;
+
+  c.gpu.peak_flops_per_s = base.gpu.peak_flops_per_s;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> gemm;
+  for (const auto& g : m.value("gemm", nlohmann::json::array())) {
+    auto& [work, seconds] = gemm[g.at("dtype").get<std::string>()];
+    work.push_back(2.0 * g.at("m").get<double>() * g.at("n").get<double>() *
+                   g.at("k").get<double>());
+    seconds.push_back(g.at("seconds").get<double>());
+  }
+  for (const auto& [dtype, series] : gemm)
+    c.gpu.peak_flops_per_s[dtype] = fit(series.first, series.second, dtype + " GEMM").rate;
+  if (c.gpu.peak_flops_per_s.empty())
+    throw InvalidArgument("no GEMM measurements and no base cluster", "calibrate");
+
+  std::vector<double> copy_bytes, copy_seconds;
+  for (const auto& x : m.value("copy", nlohmann::json::array()))
+    copy_bytes.push_back(2.0 * x.at("bytes").get<double>()),
+        copy_seconds.push_back(x.at("seconds").get<double>());
+  c.gpu.memory_bandwidth_bytes_per_s = copy_bytes.empty()
+                                           ? base.gpu.memory_bandwidth_bytes_per_s
+                                           : fit(copy_bytes, copy_seconds, "copy").rate;
+  c.gpu.memory_capacity_bytes = m.at("gpu").value("memory_bytes", base.gpu.memory_capacity_bytes);
+  if (!(c.gpu.memory_bandwidth_bytes_per_s > 0) || !(c.gpu.memory_capacity_bytes > 0))
+    throw InvalidArgument("no copy measurements / memory size and no base cluster", "calibrate");
+
+  // Intra-node: a put to another GPU when there was one; else the base's, else the self-put
+  // (which crosses HBM, not NVLink: said in a comment).
+  std::vector<double> peer_bytes, peer_seconds, self_bytes, self_seconds;
+  for (const auto& p : m.value("put", nlohmann::json::array())) {
+    const bool self = p.value("peer", "self") == "self";
+    (self ? self_bytes : peer_bytes).push_back(p.at("bytes").get<double>());
+    (self ? self_seconds : peer_seconds).push_back(p.at("seconds").get<double>());
+  }
+  LinearFit link{base.intra_node.latency_s, base.intra_node.bandwidth_bytes_per_s};
+  std::string link_note = base_cluster ? "from " + base_name : "";
+  if (!peer_bytes.empty()) {
+    link = fit(peer_bytes, peer_seconds, "put_signal");
+    link_note = "measured: put_signal GPU 0 -> GPU 1";
+  } else if (!(link.rate > 0) && !self_bytes.empty()) {
+    link = fit(self_bytes, self_seconds, "self put_signal");
+    link_note = "measured on ONE GPU: a self put_signal through HBM, not a GPU-to-GPU link";
+  }
+  if (!(link.rate > 0))
+    throw InvalidArgument("no put_signal measurements and no base cluster", "calibrate");
+  out.notes.intra_node = link_note.empty() ? "" : "intra_node " + link_note;
+  c.intra_node.kind = base.intra_node.kind.empty() ? "nvswitch" : base.intra_node.kind;
+  c.intra_node.bandwidth_bytes_per_s = link.rate;
+  c.intra_node.latency_s = link.fixed_s;
+  c.inter_node = base.inter_node;
+  if (base.inter_node.bandwidth_bytes_per_s > 0 && base_cluster)
+    out.notes.inter_node = "inter_node from " + base_name;
+  return out;
+}
+
+}  // namespace symmesh::evaluation
