@@ -1,0 +1,77 @@
+// The cluster writer against the reader: every shipped cluster file, written and read back,
+// is the same ClusterSpec to the bit; with fewer significant digits, to that precision.
+#include "scenario/cluster_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "scenario/scenario_loader.hpp"
+
+namespace symmesh::scenario {
+namespace {
+
+const std::string kClusters = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/";
+
+ClusterSpec read_back(const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / "symmesh_cluster_writer_test.yaml";
+  std::ofstream(path) << text;
+  ClusterSpec c = load_cluster(path.string());
+  std::filesystem::remove(path);
+  return c;
+}
+
+void expect_same(const ClusterSpec& a, const ClusterSpec& b, double tolerance) {
+  auto near = [tolerance](double x, double y) {
+    return tolerance == 0 ? x == y : std::abs(x - y) <= tolerance * std::abs(y);
+  };
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.gpus_per_node, b.gpus_per_node);
+  EXPECT_EQ(a.gpu.name, b.gpu.name);
+  ASSERT_EQ(a.gpu.peak_flops_per_s.size(), b.gpu.peak_flops_per_s.size());
+  for (const auto& [dtype, rate] : b.gpu.peak_flops_per_s)
+    EXPECT_TRUE(near(a.gpu.peak_flops_per_s.at(dtype), rate)) << dtype;
+  EXPECT_EQ(a.gpu.memory_capacity_bytes, b.gpu.memory_capacity_bytes);
+  EXPECT_TRUE(near(a.gpu.memory_bandwidth_bytes_per_s, b.gpu.memory_bandwidth_bytes_per_s));
+  EXPECT_EQ(a.intra_node.kind, b.intra_node.kind);
+  EXPECT_TRUE(near(a.intra_node.bandwidth_bytes_per_s, b.intra_node.bandwidth_bytes_per_s));
+  EXPECT_TRUE(near(a.intra_node.latency_s, b.intra_node.latency_s));
+  if (b.nodes > 1) {
+    EXPECT_EQ(a.inter_node.kind, b.inter_node.kind);
+    EXPECT_EQ(a.inter_node.nics_per_node, b.inter_node.nics_per_node);
+    EXPECT_TRUE(near(a.inter_node.bandwidth_bytes_per_s, b.inter_node.bandwidth_bytes_per_s));
+    EXPECT_TRUE(near(a.inter_node.latency_s, b.inter_node.latency_s));
+  }
+}
+
+TEST(ClusterWriter, EveryShippedClusterReadsBackExactly) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kClusters)) {
+    SCOPED_TRACE(entry.path().string());
+    const ClusterSpec c = load_cluster(entry.path().string());
+    expect_same(read_back(cluster_file_text(c)), c, 0);
+    expect_same(read_back(cluster_file_text(c, {}, {4})), c, 5e-4);
+    ++files;
+  }
+  EXPECT_GE(files, 5);
+}
+
+TEST(ClusterWriter, DecimalsInTheReadersUnits) {
+  EXPECT_EQ(decimal_in_unit(989.4e12, 12), "989.4");
+  EXPECT_EQ(decimal_in_unit(400e9 / 8 * 8, 9), "400");
+  EXPECT_EQ(decimal_in_unit(0.5e-6, -6), "0.5");
+  EXPECT_EQ(decimal_in_unit(3.35e12, 12), "3.35");
+  EXPECT_EQ(decimal_in_unit(1234567.0, 0, 3), "1230000");
+  EXPECT_EQ(decimal_in_unit(0.000123456, 0, 2), "0.00012");
+  EXPECT_EQ(decimal_in_unit(799.99996e12, 12, 4), "800");
+  // Notes become comments, and the file still loads.
+  ClusterSpec c = load_cluster(kClusters + "dgx-h100.yaml");
+  const std::string text = cluster_file_text(c, {{"made here", "second line"}, "the GPU", "", ""});
+  EXPECT_EQ(text.rfind("# made here\n# second line\n", 0), 0u);
+  EXPECT_NE(text.find("# the GPU\ngpu:"), std::string::npos);
+  expect_same(read_back(text), c, 0);
+}
+
+}  // namespace
+}  // namespace symmesh::scenario
