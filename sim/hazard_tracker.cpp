@@ -4,12 +4,17 @@
 
 namespace symmesh::sim {
 
+HazardTracker::Ranges& HazardTracker::ranges_of(int receiver, int handle, PendingPuts& pending) {
+  if (!pending.ranges_) pending.ranges_ = &buffers_[key(receiver, handle)];
+  return *pending.ranges_;
+}
+
 std::vector<Hazard> HazardTracker::on_delivery(int receiver, int handle, int sender, int64_t seq,
                                                int64_t begin, int64_t end, const std::string* label,
                                                double now_s, PendingPuts& pending) {
   std::vector<Hazard> found;
   if (end <= begin) return found;
-  Ranges& ranges = buffers_[key(receiver, handle)];
+  Ranges& ranges = ranges_of(receiver, handle, pending);
   // The first range that could overlap [begin, end): the one starting at or before begin.
   auto it = ranges.upper_bound(begin);
   if (it != ranges.begin() && std::prev(it)->second.end > begin) --it;
@@ -36,14 +41,13 @@ std::vector<Hazard> HazardTracker::on_delivery(int receiver, int handle, int sen
 void HazardTracker::on_consumed(int receiver, int handle, int sender, int64_t credit,
                                 PendingPuts& pending) {
   if (pending.empty()) return;
-  Ranges* ranges = nullptr;
+  Ranges& ranges = ranges_of(receiver, handle, pending);
   auto& entries = pending.entries_;
   while (pending.head_ < entries.size() && entries[pending.head_].seq <= credit) {
-    if (!ranges) ranges = &buffers_[key(receiver, handle)];
     const PendingPuts::Entry e = entries[pending.head_++];
-    const auto range = ranges->find(e.begin);
-    if (range != ranges->end() && range->second.sender == sender && range->second.seq == e.seq)
-      ranges->erase(range);
+    const auto range = ranges.find(e.begin);
+    if (range != ranges.end() && range->second.sender == sender && range->second.seq == e.seq)
+      ranges.erase(range);
   }
   if (pending.head_ == entries.size()) {
     entries.clear();
@@ -55,7 +59,8 @@ void HazardTracker::on_consumed(int receiver, int handle, int sender, int64_t cr
 }
 
 void HazardTracker::on_free(int receiver, int handle) {
-  buffers_.erase(key(receiver, handle));
+  const auto it = buffers_.find(key(receiver, handle));
+  if (it != buffers_.end()) it->second.clear();
 }
 
 }  // namespace symmesh::sim

@@ -24,6 +24,14 @@
 
 namespace symmesh::sim {
 
+// One unconsumed range of a receiver's copy: who put it, as which signal of its pair.
+struct HazardRange {
+  int64_t end = 0;
+  int sender = -1;
+  int64_t seq = 0;
+  const std::string* label = nullptr;
+};
+
 // The puts of one signal pair whose bytes are not yet consumed, oldest first.
 class PendingPuts {
  public:
@@ -37,6 +45,8 @@ class PendingPuts {
   };
   std::vector<Entry> entries_;
   size_t head_ = 0;  // entries_[0, head_) are consumed
+  // The receiver's ranges of the pair's buffer, found once (the tracker never erases one).
+  std::map<int64_t, HazardRange>* ranges_ = nullptr;
 };
 
 class HazardTracker {
@@ -54,17 +64,13 @@ class HazardTracker {
   void on_free(int receiver, int handle);
 
  private:
-  struct Range {
-    int64_t end = 0;
-    int sender = -1;
-    int64_t seq = 0;
-    const std::string* label = nullptr;
-  };
+  using Range = HazardRange;
   using Ranges = std::map<int64_t, Range>;  // begin → range, disjoint
+  Ranges& ranges_of(int receiver, int handle, PendingPuts& pending);
   static int64_t key(int receiver, int handle) {
     return (static_cast<int64_t>(receiver) << 32) | static_cast<uint32_t>(handle);
   }
-  std::unordered_map<int64_t, Ranges> buffers_;
+  std::unordered_map<int64_t, Ranges> buffers_;  // never erased: PendingPuts point into it
 };
 
 }  // namespace symmesh::sim

@@ -19,6 +19,10 @@
 #include "sim/hazard_tracker.hpp"
 #include "sim/wait_registry.hpp"
 
+namespace simgrid::s4u {
+class Mailbox;
+}
+
 namespace symmesh::sim {
 
 // One counter: (buffer, sender → receiver), world ranks.
@@ -27,6 +31,22 @@ struct SignalPair {
   int64_t consumed = 0;   // waits completed so far
   WaitList waiters;       // the receiver's streams blocked on this pair
   PendingPuts pending;    // delivered bytes not yet consumed (hazard detection)
+};
+
+// One (sender → receiver) route: its puts' order, and the mailbox that carries them.
+class Route {
+ public:
+  simgrid::s4u::Mailbox* mailbox = nullptr;  // set by the simulation before the run
+
+ private:
+  friend class OneSidedState;
+  struct Slot {
+    bool finished = false;
+    std::function<void()> deliver;  // set when parked
+  };
+  uint64_t next_ticket_ = 0;   // ticket the next put will take
+  uint64_t first_ticket_ = 0;  // ticket of slots_.front()
+  std::deque<Slot> slots_;     // tickets [first_ticket_, next_ticket_) not yet delivered
 };
 
 class OneSidedState {
@@ -39,16 +59,19 @@ class OneSidedState {
     for (const auto& [k, p] : pairs_) f(k.handle, k.sender, k.receiver, p);
   }
 
-  // A put from sender to receiver starts its transfer: its place in the route's order.
-  uint64_t open_ticket(int sender, int receiver);
+  // The route sender → receiver; created empty. References stay valid.
+  Route& route(int sender, int receiver) { return routes_[route_key(sender, receiver)]; }
+
+  // A put starts its transfer on `route`: its place in the route's order.
+  static uint64_t open_ticket(Route& route);
   // The transfer of `ticket` finished. True when every earlier put of the route is
   // delivered: the caller delivers it now, then calls drain(). False: the caller must
   // park() it.
-  bool finish_ticket(int sender, int receiver, uint64_t ticket);
-  void park(int sender, int receiver, uint64_t ticket, std::function<void()> deliver);
+  static bool finish_ticket(Route& route, uint64_t ticket);
+  static void park(Route& route, uint64_t ticket, std::function<void()> deliver);
   // Delivers, in ticket order, the parked puts that are now at the head of the route.
-  void drain(int sender, int receiver);
-  // Puts of the route whose transfer finished but wait for an earlier one.
+  static void drain(Route& route);
+  // Puts of the route sender → receiver whose transfer finished but wait for an earlier one.
   size_t parked(int sender, int receiver) const;
 
  private:
@@ -63,15 +86,6 @@ class OneSidedState {
       h = h * 0x9E3779B97F4A7C15ull + static_cast<uint32_t>(k.receiver);
       return static_cast<size_t>(h ^ (h >> 31));
     }
-  };
-  struct Slot {
-    bool finished = false;
-    std::function<void()> deliver;  // set when parked
-  };
-  struct Route {
-    uint64_t next_ticket = 0;   // ticket the next put will take
-    uint64_t first_ticket = 0;  // ticket of slots.front()
-    std::deque<Slot> slots;     // tickets [first_ticket, next_ticket) not yet delivered
   };
   static int64_t route_key(int sender, int receiver) {
     return (static_cast<int64_t>(sender) << 32) | static_cast<uint32_t>(receiver);

@@ -8,6 +8,7 @@
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
 #include <string>
 
 #include "core/errors.hpp"
@@ -53,6 +54,7 @@ Simulation::Simulation(const Program& program, const ClusterSpec& cluster,
              [this](std::vector<BlockedStream> blocked) { deadlock_ = std::move(blocked); }),
       events_(program.event_count()),
       live_streams_(program.world_size(), 0),
+      anchors_(program.world_size()),
       label_spans_(program) {
   for (int rank = 0; rank < program.world_size(); ++rank) {
     const auto& streams = program.streams(rank);
@@ -63,7 +65,47 @@ Simulation::Simulation(const Program& program, const ClusterSpec& cluster,
   }
 }
 
+// The transport of one route (sender → receiver). A put to another rank is a comm on the
+// route's mailbox, whose permanent receiver is the receiving rank's anchor (below): the comm
+// starts the moment it is put, flows to the anchor's host, and waits in the mailbox's done
+// list once delivered, until the sender takes it out. Why not Comm::sendto (a host-to-host
+// comm): SimGrid 3.32 detaches those and keeps every one in flight in a single list that it
+// scans linearly as each finishes, which made a 1,024-GPU ring spend a sixth of its time in
+// that scan. Made before the run, for every route the program uses: made lazily, a stream
+// would yield inside the making (a simcall) and another could find it half made.
+void Simulation::make_route_mailboxes() {
+  for (int rank = 0; rank < program_.world_size(); ++rank)
+    for (const Stream& s : program_.streams(rank))
+      for (const StreamOp& op : s.ops) {
+        if (op.kind() != StreamOp::Kind::put_signal) continue;
+        const PutSignalArgs& put = op.put();
+        const int receiver = program_.group(program_.symmetric(put.handle).group).ranks[put.peer];
+        if (receiver == rank) continue;
+        Route& route = signals_.route(rank, receiver);
+        if (route.mailbox) continue;
+        std::string name = "route ";  // append(): GCC 12 warns falsely on "a" + string
+        name.append(std::to_string(rank)).append(">").append(std::to_string(receiver));
+        route.mailbox = sg4::Mailbox::by_name(name);
+        route.mailbox->set_receiver(anchor(receiver));
+      }
+}
+
+// A rank's anchor: a daemon actor on its host that sleeps until the last stream ends, the
+// permanent receiver of the routes into the rank. Not one of the rank's stream actors:
+// those suspend themselves while they wait, and SimGrid starts a comm suspended when its
+// receiver actor is suspended (and nothing would resume it).
+sg4::ActorPtr Simulation::anchor(int rank) {
+  sg4::ActorPtr& a = anchors_.at(rank);
+  if (!a) {
+    a = sg4::Actor::create("anchor" + std::to_string(rank), hosts_.at(rank),
+                           [] { sg4::this_actor::sleep_for(1e300); });
+    a->daemonize();
+  }
+  return a;
+}
+
 void Simulation::spawn_actors() {
+  make_route_mailboxes();
   for (int rank = 0; rank < program_.world_size(); ++rank) {
     const auto& streams = program_.streams(rank);
     for (size_t s = 0; s < streams.size(); ++s) {
@@ -79,12 +121,13 @@ void Simulation::spawn_actors() {
 
 void Simulation::run_stream(int rank, int stream) {
   const auto& ops = program_.streams(rank)[stream].ops;
+  StreamLinks links;
   bool finished = false;
   try {
     for (size_t i = 0; i < ops.size(); ++i) {
       if (waits_.aborted()) throw RunAborted{};
       const double start = sg4::Engine::get_clock();
-      const int64_t bytes = execute(rank, stream, ops[i]);
+      const int64_t bytes = execute(rank, stream, ops[i], links);
       const double end = sg4::Engine::get_clock();
       label_spans_.add(rank, stream, static_cast<int>(i), start, end);
       if (options_.record_timeline)
@@ -109,12 +152,12 @@ void Simulation::fail(std::exception_ptr error) {
   waits_.abort_all();
 }
 
-int64_t Simulation::execute(int rank, int stream, const StreamOp& op) {
+int64_t Simulation::execute(int rank, int stream, const StreamOp& op, StreamLinks& links) {
   switch (op.kind()) {
     case StreamOp::Kind::put_signal:
-      return put_signal(rank, op);
+      return put_signal(rank, op, links);
     case StreamOp::Kind::wait_signal:
-      wait_signal(rank, stream, op);
+      wait_signal(rank, stream, op, links);
       return 0;
     case StreamOp::Kind::matmul:
     case StreamOp::Kind::reduce:

@@ -25,9 +25,7 @@
 #include "sim/sim_options.hpp"
 #include "sim/wait_registry.hpp"
 
-namespace simgrid::s4u {
-class Host;
-}
+#include <simgrid/forward.h>
 
 namespace symmesh::sim {
 
@@ -50,21 +48,35 @@ class Simulation {
   RunResult collect();
 
  private:
+  // What a stream's last put and last wait resolved to. Consecutive ops of a collective
+  // mostly reuse one buffer and peer, so they skip the lookups (pointers into signals_,
+  // which never move).
+  struct StreamLinks {
+    int put_handle = -1, put_peer = -1, receiver = -1;
+    Route* route = nullptr;
+    SignalPair* put_pair = nullptr;
+    int wait_handle = -1, wait_peer = -1, sender = -1;
+    SignalPair* wait_pair = nullptr;
+  };
+
   void run_stream(int rank, int stream);
   void fail(std::exception_ptr error);
   // Executes one op on the calling actor; returns the bytes it moved or touched.
-  int64_t execute(int rank, int stream, const StreamOp& op);
+  int64_t execute(int rank, int stream, const StreamOp& op, StreamLinks& links);
 
   // stream_ops.cpp
-  int64_t put_signal(int rank, const StreamOp& op);
-  void deliver(int sender, int receiver, const StreamOp& op, const unsigned char* staged);
-  void wait_signal(int rank, int stream, const StreamOp& op);
+  int64_t put_signal(int rank, const StreamOp& op, StreamLinks& links);
+  void deliver(int sender, int receiver, const StreamOp& op, SignalPair& pair,
+               const unsigned char* staged);
+  void wait_signal(int rank, int stream, const StreamOp& op, StreamLinks& links);
   int64_t compute(int rank, const StreamOp& op);
   void record_event(const StreamOp& op);
   void wait_event(int rank, int stream, const StreamOp& op);
   void barrier(int rank, int stream, const StreamOp& op);
   void free_buffer(int rank, const StreamOp& op);
   void busy_for(double duration_s);
+  void make_route_mailboxes();
+  simgrid::s4u::ActorPtr anchor(int rank);
   const std::string& name_of(const StreamOp& op) const {
     return program_.label_of(op.label()).name;
   }
@@ -94,6 +106,7 @@ class Simulation {
   std::unordered_map<int64_t, int> barrier_rounds_;            // (rank, group) → barriers reached
   std::unordered_map<int64_t, BarrierRound> barrier_arrived_;  // (group, round)
   std::vector<int> live_streams_;                              // per rank: streams not yet finished
+  std::vector<simgrid::s4u::ActorPtr> anchors_;  // per rank, made when a route needs it
 
   std::vector<TimelineEntry> timeline_;  // only with SimOptions::record_timeline
   LabelSpans label_spans_;

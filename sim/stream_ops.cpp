@@ -4,6 +4,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
 
 #include "core/errors.hpp"
 #include "sim/compute_model.hpp"
@@ -35,21 +36,38 @@ void Simulation::busy_for(double duration_s) {
 // put_signal: the sender's stream is busy for the transfer (a flow between the two GPUs,
 // or a local copy for a self-put) and continues when it completes; the receiver sees the
 // bytes and then the signal when the put is delivered (sim/one_sided_state.hpp).
-int64_t Simulation::put_signal(int rank, const StreamOp& op) {
+int64_t Simulation::put_signal(int rank, const StreamOp& op, StreamLinks& links) {
   const PutSignalArgs& put = op.put();
-  const int receiver = program_.group(program_.symmetric(put.handle).group).ranks[put.peer];
+  if (put.handle != links.put_handle || put.peer != links.put_peer) {
+    links.put_handle = put.handle;
+    links.put_peer = put.peer;
+    links.receiver = program_.group(program_.symmetric(put.handle).group).ranks[put.peer];
+    links.route = &signals_.route(rank, links.receiver);
+    links.put_pair = &signals_.pair(put.handle, rank, links.receiver);
+  }
+  const int receiver = links.receiver;
+  Route& route = *links.route;
+  SignalPair& pair = *links.put_pair;
   memory_.check_live(rank, put.src, name_of(op), "the source of put_signal");
   memory_.check_live(rank, put.dst(), name_of(op), "put_signal");
   const int64_t bytes = put.src.size_bytes;
-  const uint64_t ticket = signals_.open_ticket(rank, receiver);
-  if (receiver == rank)
+  const uint64_t ticket = OneSidedState::open_ticket(route);
+  if (receiver == rank) {
     busy_for(local_copy_duration_s(cluster_.gpu, bytes));
-  else
-    sg4::Comm::sendto(hosts_[rank], hosts_[receiver], static_cast<uint64_t>(bytes));
+  } else {
+    static int payload = 0;  // a comm must carry a pointer; only its simulated size matters
+    route.mailbox->put_init(&payload, static_cast<uint64_t>(bytes))->wait();
+    // Take the delivered comms out of the done list, oldest first; one still in flight
+    // (another stream's earlier put on this route) stops it, and its sender drains later.
+    while (route.mailbox->ready()) {
+      void* taken = nullptr;
+      route.mailbox->get_init()->set_dst_data(&taken, sizeof taken)->wait();
+    }
+  }
 
-  if (signals_.finish_ticket(rank, receiver, ticket)) {
-    deliver(rank, receiver, op, nullptr);
-    signals_.drain(rank, receiver);
+  if (OneSidedState::finish_ticket(route, ticket)) {
+    deliver(rank, receiver, op, pair, nullptr);
+    OneSidedState::drain(route);
   } else {
     // Delivered later, behind an earlier put to the same peer: snapshot the source now,
     // since the sender may reuse it as soon as its put completes.
@@ -58,14 +76,14 @@ int64_t Simulation::put_signal(int rank, const StreamOp& op) {
       const unsigned char* src = memory_.bytes(rank, put.src);
       staged->assign(src, src + bytes);
     }
-    signals_.park(rank, receiver, ticket, [this, rank, receiver, &op, staged] {
-      deliver(rank, receiver, op, staged->empty() ? nullptr : staged->data());
+    OneSidedState::park(route, ticket, [this, rank, receiver, &op, &pair, staged] {
+      deliver(rank, receiver, op, pair, staged->empty() ? nullptr : staged->data());
     });
   }
   return bytes;
 }
 
-void Simulation::deliver(int sender, int receiver, const StreamOp& op,
+void Simulation::deliver(int sender, int receiver, const StreamOp& op, SignalPair& pair,
                          const unsigned char* staged) {
   const PutSignalArgs& put = op.put();
   const int handle = put.handle;
@@ -82,7 +100,6 @@ void Simulation::deliver(int sender, int receiver, const StreamOp& op,
     const unsigned char* src = staged ? staged : memory_.bytes(sender, put.src);
     std::memmove(dst, src, static_cast<size_t>(bytes));
   }
-  SignalPair& pair = signals_.pair(handle, sender, receiver);
   ++pair.delivered;  // bytes first, then the signal
   if (bytes > 0) {
     for (Hazard& h : hazard_tracker_.on_delivery(
@@ -98,12 +115,18 @@ void Simulation::deliver(int sender, int receiver, const StreamOp& op,
 // wait_signal: block until (peer → me) has delivered more signals than I consumed, then
 // consume one. Checking and consuming happen without yielding, so two streams of one rank
 // waiting on the same pair never take the same credit.
-void Simulation::wait_signal(int rank, int stream, const StreamOp& op) {
+void Simulation::wait_signal(int rank, int stream, const StreamOp& op, StreamLinks& links) {
   const WaitSignalArgs& wait = op.wait();
   const SymmetricHandle& handle = program_.symmetric(wait.handle);
   memory_.check_live(rank, handle.whole(), name_of(op), "wait_signal");
-  const int sender = program_.group(handle.group).ranks[wait.peer];
-  SignalPair& pair = signals_.pair(wait.handle, sender, rank);
+  if (wait.handle != links.wait_handle || wait.peer != links.wait_peer) {
+    links.wait_handle = wait.handle;
+    links.wait_peer = wait.peer;
+    links.sender = program_.group(handle.group).ranks[wait.peer];
+    links.wait_pair = &signals_.pair(wait.handle, links.sender, rank);
+  }
+  const int sender = links.sender;
+  SignalPair& pair = *links.wait_pair;
   waits_.block_until(
       pair.waiters, [&pair] { return pair.delivered > pair.consumed; },
       WaitSite{rank, stream, &op});
