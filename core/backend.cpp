@@ -1,5 +1,7 @@
 #include "core/backend.hpp"
 
+#include <algorithm>
+
 #include "core/errors.hpp"
 #include "core/text.hpp"
 
@@ -9,6 +11,15 @@ std::string CollectivesChoice::to_string() const {
   if (!native) return "one-sided";
   if (ops.empty()) return "nccl";
   return "nccl:" + join(ops, ",", [](const std::string& name) { return name; });
+}
+
+bool CollectivesChoice::hands_to_library(const CollectiveRecord& record) const {
+  return native && has_library_equivalent(record) &&
+         (ops.empty() || std::find(ops.begin(), ops.end(), record.name) != ops.end());
+}
+
+std::string CollectivesChoice::implementation_of(const CollectiveRecord& record) const {
+  return hands_to_library(record) ? "nccl" : symmesh::to_string(record.algorithm);
 }
 
 CollectivesChoice parse_collectives(std::string_view text, std::string_view where) {

@@ -22,6 +22,10 @@ struct CollectivesChoice {
   bool native = false;            // "nccl"; false: "one-sided"
   std::vector<std::string> ops;   // only the collectives of these workload ops (empty: all)
   std::string to_string() const;  // "one-sided", "nccl", "nccl:grads,qkv"
+  // Whether a hardware run with this choice hands `record` to NCCL.
+  bool hands_to_library(const CollectiveRecord& record) const;
+  // "nccl" when handed to NCCL, else the one-sided algorithm ("ring", "pairwise", …).
+  std::string implementation_of(const CollectiveRecord& record) const;
 };
 // "one-sided" (or "one_sided"), "nccl", "nccl:NAME,NAME"; throws InvalidArgument naming
 // `where` for anything else.

@@ -32,4 +32,19 @@ std::string to_string(CollectiveAlgorithm algorithm) {
   return "?";
 }
 
+bool has_library_equivalent(const CollectiveRecord& record) {
+  if (record.algorithm == CollectiveAlgorithm::fused_ring) return false;
+  switch (record.op) {
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_reduce:
+    case CollectiveOp::all_to_all:
+      return true;
+    case CollectiveOp::allgather_matmul:
+    case CollectiveOp::matmul_reducescatter:
+      return false;
+  }
+  return false;
+}
+
 }  // namespace symmesh

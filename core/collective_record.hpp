@@ -62,4 +62,33 @@ struct CollectiveRecord {
   std::vector<CollectiveSpan> spans;  // every member's, in group order
 };
 
+// Whether a collective library (NCCL) has the same collective: the plain ones, not those
+// fused with a matmul.
+bool has_library_equivalent(const CollectiveRecord& record);
+
+// How many collectives of one kind a Program ran one way, for reports. A collective over a
+// mesh dimension counts once per group of that dimension (each group runs its own).
+struct CollectiveCount {
+  CollectiveOp op = CollectiveOp::all_gather;
+  std::string implementation;  // "ring", "pairwise", "fused ring", "nccl"
+  int count = 0;
+  int64_t bytes = 0;  // summed over them (CollectiveRecord::bytes)
+};
+// Counts `records` by kind and implementation, in order of first appearance;
+// `implementation` names how each one runs.
+template <typename Implementation>
+std::vector<CollectiveCount> count_collectives(const std::vector<CollectiveRecord>& records,
+                                               Implementation&& implementation) {
+  std::vector<CollectiveCount> out;
+  for (const CollectiveRecord& r : records) {
+    std::string how = implementation(r);
+    auto it = out.begin();
+    while (it != out.end() && !(it->op == r.op && it->implementation == how)) ++it;
+    if (it == out.end()) it = out.insert(out.end(), CollectiveCount{r.op, std::move(how), 0, 0});
+    ++it->count;
+    it->bytes += r.bytes;
+  }
+  return out;
+}
+
 }  // namespace symmesh

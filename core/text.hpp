@@ -1,6 +1,7 @@
 #pragma once
-// Small text helpers shared by every to_string. Built with append() on purpose: GCC 12
+// Small text helpers shared by every to_string and report. Built with append() on purpose: GCC 12
 // warns falsely (-Wrestrict) on `"literal" + std::string` patterns in optimised builds.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,8 @@ std::string join(const Range& items, std::string_view separator, ToText&& to_tex
   }
   return out;
 }
+
+// "512 B", "1.50 KiB", "2.00 MiB": binary units, two decimals above bytes.
+std::string format_bytes(int64_t bytes);
 
 }  // namespace symmesh

@@ -47,7 +47,8 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
   out.result = backend->run(program, request);
   if (!out.result.reporting) return out;
   if (options.trace) out.trace_json = chrome_trace_json(program, out.result);
-  out.report = build_simulation_report(scenario, out.prepared->workload, out.result, options.check);
+  out.report = build_simulation_report(scenario, out.prepared->workload, out.result, options.check,
+                                       options.collectives);
   out.report.backend = "nccl";
   return out;
 }

@@ -41,7 +41,8 @@ std::string cluster_line(const ClusterSpec& c) {
 
 SimulationReport build_simulation_report(const Scenario& scenario,
                                          const strategies::LoweredWorkload& workload,
-                                         const RunResult& result, bool emulated) {
+                                         const RunResult& result, bool emulated,
+                                         const CollectivesChoice& collectives) {
   SimulationReport report;
   report.scenario = scenario.name;
   report.cluster = cluster_line(scenario.cluster);
@@ -50,6 +51,9 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   report.total_time_s = result.makespan_s;
   report.warnings = result.warnings;
   for (const auto& h : result.hazards) report.warnings.push_back("hazard: " + h.to_string());
+  report.collectives = count_collectives(
+      workload.program.collectives(),
+      [&](const CollectiveRecord& r) { return collectives.implementation_of(r); });
 
   for (const auto& lowered : workload.ops) {
     const WorkloadOp& op = *lowered.op;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.hpp"
+#include "core/collective_record.hpp"
 #include "core/run_result.hpp"
 #include "core/scenario.hpp"
 #include "strategies/workload_lowering.hpp"
@@ -37,12 +39,17 @@ struct SimulationReport {
   std::string cost_model;
   double total_time_s = 0;
   std::vector<OpReport> ops;
+  // From the Program's collective records: how many of each kind ran, and how.
+  std::vector<CollectiveCount> collectives;
   std::vector<std::string> warnings;
 };
 
+// `collectives` says which collectives a hardware run handed to NCCL (the simulator runs
+// them all one-sided).
 SimulationReport build_simulation_report(const Scenario& scenario,
                                          const strategies::LoweredWorkload& workload,
-                                         const RunResult& result, bool emulated);
+                                         const RunResult& result, bool emulated,
+                                         const CollectivesChoice& collectives = {});
 // "S(0),R x R,S(1) -> S(0),S(1)" for a matmul, with ", fused-allgather-mm x4" when it
 // runs fused; "" for other ops.
 std::string strategy_text(const OpReport& op);

@@ -7,7 +7,7 @@ namespace symmesh::hw {
 namespace {
 
 std::optional<NativeCollective::Kind> native_kind(const CollectiveRecord& r) {
-  if (r.algorithm == CollectiveAlgorithm::fused_ring) return std::nullopt;
+  if (!has_library_equivalent(r)) return std::nullopt;
   switch (r.op) {
     case CollectiveOp::all_gather:
       return NativeCollective::Kind::all_gather;

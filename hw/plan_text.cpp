@@ -1,20 +1,11 @@
 // describe(): an ExecutionPlan as text, one line per launch, for `symmesh run --dry-run`.
 #include <cstdio>
 
+#include "core/text.hpp"
 #include "hw/execution_plan.hpp"
 
 namespace symmesh::hw {
 namespace {
-
-std::string bytes_text(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int u = 0;
-  while (value >= 1024 && u < 4) value /= 1024, ++u;
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.2f %s", value, units[u]);
-  return buffer;
-}
 
 std::string ranks_text(const std::vector<int>& ranks) {
   std::string out = "[";
@@ -32,7 +23,7 @@ std::string launch_text(const ExecutionPlan& plan, const Launch& l) {
   const auto world_of = [&](int peer) { return plan.comms[l.comm].ranks[peer]; };
   switch (l.kind) {
     case Launch::Kind::put:
-      return "put " + bytes_text(l.bytes) + " " + range_text(l.src) + " -> rank " +
+      return "put " + format_bytes(l.bytes) + " " + range_text(l.src) + " -> rank " +
              std::to_string(world_of(l.peer)) + " " + range_text(l.dst) + ", signal slot +" +
              std::to_string(l.signal_offset_bytes);
     case Launch::Kind::wait:
@@ -84,11 +75,12 @@ std::string describe(const ExecutionPlan& plan, const Program& program) {
     out += "  comm " + std::to_string(c) + ": ranks " + ranks_text(comm.ranks) +
            (c == 0 ? " (world)" : "") + ", " + std::to_string(comm.buffer_count) +
            " symmetric buffer" + (comm.buffer_count == 1 ? "" : "s") + ", arena " +
-           bytes_text(comm.arena_bytes) + " per member" + (uses.empty() ? "" : ", " + uses) + "\n";
+           format_bytes(comm.arena_bytes) + " per member" + (uses.empty() ? "" : ", " + uses) +
+           "\n";
   }
   for (const RankPlan& r : plan.ranks) {
     out += "rank " + std::to_string(r.rank) + " (GPU " + std::to_string(r.rank) +
-           "): " + bytes_text(plan.device_bytes(r.rank)) + " of device memory, " +
+           "): " + format_bytes(plan.device_bytes(r.rank)) + " of device memory, " +
            std::to_string(r.launches.size()) + " launches\n";
     for (const Launch& l : r.launches) {
       const StreamOp& op = program.streams(r.rank)[l.stream].ops[l.op_index];

@@ -1,4 +1,5 @@
-// core/ and strategies/ must not name SimGrid, CUDA or NCCL (shared/DESIGN.md, layers).
+// core/, strategies/ and the front end must not name SimGrid, CUDA or NCCL
+// (docs/architecture.md, "Folders and what each may include").
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -44,8 +45,11 @@ TEST(Layering, DetectorCatchesForbiddenIncludes) {
   EXPECT_TRUE(forbidden_includes("#include <vector>\n// simgrid is not named here\n").empty());
 }
 
-TEST(Layering, CoreAndStrategiesNameNoBackendHeader) {
-  for (const char* dir : {"core", "strategies"}) {
+// The front-end side too: evaluation/, scenario/ and the CLI reach the backends only
+// through core/backend.hpp and the modules (evaluation/backends.hpp), so that a process
+// that only plans maps no SimGrid and none but the GPU commands a CUDA library.
+TEST(Layering, CoreStrategiesAndTheFrontEndNameNoBackendHeader) {
+  for (const char* dir : {"core", "strategies", "scenario", "evaluation", "tools/cli"}) {
     const auto hits = scan(std::filesystem::path(SYMMESH_SOURCE_DIR) / dir);
     EXPECT_TRUE(hits.empty()) << dir << " includes a backend header:\n"
                               << [&] {

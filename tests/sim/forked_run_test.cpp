@@ -22,15 +22,6 @@ namespace {
 
 using namespace testing;
 
-Program one_put_program(int64_t bytes) {
-  Program p(2);
-  const SymmetricHandle h = p.symm_alloc(p.world_group(), bytes);
-  p.put_signal(0, p.stream(0, "comm"), p.local_alloc(0, bytes), h, 0, 1,
-               {"put", OpCategory::comm, ""});
-  p.wait_signal(1, p.stream(1, "comm"), h, 0, {"wait", OpCategory::comm, ""});
-  return p;
-}
-
 TEST(ForkedRun, EverySimulationStartsAtTimeZero) {
   const ClusterSpec c = test_cluster(1, 8);
   const Program p = one_put_program(64 << 20);

@@ -35,6 +35,16 @@ inline ClusterSpec test_cluster(int nodes = 2, int gpus_per_node = 8,
   return c;
 }
 
+// Rank 0 puts `bytes` to rank 1, which waits for it: the smallest complete simulation.
+inline Program one_put_program(int64_t bytes) {
+  Program p(2);
+  const SymmetricHandle h = p.symm_alloc(p.world_group(), bytes);
+  p.put_signal(0, p.stream(0, "comm"), p.local_alloc(0, bytes), h, 0, 1,
+               {"put", OpCategory::comm, ""});
+  p.wait_signal(1, p.stream(1, "comm"), h, 0, {"wait", OpCategory::comm, ""});
+  return p;
+}
+
 inline std::vector<unsigned char> pattern(size_t n, unsigned seed) {
   std::vector<unsigned char> v(n);
   unsigned x = seed * 2654435761u + 12345u;

@@ -15,15 +15,6 @@ namespace {
 
 using namespace testing;
 
-Program one_put(int64_t bytes) {
-  Program p(2);
-  const SymmetricHandle h = p.symm_alloc(p.world_group(), bytes);
-  p.put_signal(0, p.stream(0, "comm"), p.local_alloc(0, bytes), h, 0, 1,
-               {"put", OpCategory::comm, ""});
-  p.wait_signal(1, p.stream(1, "comm"), h, 0, {"wait", OpCategory::comm, ""});
-  return p;
-}
-
 // A wait that no put satisfies: the simulator reports a deadlock.
 Program deadlocked() {
   Program p(2);
@@ -34,7 +25,8 @@ Program deadlocked() {
 
 TEST(SimulationPool, RunsAtMostNAtOnceAndReturnsEveryResultUnderItsKey) {
   const ClusterSpec c = test_cluster(1, 8);
-  const Program small = one_put(1 << 20), large = one_put(64 << 20), bad = deadlocked();
+  const Program small = one_put_program(1 << 20), large = one_put_program(64 << 20),
+                bad = deadlocked();
   ForkedSimulationPool pool(2);
   std::map<size_t, double> makespans;
   std::map<size_t, bool> failed;
@@ -60,7 +52,7 @@ TEST(SimulationPool, RunsAtMostNAtOnceAndReturnsEveryResultUnderItsKey) {
 
 TEST(SimulationPool, RunSimulationsKeepsTheOrderAndRethrowsTheError) {
   const ClusterSpec c = test_cluster(1, 8);
-  const Program a = one_put(4 << 20), b = one_put(2 << 20), bad = deadlocked();
+  const Program a = one_put_program(4 << 20), b = one_put_program(2 << 20), bad = deadlocked();
   const auto results = run_simulations({&a, &b, &a}, c, {}, 2);
   ASSERT_EQ(results.size(), 3u);
   EXPECT_GT(results[0].makespan_s, results[1].makespan_s);

@@ -82,8 +82,9 @@ TEST(TraceWriter, EscapesNamesAndKeepsNumbersExact) {
       EXPECT_EQ(e.at("args").at("detail"), odd);
       EXPECT_EQ(e.at("dur").get<double>(), (r.timeline[0].end_s - r.timeline[0].start_s) * 1e6);
     }
-    if (e.at("ph") == "M" && e.at("name") == "thread_name")
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") {
       EXPECT_EQ(e.at("args").at("name"), "str\"eam");
+    }
   }
   EXPECT_TRUE(seen);
   EXPECT_EQ(doc.at("otherData").at("makespan_s").get<double>(), r.makespan_s);

@@ -236,7 +236,7 @@ TEST(GroundTruth, EveryKeptCandidateOnTwoDimMeshes) {
           const Shape& la = local[a].shape;
           const Shape& lb = local[b].shape;
           const LocalGemm lc = la.size() == 2 ? LocalGemm{1, la[0], lb[1], la[1]}
-                                                 : LocalGemm{la[0], la[1], lb[2], la[2]};
+                                              : LocalGemm{la[0], la[1], lb[2], la[2]};
           ASSERT_EQ(local_compute_of(p, cand.input_placements, r), lc) << what << " rank " << r;
           auto out = run_op(c.op, local);
           ASSERT_TRUE(out.has_value()) << what << ": local shapes do not multiply on rank " << r;

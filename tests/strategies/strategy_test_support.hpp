@@ -24,7 +24,7 @@ inline TensorSpec tensor(Shape shape, std::string_view placements, DType dtype =
 }
 
 inline OpProblem problem(OpKind op, std::vector<int> mesh, std::vector<TensorSpec> inputs) {
-  return OpProblem{op, DeviceMesh(std::move(mesh)), std::move(inputs)};
+  return OpProblem{op, DeviceMesh(std::move(mesh)), std::move(inputs), std::nullopt};
 }
 
 // "[S(0) | S(0) | R]": a rule or any list of placements, for messages and set comparisons.

@@ -75,6 +75,21 @@ TEST(SimulateCommand, MoeAllToAllIsPairwiseExchange) {
   EXPECT_NEAR(op_named(report, "dispatch")["time_s"].get<double>(), expected, expected * 0.01);
 }
 
+TEST(SimulateCommand, CountsCollectivesFromTheProgramsRecords) {
+  // quickstart: "grads" all-reduces 8 MiB over dp on a 2x4 mesh: 4 dp groups of 2 GPUs,
+  // each runs its own ring: 4 all-reduces, 4 x 8 MiB = 33,554,432 bytes. Its mm needs no
+  // redistribution and its put_signal is no collective.
+  const auto quickstart = simulate_json(kScenarios + "quickstart.yaml");
+  EXPECT_EQ(quickstart["collectives"], nlohmann::json::parse(R"j([{"op": "all_reduce",
+      "implementation": "ring", "count": 4, "bytes": 33554432}])j"));
+  // moe-expert-bmm: dispatch and combine, 16 MiB each over the one ep group of 8.
+  const auto moe = simulate_json(kScenarios + "moe-expert-bmm.yaml");
+  EXPECT_EQ(moe["collectives"], nlohmann::json::parse(R"j([{"op": "all_to_all",
+      "implementation": "pairwise", "count": 2, "bytes": 33554432}])j"));
+  const auto r = run_symmesh("simulate " + kScenarios + "quickstart.yaml");
+  EXPECT_THAT(r.out, ::testing::HasSubstr("collectives: 4 all_reduce (ring)\n"));
+}
+
 // Regression guard: every figure of the shipped scenarios' JSON as first checked above.
 class SimulateGolden : public ::testing::TestWithParam<const char*> {};
 

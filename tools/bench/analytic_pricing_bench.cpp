@@ -5,6 +5,9 @@
 // Prints Google Benchmark's table; the figure is the `candidates/s` counter.
 #include <benchmark/benchmark.h>
 
+#include <string>
+
+#include "scenario/scenario_loader.hpp"
 #include "strategies/analytic_cost_model.hpp"
 #include "strategies/candidate.hpp"
 #include "strategies/op_rules.hpp"
@@ -14,17 +17,11 @@ namespace {
 using namespace symmesh;
 using namespace symmesh::strategies;
 
+// Four nodes of the shipped DGX H100 description (scenarios/clusters/dgx-h100.yaml).
 ClusterSpec four_dgx_rail() {
-  ClusterSpec c;
-  c.name = "4x dgx-h100 rail";
+  ClusterSpec c =
+      load_cluster(std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.yaml");
   c.nodes = 4;
-  c.gpus_per_node = 8;
-  c.gpu.name = "H100-SXM";
-  c.gpu.peak_flops_per_s = {{"bf16", 989.4e12}, {"fp32", 67e12}};
-  c.gpu.memory_capacity_bytes = 80.0 * (1ull << 30);
-  c.gpu.memory_bandwidth_bytes_per_s = 3.35e12;
-  c.intra_node = {"nvswitch", 450e9, 1e-6};
-  c.inter_node = {"rail", 8, 50e9, 3e-6};
   return c;
 }
 

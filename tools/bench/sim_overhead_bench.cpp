@@ -1,6 +1,6 @@
 // Simulator overhead: symmesh's simulator against a plain SimGrid program doing the same
-// ring, side by side in one invocation, at 64, 256, 512 and 1,024 GPUs (8-GPU nodes, rail
-// network: tests/sim and scenarios/clusters/dgx-h100.yaml's figures).
+// ring, side by side in one invocation, at 64, 256, 512 and 1,024 GPUs (DGX H100 nodes of 8
+// GPUs, rail network: scenarios/clusters/dgx-h100.yaml).
 //
 //   plain S4U   n actors; 2(n-1) steps; each step a put of 1e8/n bytes to the next rank's
 //               mailbox (put_async), a get from its own, a wait: the minimal program of
@@ -35,6 +35,7 @@
 
 #include "core/collectives.hpp"
 #include "core/program.hpp"
+#include "scenario/scenario_loader.hpp"
 #include "sim/platform_builder.hpp"
 #include "sim/simulation.hpp"
 
@@ -45,17 +46,12 @@ namespace sg4 = simgrid::s4u;
 
 constexpr double kBytes = 1e8;
 
+// The shipped DGX H100 description (scenarios/clusters/dgx-h100.yaml: its figures are
+// cited there), `gpus` / 8 nodes of it.
 ClusterSpec cluster_of(int gpus) {
-  ClusterSpec c;
-  c.name = "bench-dgx-h100";
-  c.gpus_per_node = 8;
-  c.nodes = gpus / 8;
-  c.gpu.name = "H100-SXM";
-  c.gpu.peak_flops_per_s = {{"bf16", 989.4e12}, {"fp32", 67e12}};
-  c.gpu.memory_capacity_bytes = 80.0 * (1ull << 30);
-  c.gpu.memory_bandwidth_bytes_per_s = 3.35e12;
-  c.intra_node = {"nvswitch", 450e9, 1e-6};
-  c.inter_node = {"rail", 8, 50e9, 3e-6};
+  ClusterSpec c =
+      load_cluster(std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.yaml");
+  c.nodes = gpus / c.gpus_per_node;
   return c;
 }
 
@@ -98,8 +94,12 @@ Figures plain_ring(const ClusterSpec& cluster) {
 Figures symmesh_ring(const ClusterSpec& cluster) {
   const int p = cluster.num_gpus();
   Program program(p);
-  const CollectiveSpec spec{program.world_group(), static_cast<int64_t>(kBytes), DType::bf16,
-                            ReduceOp::sum, "main", "ring"};
+  const CollectiveSpec spec{program.world_group(),
+                            static_cast<int64_t>(kBytes),
+                            DType::bf16,
+                            ReduceOp::sum,
+                            "main",
+                            "ring"};
   ring_all_reduce(program, spec);
   sim::SimOptions options;
   const RunResult r = sim::simulate_in_this_process(program, cluster, options);

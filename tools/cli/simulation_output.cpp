@@ -22,16 +22,6 @@ nlohmann::json placements_json(const Placements& placements) {
 
 }  // namespace
 
-std::string format_bytes(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int u = 0;
-  while (value >= 1024 && u < 4) value /= 1024, ++u;
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.2f %s", value, units[u]);
-  return buffer;
-}
-
 std::string simulation_report_text(const SimulationReport& report) {
   std::string out = "symmesh simulate: " + report.scenario + " on " + report.cluster + ", mesh " +
                     report.mesh + ", cost model " + report.cost_model + ", backend " +
@@ -60,6 +50,15 @@ std::string simulation_report_text(const SimulationReport& report) {
   }
   out += table.render();
   out += "total: " + format_fixed(report.total_time_s * 1e3, 4) + " ms\n";
+  if (!report.collectives.empty()) {
+    out += "collectives:";
+    for (size_t i = 0; i < report.collectives.size(); ++i) {
+      const CollectiveCount& c = report.collectives[i];
+      out += (i ? ", " : " ") + std::to_string(c.count) + " " + to_string(c.op) + " (" +
+             c.implementation + ")";
+    }
+    out += "\n";
+  }
   for (const auto& w : report.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -94,6 +93,12 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
     }
     j["ops"].push_back(op);
   }
+  j["collectives"] = nlohmann::json::array();
+  for (const CollectiveCount& c : report.collectives)
+    j["collectives"].push_back({{"op", to_string(c.op)},
+                                {"implementation", c.implementation},
+                                {"count", c.count},
+                                {"bytes", c.bytes}});
   j["warnings"] = report.warnings;
   return j;
 }

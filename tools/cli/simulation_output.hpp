@@ -5,14 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/text.hpp"  // format_bytes, which the reports use
 #include "evaluation/simulation_report.hpp"
 
 namespace symmesh::cli {
 
 std::string simulation_report_text(const evaluation::SimulationReport& report);
 nlohmann::json simulation_report_json(const evaluation::SimulationReport& report);
-
-// "1.50 GiB", "64.0 MiB", "512 B".
-std::string format_bytes(int64_t bytes);
 
 }  // namespace symmesh::cli
