@@ -313,6 +313,11 @@ class Program {
   const MatmulWork& matmul_of(const StreamOp& op) const;
   const CopyWork& copy_of(const StreamOp& op) const;
   const SymmetricHandle& symmetric(int id) const;
+  // The world rank of member `peer` of symmetric buffer `handle`'s group: the rank a
+  // put_signal's or wait_signal's peer names.
+  int peer_rank(int handle, int peer) const {
+    return group(symmetric(handle).group).ranks.at(peer);
+  }
   const std::vector<SymmetricHandle>& symmetric_allocations() const { return symmetric_; }
   const std::vector<LocalAllocation>& local_allocations() const { return local_; }
   const std::vector<OutputRequest>& outputs() const { return outputs_; }

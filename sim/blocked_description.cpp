@@ -34,7 +34,7 @@ BlockedStream Simulation::blocked_at(int rank, int stream, const StreamOp& op) c
   if (op.kind() == StreamOp::Kind::wait_signal) {
     const WaitSignalArgs& wait = op.wait();
     const SymmetricHandle& handle = program_.symmetric(wait.handle);
-    const int sender = program_.group(handle.group).ranks.at(wait.peer);
+    const int sender = program_.peer_rank(wait.handle, wait.peer);
     const SignalPair* p = signals_.find_pair(wait.handle, sender, rank);
     const int64_t delivered = p ? p->delivered : 0;
     const int64_t consumed = p ? p->consumed : 0;

@@ -79,7 +79,7 @@ void Simulation::make_route_mailboxes() {
       for (const StreamOp& op : s.ops) {
         if (op.kind() != StreamOp::Kind::put_signal) continue;
         const PutSignalArgs& put = op.put();
-        const int receiver = program_.group(program_.symmetric(put.handle).group).ranks[put.peer];
+        const int receiver = program_.peer_rank(put.handle, put.peer);
         if (receiver == rank) continue;
         Route& route = signals_.route(rank, receiver);
         if (route.mailbox) continue;

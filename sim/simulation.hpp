@@ -10,6 +10,7 @@
 // SimGrid 3.32 has one engine per process and its clock never resets: call
 // simulate_in_this_process at most once per process. run_simulation (sim/forked_run.hpp)
 // does it in a forked child and is what callers use.
+#include <simgrid/forward.h>
 #include <exception>
 #include <optional>
 #include <unordered_map>
@@ -24,8 +25,6 @@
 #include "sim/rank_memory.hpp"
 #include "sim/sim_options.hpp"
 #include "sim/wait_registry.hpp"
-
-#include <simgrid/forward.h>
 
 namespace symmesh::sim {
 

@@ -41,7 +41,7 @@ int64_t Simulation::put_signal(int rank, const StreamOp& op, StreamLinks& links)
   if (put.handle != links.put_handle || put.peer != links.put_peer) {
     links.put_handle = put.handle;
     links.put_peer = put.peer;
-    links.receiver = program_.group(program_.symmetric(put.handle).group).ranks[put.peer];
+    links.receiver = program_.peer_rank(put.handle, put.peer);
     links.route = &signals_.route(rank, links.receiver);
     links.put_pair = &signals_.pair(put.handle, rank, links.receiver);
   }
@@ -122,7 +122,7 @@ void Simulation::wait_signal(int rank, int stream, const StreamOp& op, StreamLin
   if (wait.handle != links.wait_handle || wait.peer != links.wait_peer) {
     links.wait_handle = wait.handle;
     links.wait_peer = wait.peer;
-    links.sender = program_.group(handle.group).ranks[wait.peer];
+    links.sender = program_.peer_rank(wait.handle, wait.peer);
     links.wait_pair = &signals_.pair(wait.handle, links.sender, rank);
   }
   const int sender = links.sender;

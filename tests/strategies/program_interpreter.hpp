@@ -90,14 +90,14 @@ class ProgramInterpreter {
     switch (op.kind()) {
       case K::put_signal: {
         const PutSignalArgs& put = op.put();
-        const int peer = p_.group(p_.symmetric(put.handle).group).ranks.at(put.peer);
+        const int peer = p_.peer_rank(put.handle, put.peer);
         std::memmove(at(peer, put.dst()), at(r, put.src), put.src.size_bytes);
         ++counters_[{put.handle, r, peer}];
         return true;
       }
       case K::wait_signal: {
         const WaitSignalArgs& wait = op.wait();
-        const int peer = p_.group(p_.symmetric(wait.handle).group).ranks.at(wait.peer);
+        const int peer = p_.peer_rank(wait.handle, wait.peer);
         auto& consumed = consumed_[{wait.handle, peer, r}];
         if (counters_[{wait.handle, peer, r}] <= consumed) return false;
         ++consumed;
