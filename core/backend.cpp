@@ -7,10 +7,13 @@
 
 namespace symmesh {
 
+std::string CollectivesChoice::kind() const {
+  return native ? "nccl" : "one-sided";
+}
+
 std::string CollectivesChoice::to_string() const {
-  if (!native) return "one-sided";
-  if (ops.empty()) return "nccl";
-  return "nccl:" + join(ops, ",", [](const std::string& name) { return name; });
+  if (!native || ops.empty()) return kind();
+  return kind() + ":" + join(ops, ",", [](const std::string& name) { return name; });
 }
 
 bool CollectivesChoice::hands_to_library(const CollectiveRecord& record) const {

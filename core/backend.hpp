@@ -21,7 +21,8 @@ namespace symmesh {
 struct CollectivesChoice {
   bool native = false;            // "nccl"; false: "one-sided"
   std::vector<std::string> ops;   // only the collectives of these workload ops (empty: all)
-  std::string to_string() const;  // "one-sided", "nccl", "nccl:grads,qkv"
+  std::string kind() const;       // "one-sided" or "nccl"
+  std::string to_string() const;  // kind(), with the ops: "nccl:grads,qkv"
   // Whether a hardware run with this choice hands `record` to NCCL.
   bool hands_to_library(const CollectiveRecord& record) const;
   // "nccl" when handed to NCCL, else the one-sided algorithm ("ring", "pairwise", …).

@@ -29,8 +29,7 @@ GpuInventory visible_gpus() {
 
 std::string no_gpu_message(const std::string& command, const std::string& why,
                            const std::string& needs) {
-  return "no GPU visible: " + command + " needs " + needs +
-         (why.empty() ? "" : " (" + why + ")");
+  return "no GPU visible: " + command + " needs " + needs + (why.empty() ? "" : " (" + why + ")");
 }
 
 void check_world_fits(int world_size, int visible, const std::string& command) {

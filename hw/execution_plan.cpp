@@ -29,10 +29,6 @@ std::vector<bool> used_groups(const Program& program) {
 
 }  // namespace
 
-std::string to_string(CollectiveImpl impl) {
-  return impl == CollectiveImpl::nccl ? "nccl" : "one-sided";
-}
-
 std::string to_string(NativeCollective::Kind kind) {
   switch (kind) {
     case NativeCollective::Kind::all_gather:

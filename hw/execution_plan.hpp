@@ -26,21 +26,17 @@
 #include <string_view>
 #include <vector>
 
+#include "core/backend.hpp"
 #include "core/program.hpp"
 
 namespace symmesh::hw {
 
-// How a collective of a Program runs: the core ring / pairwise algorithms on put_signal /
-// wait_signal kernels, or one NCCL collective per recognised collective (the same data
-// layout, so results are identical up to reduction order).
-enum class CollectiveImpl { one_sided, nccl };
-std::string to_string(CollectiveImpl impl);  // "one-sided" | "nccl"
-
 struct ExecutionOptions {
-  CollectiveImpl collectives = CollectiveImpl::one_sided;
-  // With nccl: only the collectives of these workload ops (label names) become NCCL calls;
-  // empty = all. Lets one run measure both implementations side by side.
-  std::vector<std::string> native_ops;
+  // How the Program's recorded collectives run: the core ring / pairwise algorithms on
+  // put_signal / wait_signal kernels, or one NCCL collective each (the same data layout, so
+  // results are identical up to reduction order) — for all, or only those of the named
+  // workload ops, which lets one run measure both implementations side by side.
+  CollectivesChoice collectives;
   int64_t cublaslt_workspace_bytes = int64_t{32} << 20;  // per stream that runs matmuls
 };
 

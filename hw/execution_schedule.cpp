@@ -25,9 +25,8 @@ class RankScheduler {
     out_.streams.clear();
     for (const auto& s : streams) out_.streams.push_back({s.name, false, 0});
     std::vector<std::map<int, NativeSegment>> natives(streams.size());
-    if (plan_.options.collectives == CollectiveImpl::nccl)
-      for (const NativeSegment& seg : native_segments(program_, rank_))
-        if (wanted(seg.name)) natives[seg.stream][seg.begin] = seg;
+    for (const NativeSegment& seg : native_segments(program_, rank_, plan_.options.collectives))
+      natives[seg.stream][seg.begin] = seg;
 
     std::map<EventId, std::pair<int, int>> recorded_at;  // event → (stream, op)
     for (size_t s = 0; s < streams.size(); ++s)
@@ -63,11 +62,6 @@ class RankScheduler {
   }
 
  private:
-  bool wanted(const std::string& name) const {
-    const auto& only = plan_.options.native_ops;
-    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
-  }
-
   InvalidArgument cycle_error(const std::vector<size_t>& next,
                               const std::map<EventId, std::pair<int, int>>& recorded_at) const {
     const auto& streams = program_.streams(rank_);

@@ -6,8 +6,8 @@
 namespace symmesh::hw {
 namespace {
 
+// The NCCL call of a record that has one (has_library_equivalent).
 std::optional<NativeCollective::Kind> native_kind(const CollectiveRecord& r) {
-  if (!has_library_equivalent(r)) return std::nullopt;
   switch (r.op) {
     case CollectiveOp::all_gather:
       return NativeCollective::Kind::all_gather;
@@ -24,9 +24,11 @@ std::optional<NativeCollective::Kind> native_kind(const CollectiveRecord& r) {
 
 }  // namespace
 
-std::vector<NativeSegment> native_segments(const Program& program, int rank) {
+std::vector<NativeSegment> native_segments(const Program& program, int rank,
+                                           const CollectivesChoice& choice) {
   std::vector<NativeSegment> out;
   for (const CollectiveRecord& r : program.collectives()) {
+    if (!choice.hands_to_library(r)) continue;
     const auto kind = native_kind(r);
     if (!kind) continue;
     for (const CollectiveSpan& span : r.spans) {

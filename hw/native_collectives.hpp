@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.hpp"
 #include "core/program.hpp"
 #include "hw/execution_plan.hpp"
 
@@ -34,7 +35,8 @@ struct NativeSegment {
   std::string detail;  // e.g. "nccl all_reduce (replaces 21 one-sided ops)"
 };
 
-// The collectives of `rank` that NCCL can run, in stream order, from the records.
-std::vector<NativeSegment> native_segments(const Program& program, int rank);
+// The collectives of `rank` that `choice` hands to NCCL, in stream order, from the records.
+std::vector<NativeSegment> native_segments(const Program& program, int rank,
+                                           const CollectivesChoice& choice);
 
 }  // namespace symmesh::hw

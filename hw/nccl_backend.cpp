@@ -8,9 +8,7 @@ namespace symmesh::hw {
 
 ExecutorOptions executor_options_for(const RunRequest& request) {
   ExecutorOptions options;
-  options.collectives =
-      request.collectives.native ? CollectiveImpl::nccl : CollectiveImpl::one_sided;
-  options.native_ops = request.collectives.ops;
+  options.collectives = request.collectives;
   options.wait_timeout_s = request.wait_timeout_s;
   options.warmup_runs = request.warmup_runs;
   options.command = request.command;

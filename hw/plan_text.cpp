@@ -65,7 +65,7 @@ std::string launch_text(const ExecutionPlan& plan, const Launch& l) {
 std::string describe(const ExecutionPlan& plan, const Program& program) {
   std::string out = "hardware plan: " + std::to_string(plan.world_size) + " rank" +
                     (plan.world_size == 1 ? "" : "s") + ", one GPU each, collectives " +
-                    to_string(plan.options.collectives) + "\n";
+                    plan.options.collectives.kind() + "\n";
   out += "communicators:\n";
   for (size_t c = 0; c < plan.comms.size(); ++c) {
     const CommPlan& comm = plan.comms[c];

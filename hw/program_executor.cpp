@@ -143,7 +143,6 @@ ExecutionPlan plan_for_hardware(const Program& program, const ExecutorOptions& o
   options.validate();
   ExecutionOptions plan_options;
   plan_options.collectives = options.collectives;
-  plan_options.native_ops = options.native_ops;
   plan_options.cublaslt_workspace_bytes = options.cublaslt_workspace_bytes;
   return build_execution_plan(program, plan_options);
 }
@@ -240,8 +239,8 @@ Measurement execute_program(const Program& program, const ExecutorOptions& optio
   out.makespan_s = timeline_span_s(out.timeline);
   for (int r = 0; r < world; ++r) out.device_memory_bytes.push_back(plan.device_bytes(r));
   out.notes.push_back(transport);
-  out.notes.push_back("collectives: " + to_string(options.collectives) +
-                      (options.collectives == CollectiveImpl::nccl
+  out.notes.push_back("collectives: " + options.collectives.kind() +
+                      (options.collectives.native
                            ? " (NCCL collectives where a core collective is recognised)"
                            : " (core ring / pairwise algorithms on put_signal / wait_signal)"));
   out.notes.push_back(std::string("ranks: ") + (mpi ? "MPI processes" : "threads of one process") +

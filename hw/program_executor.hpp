@@ -22,11 +22,10 @@
 namespace symmesh::hw {
 
 struct ExecutorOptions {
-  CollectiveImpl collectives = CollectiveImpl::one_sided;
-  std::vector<std::string> native_ops;  // nccl for these ops only (empty: all)
-  double wait_timeout_s = 10;           // per wait_signal / barrier kernel
-  double host_deadline_s = 600;         // per run, for NCCL collectives (no device timeout)
-  int warmup_runs = 1;                  // unmeasured runs first (NCCL connections, cuBLASLt)
+  CollectivesChoice collectives;  // one-sided, or NCCL for all or some ops' collectives
+  double wait_timeout_s = 10;     // per wait_signal / barrier kernel
+  double host_deadline_s = 600;   // per run, for NCCL collectives (no device timeout)
+  int warmup_runs = 1;            // unmeasured runs first (NCCL connections, cuBLASLt)
   int64_t cublaslt_workspace_bytes = int64_t{32} << 20;
   std::string command = "symmesh run";  // who runs the program, for messages
   // Throws InvalidArgument naming the field.

@@ -21,6 +21,8 @@ TEST(CollectivesChoice, ParsesTheThreeForms) {
   const CollectivesChoice some = parse_collectives("nccl:grads,qkv");
   EXPECT_EQ(some.ops, (std::vector<std::string>{"grads", "qkv"}));
   EXPECT_EQ(some.to_string(), "nccl:grads,qkv");
+  EXPECT_EQ(some.kind(), "nccl");
+  EXPECT_EQ(all.to_string(), "nccl");
   EXPECT_EQ(CollectivesChoice{}.to_string(), "one-sided");
 }
 

@@ -233,7 +233,7 @@ TEST_P(NativeCollectives, RecognisedCollectivesBecomeOneNcclCallPerRank) {
   }
   const int64_t c = buffers.chunk_bytes;
   ExecutionOptions options;
-  options.collectives = CollectiveImpl::nccl;
+  options.collectives = parse_collectives("nccl");
   const auto plan = build_execution_plan(program, options);
   for (int r = 0; r < p; ++r) {
     ASSERT_EQ(plan.ranks[r].launches.size(), 1u) << "rank " << r;
@@ -299,7 +299,7 @@ TEST(NativeCollectivesMatcher, ARingThatIsNotTheCoreAlgorithmStaysOneSided) {
       program.wait_signal(r, program.stream(r, "main"), data, (r + 1) % p, label);
     }
   ExecutionOptions options;
-  options.collectives = CollectiveImpl::nccl;
+  options.collectives = parse_collectives("nccl");
   const auto plan = build_execution_plan(program, options);
   EXPECT_EQ(launch_counts(plan).count("nccl all_gather"), 0u);
   EXPECT_EQ(launch_counts(plan).at("put"), p * (p - 1));
@@ -324,8 +324,7 @@ TEST(NativeCollectivesMatcher, OnlyTheNamedOpsBecomeNcclCalls) {
   ring_all_reduce(program, grads);
   ring_all_gather(program, acts);
   ExecutionOptions options;
-  options.collectives = CollectiveImpl::nccl;
-  options.native_ops = {"grads"};
+  options.collectives = parse_collectives("nccl:grads");
   const auto plan = build_execution_plan(program, options);
   const auto counts = launch_counts(plan);
   EXPECT_EQ(counts.at("nccl all_reduce"), 2);
@@ -334,14 +333,15 @@ TEST(NativeCollectivesMatcher, OnlyTheNamedOpsBecomeNcclCalls) {
 }
 
 // A run request's choice reaches the executor as it was asked.
-TEST(CollectiveImpl, TheRequestChoosesTheExecutorsCollectives) {
+TEST(CollectivesChoice, TheRequestChoosesTheExecutorsCollectives) {
   RunRequest request;
   request.collectives = parse_collectives("nccl:a,b");
   const ExecutorOptions options = executor_options_for(request);
-  EXPECT_EQ(options.collectives, CollectiveImpl::nccl);
-  EXPECT_EQ(options.native_ops, (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(to_string(CollectiveImpl::one_sided), "one-sided");
-  EXPECT_EQ(executor_options_for({}).collectives, CollectiveImpl::one_sided);
+  EXPECT_TRUE(options.collectives.native);
+  EXPECT_EQ(options.collectives.ops, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(CollectivesChoice{}.kind(), "one-sided");
+  EXPECT_EQ(options.collectives.kind(), "nccl");
+  EXPECT_FALSE(executor_options_for({}).collectives.native);
 }
 
 }  // namespace

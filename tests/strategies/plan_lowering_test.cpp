@@ -140,7 +140,7 @@ struct LoweringCase {
   std::vector<int> mesh;
   std::vector<Shape> shapes;            // ATen input order
   std::vector<std::string> placements;  // current placements per input
-  std::string out;                      // where the output must end up ("" = anywhere)
+  std::string out = {};                 // where the output must end up ("" = anywhere)
 };
 
 struct FusedCounts {
