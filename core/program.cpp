@@ -306,6 +306,7 @@ const std::vector<Stream>& Program::streams(int rank) const {
 }
 
 const MatmulWork& Program::matmul_of(const StreamOp& op) const {
+  if (op.kind() != StreamOp::Kind::matmul) throw InvalidArgument("not a matmul op", "StreamOp");
   return matmuls_.at(op.work_index());
 }
 

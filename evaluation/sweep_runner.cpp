@@ -22,6 +22,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Runs `step` for `point`; an error that makes the point invalid at its size
+// (InvalidArgument, Unsupported) becomes its skip_reason. Returns whether `step` finished.
+template <typename Step>
+bool skipping_invalid(SweepPoint& point, Step&& step) {
+  try {
+    step();
+    return true;
+  } catch (const InvalidArgument& e) {
+    point.skip_reason = e.what();
+  } catch (const Unsupported& e) {
+    point.skip_reason = e.what();
+  }
+  return false;
+}
+
 // A point moved to its size, planned and counted, waiting for room to run.
 struct Sized {
   size_t index;
@@ -41,14 +56,9 @@ std::optional<Sized> size_point(const Scenario& scenario, size_t index, SweepPoi
     point.skip_reason = e.message();
     return std::nullopt;
   }
-  try {
-    return Sized{index, size_scenario(resized, options)};
-  } catch (const InvalidArgument& e) {
-    point.skip_reason = e.what();
-  } catch (const Unsupported& e) {
-    point.skip_reason = e.what();
-  }
-  return std::nullopt;
+  std::optional<Sized> out;
+  skipping_invalid(point, [&] { out = Sized{index, size_scenario(resized, options)}; });
+  return out;
 }
 
 // The sized point lowered; nullptr (with the point's skip_reason set) when it is invalid
@@ -56,14 +66,9 @@ std::optional<Sized> size_point(const Scenario& scenario, size_t index, SweepPoi
 std::unique_ptr<PreparedScenario> prepare_point(std::unique_ptr<SizedScenario> sized,
                                                 SweepPoint& point,
                                                 const EvaluationOptions& options) {
-  try {
-    return lower_sized(std::move(sized), options);
-  } catch (const InvalidArgument& e) {
-    point.skip_reason = e.what();
-  } catch (const Unsupported& e) {
-    point.skip_reason = e.what();
-  }
-  return nullptr;
+  std::unique_ptr<PreparedScenario> out;
+  skipping_invalid(point, [&] { out = lower_sized(std::move(sized), options); });
+  return out;
 }
 
 // Fills the point's report from its finished simulation; invalid-at-this-size errors the
@@ -72,16 +77,13 @@ std::unique_ptr<PreparedScenario> prepare_point(std::unique_ptr<SizedScenario> s
 bool finish_point(SweepPoint& point, const PreparedScenario& prepared,
                   sim::SimulationPool::Finished& finished) {
   try {
-    if (finished.error) std::rethrow_exception(finished.error);
-    point.report = report_evaluation(prepared, std::move(finished.result)).report;
-    return true;
+    return skipping_invalid(point, [&] {
+      if (finished.error) std::rethrow_exception(finished.error);
+      point.report = report_evaluation(prepared, std::move(finished.result)).report;
+    });
   } catch (const sim::DeadlockError&) {
     throw;
   } catch (const Timeout& e) {
-    point.skip_reason = e.what();
-  } catch (const InvalidArgument& e) {
-    point.skip_reason = e.what();
-  } catch (const Unsupported& e) {
     point.skip_reason = e.what();
   }
   return false;

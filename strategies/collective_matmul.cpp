@@ -1,6 +1,7 @@
 #include "strategies/collective_matmul.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/errors.hpp"
 #include "core/redistribution.hpp"
@@ -137,12 +138,6 @@ class FusedRecord {
   int rank_ = -1, compute_ = -1, comm_ = -1, compute_first_ = 0, comm_first_ = 0;
 };
 
-int64_t sum(const std::vector<int64_t>& values) {
-  int64_t total = 0;
-  for (int64_t v : values) total += v;
-  return total;
-}
-
 }  // namespace
 
 void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec) {
@@ -225,8 +220,10 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
     program.wait_event(m.rank, m.compute_stream, done, label(OpCategory::sync, "comm done"));
     record.end_member();
   }
-  record.finish(sum(spec.shard_rows) * spec.a_row_bytes, slot_bytes,
-                spec.members.empty() ? DType::fp32 : spec.members[0].work.dtype, slots.id);
+  record.finish(std::accumulate(spec.shard_rows.begin(), spec.shard_rows.end(), int64_t{0}) *
+                    spec.a_row_bytes,
+                slot_bytes, spec.members.empty() ? DType::fp32 : spec.members[0].work.dtype,
+                slots.id);
 }
 
 std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
@@ -334,8 +331,9 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
     record.end_member();
     out.push_back(slots.whole().slice((p - 2) * slot_bytes, spec.block_rows[i] * spec.c_row_bytes));
   }
-  record.finish(sum(spec.block_rows) * spec.c_row_bytes, slot_bytes, spec.members[0].work.dtype,
-                slots.id);
+  record.finish(std::accumulate(spec.block_rows.begin(), spec.block_rows.end(), int64_t{0}) *
+                    spec.c_row_bytes,
+                slot_bytes, spec.members[0].work.dtype, slots.id);
   return out;
 }
 
