@@ -67,10 +67,16 @@ const MatmulSignature& matmul_signature(OpKind op) {
   throw InvalidArgument("'" + to_string(op) + "' is not a matrix op", "matmul signature");
 }
 
+std::vector<TensorSpec> MatmulSignature::inputs_in_order(TensorSpec a, TensorSpec b,
+                                                         std::optional<TensorSpec> bias) const {
+  std::vector<TensorSpec> out{std::move(a), std::move(b)};
+  if (bias) out.insert(bias_first ? out.begin() : out.end(), std::move(*bias));
+  return out;
+}
+
 MatmulEquation::MatmulEquation(OpKind op, int a_rank, bool with_bias)
-    : op_(op), with_bias_(with_bias) {
-  const MatmulSignature& sig = matmul_signature(op);
-  bias_first_ = sig.bias_first;
+    : op_(op), with_bias_(with_bias), sig_(&matmul_signature(op)) {
+  const MatmulSignature& sig = *sig_;
   if (with_bias && sig.bias == BiasUse::none)
     throw InvalidArgument(to_string(op) + " takes no bias", "matmul signature");
   if (!with_bias && sig.bias == BiasUse::required)
@@ -106,21 +112,18 @@ int64_t MatmulEquation::product(const Shape& shape, const std::string& dims, Rol
 }
 
 int MatmulEquation::lhs_index() const {
-  return with_bias_ && bias_first_ ? 1 : 0;
+  return sig_->lhs_index(with_bias_);
 }
 int MatmulEquation::rhs_index() const {
   return lhs_index() + 1;
 }
 int MatmulEquation::bias_index() const {
-  if (!with_bias_) return -1;
-  return bias_first_ ? 0 : 2;
+  return sig_->bias_index(with_bias_);
 }
 
 std::vector<std::string> MatmulEquation::input_names() const {
-  std::vector<std::string> names(input_count());
-  names[lhs_index()] = "a";
-  names[rhs_index()] = "b";
-  if (with_bias_) names[bias_index()] = "bias";
+  std::vector<std::string> names{"a", "b"};
+  if (with_bias_) names.insert(names.begin() + bias_index(), "bias");
   return names;
 }
 

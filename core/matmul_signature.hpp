@@ -39,6 +39,14 @@ struct MatmulSignature {
   std::string_view equation;  // may hold "..." (see above)
   BiasUse bias = BiasUse::none;
   bool bias_first = false;  // the bias is the first input (addmm), else the last (linear)
+
+  // Positions of a and the bias (-1: none) among the inputs, in ATen order, with or without
+  // a bias; b follows a.
+  int lhs_index(bool with_bias) const { return with_bias && bias_first ? 1 : 0; }
+  int bias_index(bool with_bias) const { return !with_bias ? -1 : bias_first ? 0 : 2; }
+  // a, b and the bias (when given) in ATen order.
+  std::vector<TensorSpec> inputs_in_order(TensorSpec a, TensorSpec b,
+                                          std::optional<TensorSpec> bias) const;
 };
 
 // The table row of a matrix op; throws InvalidArgument for a kind that is not one.
@@ -118,7 +126,7 @@ class MatmulEquation {
 
   OpKind op_;
   bool with_bias_;
-  bool bias_first_;
+  const MatmulSignature* sig_;
   EinsumEquation eq_;
 };
 

@@ -20,12 +20,11 @@ OpKind parse_matmul_op(std::string_view text, std::string_view where) {
 }
 
 int OpProblem::lhs_index() const {
-  return has_bias() && matmul_signature(op).bias_first ? 1 : 0;
+  return matmul_signature(op).lhs_index(has_bias());
 }
 
 int OpProblem::bias_index() const {
-  if (!has_bias()) return -1;
-  return matmul_signature(op).bias_first ? 0 : 2;
+  return matmul_signature(op).bias_index(has_bias());
 }
 
 MatmulEquation OpProblem::equation() const {

@@ -44,16 +44,10 @@ OpProblem matmul_problem(const Scenario& scenario, const WorkloadOp& op, const D
   problem.op = op.kind;
   problem.mesh = mesh;
   const DType dtype = scenario.dtype_of(op);
-  problem.inputs.push_back({op.a, dtype, op.a_placements});
-  problem.inputs.push_back({op.b, dtype, op.b_placements});
-  // The bias where the op's signature puts it among the inputs (ATen order).
-  if (!op.bias.empty()) {
-    const TensorSpec bias{op.bias, dtype, op.bias_placements};
-    if (matmul_signature(op.kind).bias_first)
-      problem.inputs.insert(problem.inputs.begin(), bias);
-    else
-      problem.inputs.push_back(bias);
-  }
+  std::optional<TensorSpec> bias;
+  if (!op.bias.empty()) bias = TensorSpec{op.bias, dtype, op.bias_placements};
+  problem.inputs = matmul_signature(op.kind).inputs_in_order(
+      {op.a, dtype, op.a_placements}, {op.b, dtype, op.b_placements}, std::move(bias));
   problem.output_target = op.out_placements;
   return problem;
 }

@@ -108,8 +108,9 @@ TEST(FusionChoice, SmallReduceScatterStaysUnfused) {
   const Plan plan =
       build_plan(row_parallel(64, 64, 512), AnalyticCostModel(testing::dgx_cluster(1)));
   for (const Candidate& c : plan.candidates)
-    if (c.kept() && c.fused_implementation == Implementation::fused_mm_reducescatter)
+    if (c.kept() && c.fused_implementation == Implementation::fused_mm_reducescatter) {
       EXPECT_GT(c.fused_cost_us, c.unfused_cost_us) << "candidate #" << c.index;
+    }
   EXPECT_EQ(plan.chosen_candidate().implementation, Implementation::unfused);
 }
 

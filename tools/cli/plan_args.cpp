@@ -50,10 +50,8 @@ strategies::OpProblem problem_from(const PlanArgs& args) {
     throw InvalidArgument("give two placement lists, for a and b (e.g. --in 'S(0),R' 'R,R')",
                           "--in");
   const MatmulSignature& sig = matmul_signature(problem.op);
-  problem.inputs.push_back(
-      {parse_shape(args.a, "--a"), dtype, parse_placements(args.in[0], "--in (a)")});
-  problem.inputs.push_back(
-      {parse_shape(args.b, "--b"), dtype, parse_placements(args.in[1], "--in (b)")});
+  TensorSpec a{parse_shape(args.a, "--a"), dtype, parse_placements(args.in[0], "--in (a)")};
+  TensorSpec b{parse_shape(args.b, "--b"), dtype, parse_placements(args.in[1], "--in (b)")};
   if (sig.bias == BiasUse::none && (!args.bias.empty() || !args.bias_in.empty()))
     throw InvalidArgument(args.op + " takes no bias (use addmm, baddbmm or linear)", "--bias");
   if (sig.bias == BiasUse::required && args.bias.empty())
@@ -62,14 +60,11 @@ strategies::OpProblem problem_from(const PlanArgs& args) {
     throw InvalidArgument(args.op + " needs --bias-in PLACEMENTS", "--bias-in");
   if (args.bias.empty() && !args.bias_in.empty())
     throw InvalidArgument("--bias-in without --bias SHAPE", "--bias-in");
-  if (!args.bias.empty()) {
-    const TensorSpec bias{parse_shape(args.bias, "--bias"), dtype,
-                          parse_placements(args.bias_in, "--bias-in")};
-    if (sig.bias_first)
-      problem.inputs.insert(problem.inputs.begin(), bias);
-    else
-      problem.inputs.push_back(bias);
-  }
+  std::optional<TensorSpec> bias;
+  if (!args.bias.empty())
+    bias = TensorSpec{parse_shape(args.bias, "--bias"), dtype,
+                      parse_placements(args.bias_in, "--bias-in")};
+  problem.inputs = sig.inputs_in_order(std::move(a), std::move(b), std::move(bias));
   if (!args.out_in.empty()) problem.output_target = parse_placements(args.out_in, "--out-in");
   return problem;
 }
