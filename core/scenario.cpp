@@ -9,4 +9,14 @@ std::string SourceLocation::to_string() const {
   return out;
 }
 
+std::string to_string(Optimizer optimizer) {
+  return optimizer == Optimizer::adam ? "adam" : "sgd";
+}
+
+const TensorDecl* Scenario::tensor(const std::string& name) const {
+  for (const TensorDecl& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
 }  // namespace symmesh

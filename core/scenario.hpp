@@ -1,7 +1,10 @@
 #pragma once
-// A scenario (shared/reference/scenario-format.md, version 1) as plain values: the
-// cluster, the mesh over its ranks, the workload and the optional sweep/objective.
-// The YAML loader fills it; every later stage reads it. Sizes in bytes, times in s.
+// A scenario (docs/scenario-format.md, versions 1 and 2) as plain values: the cluster, the
+// mesh over its ranks, the workload and the optional sweep/objective. Version 2 adds named
+// tensors: matrix ops read and produce them, so placements flow from op to op
+// (strategies/dataflow_graph.hpp), and an optional training step (backward pass,
+// gradient reduction, optimizer state). The YAML loader fills it; every later stage reads
+// it. Sizes in bytes, times in s.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,6 +43,40 @@ struct WorkloadOp {
   int src = 0;
   int dst = 0;
   int mesh_dim = 0;  // index, resolved from a name or a number by the loader
+  // Version 2 matrix ops: the tensors read (a, b, bias; "" when absent) and the one
+  // produced. The loader also fills a, b and bias with their shapes; the placements stay
+  // empty (they flow from the producers or the planner chooses them).
+  std::string a_tensor, b_tensor, bias_tensor, output_tensor;
+  bool reads_tensors() const { return !output_tensor.empty(); }
+};
+
+// A version-2 tensor declaration (`tensors:`), by role:
+//   input      shape and placements: an activation the step starts from;
+//   parameter  shape, placements optional (none: the planner chooses them);
+//   output     no shape: where an op's produced tensor must end up (e.g. the
+//              sequence-parallel rows after a row-parallel matmul).
+struct TensorDecl {
+  enum class Role { input, parameter, output };
+  std::string name;
+  Role role = Role::input;
+  Shape shape;                           // empty for an output requirement
+  std::optional<Placements> placements;  // one per mesh dim
+  SourceLocation where;
+};
+
+enum class Optimizer {
+  sgd,   // updates in place: no state beyond the gradient
+  adam,  // mixed precision: fp32 master weights, momentum and variance, 12 B per element
+};
+std::string to_string(Optimizer optimizer);
+
+// `training:` — the step is forward and backward: every matrix op's dgrad and wgrad are
+// derived, and each parameter's gradient is reduced over the mesh dims where the
+// parameter is replicated (or scattered where it is sharded).
+struct TrainingSpec {
+  bool backward = true;
+  Optimizer optimizer = Optimizer::adam;
+  SourceLocation where;
 };
 
 struct SweepSpec {
@@ -60,11 +97,16 @@ struct Scenario {
   std::vector<std::string> mesh_names;
   DType dtype = DType::bf16;
   std::string cost_model = "dtensor";
+  int version = 1;
+  std::vector<TensorDecl> tensors;  // version 2, in file order
+  std::optional<TrainingSpec> training;
   std::vector<WorkloadOp> workload;
   std::optional<SweepSpec> sweep;
   std::optional<ObjectiveSpec> objective;
 
   DType dtype_of(const WorkloadOp& op) const { return op.dtype.value_or(dtype); }
+  bool is_dataflow() const { return version >= 2; }
+  const TensorDecl* tensor(const std::string& name) const;
 };
 
 }  // namespace symmesh

@@ -25,8 +25,12 @@ Placement bias_placement(const Placement& output, const Shape& output_shape,
 }
 
 std::vector<Rule> op_single_dim_rules(const OpProblem& problem) {
+  return op_single_dim_rules(problem, any_input_sharded(problem));
+}
+
+std::vector<Rule> op_single_dim_rules(const OpProblem& problem, bool any_sharded) {
   const MatmulEquation eq = problem.equation();
-  auto rules = einsum_single_dim_rules(eq.einsum(), any_input_sharded(problem));
+  auto rules = einsum_single_dim_rules(eq.einsum(), any_sharded);
   if (!problem.has_bias()) return rules;
   // The matmul's [out, a, b] with the bias placement put where the bias is among the
   // inputs (after the output for addmm, last for linear).

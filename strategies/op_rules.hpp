@@ -17,5 +17,8 @@ Placement bias_placement(const Placement& output, const Shape& output_shape,
 
 // Rules for `problem`'s op, given whether any of its inputs is sharded (placeholders).
 std::vector<Rule> op_single_dim_rules(const OpProblem& problem);
+// The same with the placeholder choice made by the caller: true keeps every Shard rule
+// (the layout search, which may place inputs where a strategy wants them).
+std::vector<Rule> op_single_dim_rules(const OpProblem& problem, bool any_input_sharded);
 
 }  // namespace symmesh::strategies

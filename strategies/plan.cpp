@@ -104,4 +104,11 @@ Plan build_plan_for(const OpProblem& problem, const CostModel& model, int candid
   return finish(std::move(plan), model);
 }
 
+Plan build_plan_with(const OpProblem& problem, const CostModel& model, Candidate chosen) {
+  problem.validate();
+  Plan plan{problem, model.name(), {std::move(chosen)}, 0, {}, std::nullopt, {}};
+  model.price(problem, plan.candidates);
+  return finish(std::move(plan), model);
+}
+
 }  // namespace symmesh::strategies

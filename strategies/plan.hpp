@@ -52,6 +52,11 @@ Plan build_plan(const OpProblem& problem, const CostModel& model);
 // an unknown index or a filtered candidate.
 Plan build_plan_for(const OpProblem& problem, const CostModel& model, int candidate_index);
 
+// The plan that runs `chosen` — a candidate found elsewhere (the layout search, over
+// every rule) — for `problem`: re-priced by `model` on `problem`, with its
+// redistributions; `candidates` holds only it.
+Plan build_plan_with(const OpProblem& problem, const CostModel& model, Candidate chosen);
+
 // The local matmul of `rank` when the inputs take `input_placements`.
 LocalGemm local_compute_of(const OpProblem& problem,
                            const std::vector<Placements>& input_placements, int rank);

@@ -4,6 +4,8 @@
 
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
+#include "core/text.hpp"
+#include "strategies/dataflow_graph.hpp"
 
 namespace symmesh::strategies {
 namespace {
@@ -22,7 +24,8 @@ void lower_put_signal(Program& program, const WorkloadOp& op) {
   program.wait_signal(op.dst, program.stream(op.dst, "main"), buffer, op.src, label);
 }
 
-void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp& op, DType dtype) {
+void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp& op, DType dtype,
+                      const std::string& stream) {
   if (op.mesh_dim < 0 || op.mesh_dim >= mesh.ndim())
     throw InvalidArgument(
         "mesh dim " + std::to_string(op.mesh_dim) + " is not in mesh " + to_string(mesh),
@@ -30,12 +33,105 @@ void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp
   const CollectiveOp collective = collective_op_of(op.kind);
   for (const auto& group : mesh.groups(op.mesh_dim)) {
     const CollectiveSpec spec{
-        program.add_group(group), op.bytes, dtype, ReduceOp::sum, "main", op.name};
+        program.add_group(group), op.bytes, dtype, ReduceOp::sum, stream, op.name};
     run_collective(program, collective, spec);
   }
 }
 
+OpKind op_kind_of(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::all_gather:
+      return OpKind::all_gather;
+    case CollectiveKind::reduce_scatter:
+      return OpKind::reduce_scatter;
+    case CollectiveKind::all_reduce:
+      return OpKind::all_reduce;
+    case CollectiveKind::all_to_all:
+      return OpKind::all_to_all;
+    default:
+      throw InvalidArgument("a local step is not a collective", to_string(kind));
+  }
+}
+
+std::string read_name(const DataflowGraph& graph, const GraphInput& in) {
+  return graph.tensors.at(in.tensor).name + (in.transposed ? "^T" : "");
+}
+
+// The graph's ops with the searched layout, as workload ops with plans; each gradient
+// reduction follows the op that made its gradient, one collective per step that moves data.
+void plan_dataflow(const Scenario& scenario, const CostModel& model, const PlanningOptions& options,
+                   PlannedWorkload& out) {
+  const DataflowGraph graph = build_dataflow_graph(scenario);
+  LayoutSearchOptions search;
+  search.beam_width = options.beam_width;
+  search.memory_capacity_bytes = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
+  StepLayout layout = search_layout(graph, out.mesh, model, search);
+  if (!layout.fits)
+    throw InvalidArgument(
+        "scenario '" + scenario.name + "' " +
+            does_not_fit_text(layout.memory.peak_bytes(),
+                              memory_breakdown_text(layout.memory) + ", in its least-memory layout",
+                              scenario.cluster),
+        scenario.path.empty() ? "scenario" : scenario.path);
+  out.dataflow = true;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const GraphOp& g = graph.ops[i];
+    if (g.output < 0) {
+      out.ops.push_back(*g.source);
+      out.plans.emplace_back();
+      out.on_comm_stream.push_back(false);
+      continue;
+    }
+    const OpLayout& l = *layout.ops[i];
+    const OpProblem& problem = l.problem;
+    WorkloadOp w;
+    w.name = g.name;
+    w.kind = g.kind;
+    w.where = g.source->where;
+    w.dtype = g.dtype;
+    const auto input = [&](int k, Shape& shape, Placements& placements, std::string& name) {
+      if (k < 0) return;
+      shape = problem.inputs[k].shape;
+      placements = problem.inputs[k].placements;
+      name = read_name(graph, g.inputs[k]);
+    };
+    input(problem.lhs_index(), w.a, w.a_placements, w.a_tensor);
+    input(problem.rhs_index(), w.b, w.b_placements, w.b_tensor);
+    input(problem.bias_index(), w.bias, w.bias_placements, w.bias_tensor);
+    w.out_placements = problem.output_target;
+    w.output_tensor = graph.tensors[g.output].name;
+    out.ops.push_back(std::move(w));
+    out.plans.push_back(build_plan_with(problem, model, l.candidate));
+    out.on_comm_stream.push_back(false);
+    for (const GradientReduction& r : layout.reductions) {
+      if (r.after_op != static_cast<int>(i)) continue;
+      const auto& steps = r.redistribution.steps;
+      for (size_t k = 0; k < steps.size(); ++k) {
+        if (!collective_op_of(steps[k].collective)) continue;  // a local step moves nothing
+        WorkloadOp c;
+        c.name = graph.tensors[r.parameter].name + ".grad_" + to_string(steps[k].collective) +
+                 (steps.size() > 1 ? "." + std::to_string(k) : "");
+        c.kind = op_kind_of(steps[k].collective);
+        c.bytes = steps[k].buffer_bytes;
+        c.mesh_dim = steps[k].mesh_dim;
+        c.where = g.source->where;
+        c.dtype = g.dtype;
+        out.ops.push_back(std::move(c));
+        out.plans.emplace_back();
+        out.on_comm_stream.push_back(true);
+      }
+    }
+  }
+  out.layout = std::move(layout);
+}
+
 }  // namespace
+
+std::string does_not_fit_text(int64_t need_bytes, const std::string& what,
+                              const ClusterSpec& cluster) {
+  return "needs " + format_bytes(need_bytes) + " per GPU (" + what + "); " + cluster.gpu.name +
+         " has " + format_bytes(static_cast<int64_t>(cluster.gpu.memory_capacity_bytes));
+}
 
 OpProblem matmul_problem(const Scenario& scenario, const WorkloadOp& op, const DeviceMesh& mesh) {
   OpProblem problem;
@@ -52,7 +148,8 @@ OpProblem matmul_problem(const Scenario& scenario, const WorkloadOp& op, const D
   return problem;
 }
 
-PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model) {
+PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
+                              const PlanningOptions& options) {
   PlannedWorkload out;
   out.mesh = DeviceMesh(scenario.mesh_shape, scenario.mesh_names);
   if (out.mesh.size() != scenario.cluster.num_gpus())
@@ -60,7 +157,13 @@ PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model) 
                               std::to_string(out.mesh.size()) + " ranks but the cluster has " +
                               std::to_string(scenario.cluster.num_gpus()) + " GPUs",
                           scenario.path.empty() ? "scenario" : scenario.path);
+  if (scenario.is_dataflow()) {
+    plan_dataflow(scenario, model, options, out);
+    return out;
+  }
   for (const WorkloadOp& op : scenario.workload) {
+    out.ops.push_back(op);
+    out.on_comm_stream.push_back(false);
     auto& plan = out.plans.emplace_back();
     if (!is_matmul(op.kind)) continue;
     const OpProblem problem = matmul_problem(scenario, op, out.mesh);
@@ -92,8 +195,10 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   std::uniform_real_distribution<double> value(-1.0, 1.0);
   std::vector<int64_t> before(p.world_size());
 
-  for (size_t i = 0; i < scenario.workload.size(); ++i) {
-    const WorkloadOp& op = scenario.workload[i];
+  const int64_t capacity = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
+  bool comm_used = false;
+  for (size_t i = 0; i < planned->ops.size(); ++i) {
+    const WorkloadOp& op = planned->ops[i];
     LoweredOp lowered;
     lowered.op = &op;
     for (int r = 0; r < p.world_size(); ++r) before[r] = p.allocated_bytes(r);
@@ -126,15 +231,37 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       lowered.lowered = lower_plan(*lowered.plan, p, lowering);
     } else if (op.kind == OpKind::put_signal) {
       lower_put_signal(p, op);
+    } else if (planned->on_comm_stream[i]) {
+      // After the gradient is made (the main stream's last op), on the comm stream.
+      for (int r = 0; r < p.world_size(); ++r) {
+        const EventId made = p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
+        p.wait_event(r, p.stream(r, "comm"), made, {op.name, OpCategory::sync});
+      }
+      lower_collective(p, mesh, op, scenario.dtype_of(op), "comm");
+      comm_used = true;
     } else {
-      lower_collective(p, mesh, op, scenario.dtype_of(op));
+      lower_collective(p, mesh, op, scenario.dtype_of(op), "main");
     }
     for (int r = 0; r < p.world_size(); ++r)
       lowered.peak_memory_bytes_per_rank =
           std::max(lowered.peak_memory_bytes_per_rank, p.allocated_bytes(r) - before[r]);
-    p.barrier(world, "main", {op.name, OpCategory::sync, "end of op"});
+    if (!planned->dataflow) {
+      if (capacity > 0 && lowered.peak_memory_bytes_per_rank > capacity)
+        throw InvalidArgument(
+            "op '" + op.name + "' " +
+                does_not_fit_text(lowered.peak_memory_bytes_per_rank,
+                                  "its inputs, output and communication buffers", scenario.cluster),
+            where_of(op));
+      p.barrier(world, "main", {op.name, OpCategory::sync, "end of op"});
+    }
     out.ops.push_back(std::move(lowered));
   }
+  if (comm_used)  // the step ends when every rank's reductions are done too
+    for (int r = 0; r < p.world_size(); ++r) {
+      const EventId done =
+          p.record_event(r, p.stream(r, "comm"), {"end of step", OpCategory::sync});
+      p.wait_event(r, p.stream(r, "main"), done, {"end of step", OpCategory::sync});
+    }
   return out;
 }
 

@@ -2,8 +2,16 @@
 // A whole scenario workload as one Program: each matrix op is planned with the chosen cost
 // model and lowered (strategies/plan_lowering.hpp); a put_signal moves its bytes between
 // two ranks; a collective runs the core algorithm on every group of its mesh dim.
-// Ops run in workload order, separated by a barrier of all ranks, so every op's time is
-// its own. Backend-neutral: the simulator evaluates it, the hardware backend executes it.
+//
+// Version 1: the file's ops run in order, separated by a barrier of all ranks, so every
+// op's time is its own. Version 2 (dataflow): the graph's ops (forward, then the derived
+// backward) with the placements the layout search chose (strategies/layout_search.hpp);
+// no barrier between ops — an op starts when its inputs have arrived — and each gradient
+// reduction runs on the rank's communication stream as soon as its gradient is made, so
+// it overlaps the backward compute that does not need it; the step ends when both streams
+// of every rank are done. Every op is refused when it needs more than the GPU's memory
+// (version 2: the whole step's peak, strategies/step_memory.hpp).
+// Backend-neutral: the simulator evaluates it, the hardware backend executes it.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -13,6 +21,7 @@
 #include "core/program.hpp"
 #include "core/scenario.hpp"
 #include "strategies/cost_model.hpp"
+#include "strategies/layout_search.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/plan_lowering.hpp"
 
@@ -34,7 +43,14 @@ struct WorkloadOptions {
 // lowered yet: a counting lowering sizes it, then the real one builds it.
 struct PlannedWorkload {
   DeviceMesh mesh{{1}};
-  std::vector<std::optional<Plan>> plans;  // by workload op: the plan of a matmul
+  // What is lowered, in order: the file's ops (version 1); the graph's forward and
+  // backward matrix ops with their placements, and the gradient reductions (version 2).
+  std::vector<WorkloadOp> ops;
+  std::vector<std::optional<Plan>> plans;  // by op: the plan of a matmul
+  // By op: a gradient reduction, run on the communication stream after its producer.
+  std::vector<bool> on_comm_stream;
+  bool dataflow = false;             // version 2: no barrier between ops
+  std::optional<StepLayout> layout;  // version 2: what the search chose, its memory, its stats
 };
 
 struct LoweredOp {
@@ -52,9 +68,21 @@ struct LoweredWorkload {
   std::shared_ptr<const PlannedWorkload> planned;  // what `ops` point into
 };
 
+struct PlanningOptions {
+  int beam_width = 32;  // version 2: the layout search's beam
+};
+
 // Checks the mesh against the cluster and every matmul against the mesh, and plans every
-// matmul with `model`. Throws InvalidArgument naming the op and its file:line:col.
-PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model);
+// matmul with `model` (version 2: builds the dataflow graph and searches its layout).
+// Throws InvalidArgument naming the op and its file:line:col, or the scenario when the
+// step does not fit in the GPU's memory ("needs 94.2 GiB per GPU (…); H100-SXM has 80.0 GiB").
+PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
+                              const PlanningOptions& options = {});
+
+// The message of a step or op that does not fit: "needs 94.20 GiB per GPU (what);
+// H100-SXM has 80.00 GiB".
+std::string does_not_fit_text(int64_t need_bytes, const std::string& what,
+                              const ClusterSpec& cluster);
 
 // Lowers a planned workload into `program` (of the mesh's size): a counting Program
 // (Program::counting) only counts what the lowering appends — with emulation it generates

@@ -1,0 +1,241 @@
+#include "strategies/dataflow_graph.hpp"
+
+#include <map>
+#include <utility>
+
+#include "core/errors.hpp"
+#include "core/matmul_signature.hpp"
+
+namespace symmesh::strategies {
+namespace {
+
+OpKind accumulating(OpKind kind) {
+  return kind == OpKind::bmm ? OpKind::baddbmm : OpKind::addmm;
+}
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(const Scenario& scenario) : scenario_(scenario) {}
+
+  DataflowGraph build() {
+    for (const TensorDecl& decl : scenario_.tensors)
+      if (decl.role != TensorDecl::Role::output) declare(decl);
+    for (const WorkloadOp& op : scenario_.workload) add_forward(op);
+    for (const TensorDecl& decl : scenario_.tensors)
+      if (decl.role == TensorDecl::Role::output) {
+        auto it = by_name_.find(decl.name);
+        if (it == by_name_.end())
+          throw InvalidArgument("tensor '" + decl.name + "' has no shape and no op produces it",
+                                decl.where.to_string());
+        graph_.tensors[it->second].required = decl.placements;
+      }
+    graph_.training = scenario_.training && scenario_.training->backward;
+    if (scenario_.training) graph_.optimizer = scenario_.training->optimizer;
+    if (graph_.training) add_backward();
+    return std::move(graph_);
+  }
+
+ private:
+  TensorId add_tensor(GraphTensor t) {
+    const TensorId id = static_cast<TensorId>(graph_.tensors.size());
+    by_name_.emplace(t.name, id);
+    graph_.tensors.push_back(std::move(t));
+    return id;
+  }
+
+  void declare(const TensorDecl& decl) {
+    GraphTensor t;
+    t.name = decl.name;
+    t.kind = decl.role == TensorDecl::Role::parameter ? GraphTensor::Kind::parameter
+                                                      : GraphTensor::Kind::input;
+    t.shape = decl.shape;
+    t.dtype = scenario_.dtype;
+    t.declared = decl.placements;
+    t.where = decl.where;
+    add_tensor(std::move(t));
+  }
+
+  TensorId named(const std::string& name, const WorkloadOp& op) const {
+    auto it = by_name_.find(name);
+    if (it == by_name_.end())
+      throw InvalidArgument("op '" + op.name + "': unknown tensor '" + name + "'",
+                            op.where.to_string());
+    return it->second;
+  }
+
+  int add_op(GraphOp op) {
+    const int index = static_cast<int>(graph_.ops.size());
+    for (const GraphInput& in : op.inputs) graph_.tensors[in.tensor].consumers.push_back(index);
+    if (op.output >= 0) graph_.tensors[op.output].producer = index;
+    graph_.ops.push_back(std::move(op));
+    return index;
+  }
+
+  void add_forward(const WorkloadOp& op) {
+    GraphOp g;
+    g.name = op.name;
+    g.kind = op.kind;
+    g.source = &op;
+    g.dtype = scenario_.dtype_of(op);
+    if (!op.reads_tensors()) {  // put_signal, collectives: in order, no tensors
+      add_op(std::move(g));
+      return;
+    }
+    const std::optional<TensorId> bias =
+        op.bias_tensor.empty() ? std::nullopt : std::optional(named(op.bias_tensor, op));
+    const MatmulSignature& sig = matmul_signature(op.kind);
+    const bool with_bias = bias.has_value();
+    g.inputs.resize(with_bias ? 3 : 2);
+    g.inputs[sig.lhs_index(with_bias)] = {named(op.a_tensor, op), false};
+    g.inputs[sig.lhs_index(with_bias) + 1] = {named(op.b_tensor, op), false};
+    if (with_bias) g.inputs[sig.bias_index(true)] = {*bias, false};
+    GraphTensor out;
+    out.name = op.output_tensor;
+    out.kind = GraphTensor::Kind::activation;
+    out.shape = MatmulEquation::of(op.kind, op.a, !op.bias.empty()).output_shape(op.a, op.b);
+    out.dtype = g.dtype;
+    out.where = op.where;
+    g.output = add_tensor(std::move(out));
+    add_op(std::move(g));
+  }
+
+  // Adds `contribution` (inputs of a product) to the gradient of `target`: a new
+  // gradient tensor, or the running sum grown by an accumulating matmul.
+  void contribute(TensorId target, OpKind product, std::vector<GraphInput> operands,
+                  const GraphOp& forward, Pass pass, const std::string& name) {
+    GraphTensor grad;
+    const GraphTensor& of = graph_.tensors[target];
+    grad.kind = GraphTensor::Kind::gradient;
+    grad.of = target;
+    grad.shape = of.shape;
+    grad.dtype = forward.dtype;
+    grad.is_parameter_gradient = of.kind == GraphTensor::Kind::parameter;
+    grad.where = forward.source->where;
+    GraphOp g;
+    g.name = name;
+    g.pass = pass;
+    g.source = forward.source;
+    g.dtype = forward.dtype;
+    auto running = grad_of_.find(target);
+    if (running == grad_of_.end()) {
+      grad.name = "d" + of.name;
+      g.kind = product;
+      g.inputs = std::move(operands);
+    } else {
+      grad.name = "d" + of.name + "." + std::to_string(++sums_[target]);
+      g.kind = accumulating(product);
+      g.inputs = {{running->second, false}, operands[0], operands[1]};  // (bias, a, b)
+    }
+    g.output = add_tensor(std::move(grad));
+    grad_of_[target] = g.output;
+    add_op(std::move(g));
+  }
+
+  void add_backward() {
+    const int forward_ops = static_cast<int>(graph_.ops.size());
+    const int forward_tensors = static_cast<int>(graph_.tensors.size());
+    for (TensorId t = 0; t < forward_tensors; ++t) {
+      const GraphTensor& y = graph_.tensors[t];
+      if (y.kind != GraphTensor::Kind::activation || !y.consumers.empty()) continue;
+      GraphTensor seed;
+      seed.name = "d" + y.name;
+      seed.kind = GraphTensor::Kind::seed;
+      seed.shape = y.shape;
+      seed.dtype = y.dtype;
+      seed.of = t;
+      seed.where = y.where;
+      grad_of_[t] = add_tensor(std::move(seed));
+    }
+    for (int i = forward_ops - 1; i >= 0; --i) {
+      const GraphOp forward = graph_.ops[i];  // a copy: add_op grows the vector
+      if (forward.output < 0) continue;
+      const GraphInput d_out{grad_of_.at(forward.output), false};
+      const MatmulSignature& sig = matmul_signature(forward.kind);
+      const bool has_bias = forward.inputs.size() == 3;
+      const int lhs = sig.lhs_index(has_bias);
+      const TensorId a = forward.inputs[lhs].tensor;
+      const TensorId b = forward.inputs[lhs + 1].tensor;
+      const bool batched = forward.kind == OpKind::bmm || forward.kind == OpKind::baddbmm;
+      const OpKind product = batched ? OpKind::bmm : OpKind::mm;
+      const bool linear = forward.kind == OpKind::linear;
+      if (linear && graph_.tensors[a].shape.size() != 2)
+        throw InvalidArgument(
+            "op '" + forward.name + "': the backward of a linear over a " +
+                std::to_string(graph_.tensors[a].shape.size()) +
+                "-D input is not derived yet; give it as a 2-D [tokens, features] input",
+            forward.source->where.to_string());
+      const auto pass_of = [&](TensorId t) {
+        return graph_.tensors[t].kind == GraphTensor::Kind::parameter ? Pass::wgrad : Pass::dgrad;
+      };
+      const auto name_of = [&](TensorId t, const char* which) {
+        if (pass_of(t) == Pass::wgrad) return forward.name + ".wgrad";
+        const bool both = pass_of(a) == Pass::dgrad && pass_of(b) == Pass::dgrad;
+        return forward.name + ".dgrad" + (both ? std::string(".") + which : "");
+      };
+      // mm: dA = dC·Bᵀ, dB = Aᵀ·dC.  linear: dx = dy·W, dW = dyᵀ·x.
+      if (linear) {
+        contribute(a, product, {d_out, {b, false}}, forward, pass_of(a), name_of(a, "a"));
+        contribute(b, product, {{d_out.tensor, true}, {a, false}}, forward, pass_of(b),
+                   name_of(b, "b"));
+      } else {
+        contribute(a, product, {d_out, {b, true}}, forward, pass_of(a), name_of(a, "a"));
+        contribute(b, product, {{a, true}, d_out}, forward, pass_of(b), name_of(b, "b"));
+      }
+    }
+  }
+
+  const Scenario& scenario_;
+  DataflowGraph graph_;
+  std::map<std::string, TensorId> by_name_;
+  std::map<TensorId, TensorId> grad_of_;  // tensor -> its gradient so far
+  std::map<TensorId, int> sums_;          // tensor -> accumulations so far
+};
+
+}  // namespace
+
+std::string to_string(Pass pass) {
+  switch (pass) {
+    case Pass::forward:
+      return "forward";
+    case Pass::dgrad:
+      return "dgrad";
+    case Pass::wgrad:
+      return "wgrad";
+  }
+  return "?";
+}
+
+Shape transposed_shape(Shape shape) {
+  if (shape.size() >= 2) std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  return shape;
+}
+
+Placements transposed_placements(const Placements& placements, int rank) {
+  Placements out = placements;
+  for (Placement& p : out)
+    if (p.is_shard() && rank >= 2) {
+      if (p.shard_dim() == rank - 1)
+        p = Placement::shard(rank - 2);
+      else if (p.shard_dim() == rank - 2)
+        p = Placement::shard(rank - 1);
+    }
+  return out;
+}
+
+Shape DataflowGraph::shape_read(const GraphInput& input) const {
+  const Shape& shape = tensors.at(input.tensor).shape;
+  return input.transposed ? transposed_shape(shape) : shape;
+}
+
+std::vector<TensorId> DataflowGraph::parameters() const {
+  std::vector<TensorId> out;
+  for (TensorId t = 0; t < static_cast<TensorId>(tensors.size()); ++t)
+    if (tensors[t].kind == GraphTensor::Kind::parameter) out.push_back(t);
+  return out;
+}
+
+DataflowGraph build_dataflow_graph(const Scenario& scenario) {
+  return GraphBuilder(scenario).build();
+}
+
+}  // namespace symmesh::strategies

@@ -1,0 +1,88 @@
+#pragma once
+// A version-2 workload as a dataflow graph: named tensors, the matrix ops that read and
+// produce them and, for a training step, the backward ops derived from them. Placements
+// are not here: they flow from producers to consumers and the layout search
+// (strategies/layout_search.hpp) chooses those the file leaves open.
+//
+// The backward of C = A·B (mm; bmm per batch) is the pair every framework runs:
+//   dgrad  dA = dC·Bᵀ   (mm/bmm of dC and B read transposed)
+//   wgrad  dB = Aᵀ·dC   (mm/bmm of A read transposed and dC)
+// linear (y = x·Wᵀ) gives dx = dy·W and dW = dyᵀ·x. A transposed read is a view: its
+// shape and placements swap the last two dims (S(0) ↔ S(1) of a matrix), as
+// torch.Tensor.t() does to a DTensor. A tensor read by several ops gets the sum of their
+// gradients: the first contribution is an mm, each later one an addmm (baddbmm) that adds
+// it to the running sum, so the accumulation is a matrix op the rules place like any other.
+// The bias gradient of addmm/baddbmm/linear (a column sum, memory-bound) is not derived.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+
+namespace symmesh::strategies {
+
+using TensorId = int;
+
+struct GraphTensor {
+  enum class Kind {
+    input,       // an activation the step starts from (declared placements)
+    parameter,   // a weight (declared placements, or chosen by the layout search)
+    activation,  // produced by a forward op
+    seed,        // the loss gradient of a graph output: placed as that output ends
+    gradient,    // produced by a backward op (of an activation, or a parameter's)
+  };
+  std::string name;
+  Kind kind = Kind::activation;
+  Shape shape;
+  DType dtype = DType::bf16;
+  std::optional<Placements> declared;  // inputs, placed parameters
+  std::optional<Placements> required;  // where it must end up (an output declaration)
+  int producer = -1;                   // op index; -1 for inputs, parameters and seeds
+  std::vector<int> consumers;          // op indices, in order
+  TensorId of = -1;                    // gradient and seed: the tensor whose gradient it is
+  bool is_parameter_gradient = false;
+  SourceLocation where;
+};
+
+enum class Pass { forward, dgrad, wgrad };
+std::string to_string(Pass pass);
+
+struct GraphInput {
+  TensorId tensor = -1;
+  bool transposed = false;  // read as its transpose (a view)
+};
+
+struct GraphOp {
+  std::string name;  // the file's op name; derived ops "<op>.dgrad.<input>", "<op>.wgrad"
+  Pass pass = Pass::forward;
+  OpKind kind = OpKind::mm;
+  const WorkloadOp* source = nullptr;  // the file's op (for a backward op: its forward op)
+  std::vector<GraphInput> inputs;      // in the op's ATen input order (core/matmul_signature)
+  TensorId output = -1;                // -1: not a matrix op (put_signal, collective)
+  DType dtype = DType::bf16;
+};
+
+struct DataflowGraph {
+  std::vector<GraphTensor> tensors;
+  std::vector<GraphOp> ops;  // forward in file order, then backward in reverse order
+  bool training = false;
+  Optimizer optimizer = Optimizer::adam;
+
+  // The shape `input` is read with (transposed when the read is).
+  Shape shape_read(const GraphInput& input) const;
+  // Tensors no op reads: the step's outputs (forward) and finished gradients.
+  bool is_graph_output(TensorId t) const { return tensors.at(t).consumers.empty(); }
+  std::vector<TensorId> parameters() const;
+};
+
+// The graph of a version-2 scenario (loaded, so names and shapes are resolved). With
+// `training`, the backward ops follow the forward ones. Throws InvalidArgument naming the
+// op and its file:line:col for what the backward cannot derive (a linear over a 3-D input).
+DataflowGraph build_dataflow_graph(const Scenario& scenario);
+
+// The placements of a transposed view of a rank-`rank` tensor: shards of the last two
+// dims swap; Replicate and Partial stay.
+Placements transposed_placements(const Placements& placements, int rank);
+Shape transposed_shape(Shape shape);
+
+}  // namespace symmesh::strategies

@@ -1,0 +1,81 @@
+#pragma once
+// Choosing the placements of a dataflow graph (strategies/dataflow_graph.hpp) on a mesh:
+// every matrix op's strategy, and the layout of every parameter the file leaves open,
+// jointly over the whole step.
+//
+// Placements flow: an op's inputs are where their producers left them, and a strategy
+// that needs them elsewhere pays the redistribution at that boundary (priced by the cost
+// model, as DTensor prices it). Nothing Partial is free: a consumer either accepts it
+// (a matmul is linear in each input) or pays its reduction; a tensor declared as an
+// output is brought to its declared placements; an undeclared step output or a gradient
+// of a step input ends non-Partial (Partial dims reduced to Replicate, as DTensor's
+// full_tensor() does). Each parameter's final gradient is brought to the parameter's
+// placements (all-reduce where the parameter is replicated, reduce-scatter where it is
+// sharded), sized from the tensor and the mesh.
+//
+// Search: a beam over the ops in schedule order. A state is the placements chosen so far;
+// states with the same placements of the tensors still to be read are merged (the
+// cheaper kept), and the `beam_width` cheapest survive each op. A free parameter takes,
+// at its first reader, the placements each strategy wants (it is stored that way), so its
+// layout is chosen with the op's strategy — every rule of the op is open here, even from
+// replicated inputs (DTensor drops Shard rules then; a planner asked to shard must not).
+// The objective is the serial step time (communication + compute of every op and every
+// gradient reduction), as the cost model prices them; layouts whose static memory
+// (parameters, gradients, optimizer state) already exceeds the GPU are dropped, and of the
+// finished ones the cheapest whose whole-step peak fits is taken.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/redistribution.hpp"
+#include "strategies/candidate.hpp"
+#include "strategies/cost_model.hpp"
+#include "strategies/dataflow_graph.hpp"
+#include "strategies/step_memory.hpp"
+
+namespace symmesh::strategies {
+
+struct OpLayout {
+  OpProblem problem;    // inputs at their placements before the op (read transposed as read)
+  Candidate candidate;  // the chosen strategy, priced on `problem`
+};
+
+// A parameter's final gradient brought to the parameter's placements.
+struct GradientReduction {
+  TensorId parameter = -1;
+  TensorId gradient = -1;
+  int after_op = -1;  // the graph op that produced the gradient
+  Redistribution redistribution;
+  std::vector<double> step_cost_us;
+  double cost_us() const;
+};
+
+struct LayoutSearchOptions {
+  int beam_width = 32;
+  int64_t memory_capacity_bytes = 0;  // per GPU; 0: unknown (nothing is dropped)
+};
+
+struct LayoutSearchStats {
+  int64_t layouts_priced = 0;  // strategy x input-layout combinations the model priced
+  int64_t states_expanded = 0;
+  double seconds = 0;
+  int beam_width = 0;
+};
+
+struct StepLayout {
+  std::vector<Placements> placements;        // per tensor, where it ends (after its producer)
+  std::vector<std::optional<OpLayout>> ops;  // per graph op; matrix ops only
+  std::vector<GradientReduction> reductions;
+  std::vector<int64_t> transient_bytes;  // per graph op
+  double serial_cost_us = 0;
+  StepMemory memory;
+  bool fits = true;  // memory.peak_bytes() <= the capacity (or the capacity is unknown)
+  LayoutSearchStats stats;
+};
+
+// The search. Throws Unsupported when some op has no strategy left (every one filtered or
+// infinite).
+StepLayout search_layout(const DataflowGraph& graph, const DeviceMesh& mesh, const CostModel& model,
+                         const LayoutSearchOptions& options = {});
+
+}  // namespace symmesh::strategies

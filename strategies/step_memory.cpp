@@ -1,0 +1,105 @@
+#include "strategies/step_memory.hpp"
+
+#include <algorithm>
+
+#include "core/tensor_spec.hpp"
+#include "core/text.hpp"
+
+namespace symmesh::strategies {
+namespace {
+
+// Mixed-precision Adam: fp32 master copy, momentum and variance (ZeRO §3.1).
+constexpr int64_t kAdamStateBytesPerElement = 12;
+
+}  // namespace
+
+int64_t local_bytes(const Shape& shape, DType dtype, const Placements& placements,
+                    const DeviceMesh& mesh) {
+  return max_local_bytes(TensorSpec{shape, dtype, placements}, mesh);
+}
+
+int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
+                               const Placements& placements, const DeviceMesh& mesh) {
+  const GraphTensor& t = graph.tensors.at(parameter);
+  const int64_t shard = local_bytes(t.shape, t.dtype, placements, mesh);
+  if (!graph.training) return shard;
+  int64_t bytes = 2 * shard;  // the weights and their gradient buffer
+  if (graph.optimizer == Optimizer::adam)
+    bytes += kAdamStateBytesPerElement * (shard / element_size_bytes(t.dtype));
+  return bytes;
+}
+
+std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph) {
+  const int ops = static_cast<int>(graph.ops.size());
+  // A forward output of a training step is read by the loss, which ends the forward.
+  int first_backward = ops;
+  for (int i = 0; i < ops; ++i)
+    if (graph.ops[i].pass != Pass::forward) {
+      first_backward = i;
+      break;
+    }
+  std::vector<Lifetime> out(graph.tensors.size());
+  for (size_t id = 0; id < graph.tensors.size(); ++id) {
+    const GraphTensor& t = graph.tensors[id];
+    if (t.kind == GraphTensor::Kind::parameter || t.is_parameter_gradient) continue;
+    Lifetime& life = out[id];
+    life.birth = t.producer >= 0                                             ? t.producer
+                 : t.kind == GraphTensor::Kind::seed && !t.consumers.empty() ? t.consumers.front()
+                                                                             : 0;
+    life.death = t.consumers.empty() ? ops : t.consumers.back() + 1;
+    if (graph.training && t.kind == GraphTensor::Kind::activation && t.consumers.empty())
+      life.death = std::max(life.birth + 1, first_backward);
+  }
+  return out;
+}
+
+StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,
+                       const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh) {
+  StepMemory out;
+  const int ops = static_cast<int>(graph.ops.size());
+  const std::vector<Lifetime> lives = tensor_lifetimes(graph);
+  // Live bytes over the schedule as a difference array: +bytes at birth, -bytes at death.
+  // Parameter gradients live in the static gradient buffers instead.
+  std::vector<int64_t> delta(ops + 1, 0);
+  for (TensorId id = 0; id < static_cast<TensorId>(graph.tensors.size()); ++id) {
+    const GraphTensor& t = graph.tensors[id];
+    if (t.kind == GraphTensor::Kind::parameter) {
+      const int64_t static_bytes = parameter_static_bytes(graph, id, placements.at(id), mesh);
+      const int64_t shard = local_bytes(t.shape, t.dtype, placements.at(id), mesh);
+      out.parameters_bytes += shard;
+      if (graph.training) {
+        out.gradients_bytes += shard;
+        out.optimizer_bytes += static_bytes - 2 * shard;
+      }
+      continue;
+    }
+    if (lives[id].birth < 0) continue;
+    const int64_t bytes = local_bytes(t.shape, t.dtype, placements.at(id), mesh);
+    delta[lives[id].birth] += bytes;
+    delta[std::min(lives[id].death, ops)] -= bytes;
+  }
+  int64_t live = 0;
+  int64_t best = -1;
+  for (int i = 0; i < ops; ++i) {
+    live += delta[i];
+    const int64_t transient = i < static_cast<int>(transient_bytes.size()) ? transient_bytes[i] : 0;
+    if (live + transient > best) {
+      best = live + transient;
+      out.activations_bytes = live;
+      out.transient_bytes = transient;
+      out.peak_op = i;
+    }
+  }
+  return out;
+}
+
+std::string memory_breakdown_text(const StepMemory& m) {
+  std::string out = "parameters " + format_bytes(m.parameters_bytes);
+  if (m.gradients_bytes) out += ", gradients " + format_bytes(m.gradients_bytes);
+  if (m.optimizer_bytes) out += ", optimizer state " + format_bytes(m.optimizer_bytes);
+  out += ", activations " + format_bytes(m.activations_bytes);
+  out += ", transient " + format_bytes(m.transient_bytes);
+  return out;
+}
+
+}  // namespace symmesh::strategies

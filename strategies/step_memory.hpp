@@ -1,0 +1,66 @@
+#pragma once
+// Per-rank memory over a whole step of a dataflow graph, on the busiest rank (rank 0
+// holds torch.chunk's largest pieces):
+//   parameters   every parameter's local shard
+//   gradients    training: one gradient buffer per parameter, placed as the parameter
+//   optimizer    training: adam keeps fp32 master weights, momentum and variance, 12 B
+//                per local parameter element (Rajbhandari et al., ZeRO, SC'20, §3.1:
+//                "2Ψ + 2Ψ + 12Ψ" for mixed-precision Adam); sgd keeps nothing more
+//   activations  the tensors alive at the peak: produced (or given) and not yet read for
+//                the last time, forward tensors kept for the backward included
+//   transient    the peak op's redistributed copies of its inputs (and its output before
+//                its own redistribution)
+// The peak is the static part plus the largest live + transient over the schedule (the
+// graph's op order, which the lowering keeps).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/device_mesh.hpp"
+#include "strategies/dataflow_graph.hpp"
+
+namespace symmesh::strategies {
+
+struct StepMemory {
+  int64_t parameters_bytes = 0;
+  int64_t gradients_bytes = 0;
+  int64_t optimizer_bytes = 0;
+  int64_t activations_bytes = 0;  // live at the peak
+  int64_t transient_bytes = 0;    // at the peak
+  int peak_op = -1;               // graph op index where the peak is reached
+  int64_t peak_bytes() const {
+    return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
+           transient_bytes;
+  }
+  int64_t static_bytes() const { return parameters_bytes + gradients_bytes + optimizer_bytes; }
+};
+
+// Bytes of rank 0's piece of `shape` in `dtype` at `placements` (the largest piece).
+int64_t local_bytes(const Shape& shape, DType dtype, const Placements& placements,
+                    const DeviceMesh& mesh);
+
+// When each tensor is alive in the schedule: from `birth` to before `death` (op indices).
+// Parameters and parameter gradients are static (birth = death = -1).
+struct Lifetime {
+  int birth = -1;
+  int death = -1;
+  bool alive_at(int op) const { return birth <= op && op < death; }
+};
+std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph);
+
+// The static bytes one parameter adds (its shard, and in training its gradient and
+// optimizer state).
+int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
+                               const Placements& placements, const DeviceMesh& mesh);
+
+// The step's memory with every tensor at `placements` (final placements, one per tensor)
+// and `transient_bytes` per graph op.
+StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,
+                       const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh);
+
+// "needs 94.2 GiB per GPU (parameters 30.1 GiB, …); H100-SXM has 80 GiB" style text:
+// the breakdown of `memory`.
+std::string memory_breakdown_text(const StepMemory& memory);
+
+}  // namespace symmesh::strategies

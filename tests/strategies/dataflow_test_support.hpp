@@ -1,0 +1,85 @@
+#pragma once
+// Version-2 scenarios built in code for the dataflow tests, as the loader would fill them
+// (names resolved, the shapes of a, b and bias filled in, placements left to the graph).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/matmul_signature.hpp"
+#include "core/scenario.hpp"
+#include "tests/strategies/analytic_test_support.hpp"
+
+namespace symmesh::strategies::testing {
+
+class DataflowScenario {
+ public:
+  DataflowScenario(std::vector<int> mesh_shape, std::vector<std::string> mesh_names,
+                   int nodes = 1) {
+    s_.name = "dataflow-test";
+    s_.version = 2;
+    s_.cluster = dgx_cluster(nodes);
+    s_.mesh_shape = std::move(mesh_shape);
+    s_.mesh_names = std::move(mesh_names);
+    s_.cost_model = "analytic";
+  }
+
+  DataflowScenario& input(const std::string& name, Shape shape, const std::string& placements) {
+    s_.tensors.push_back(
+        {name, TensorDecl::Role::input, std::move(shape), parse_placements(placements), {}});
+    return *this;
+  }
+  DataflowScenario& parameter(const std::string& name, Shape shape,
+                              const std::optional<std::string>& placements = std::nullopt) {
+    std::optional<Placements> p;
+    if (placements) p = parse_placements(*placements);
+    s_.tensors.push_back({name, TensorDecl::Role::parameter, std::move(shape), p, {}});
+    return *this;
+  }
+  DataflowScenario& output(const std::string& name, const std::string& placements) {
+    s_.tensors.push_back({name, TensorDecl::Role::output, {}, parse_placements(placements), {}});
+    return *this;
+  }
+  DataflowScenario& training(Optimizer optimizer = Optimizer::adam) {
+    s_.training = TrainingSpec{true, optimizer, {}};
+    return *this;
+  }
+  // An op reading tensors a and b (shapes looked up from what is declared or produced).
+  DataflowScenario& op(const std::string& name, OpKind kind, const std::string& a,
+                       const std::string& b, const std::string& out) {
+    WorkloadOp op;
+    op.name = name;
+    op.kind = kind;
+    op.a_tensor = a;
+    op.b_tensor = b;
+    op.output_tensor = out;
+    op.a = shape_of(a);
+    op.b = shape_of(b);
+    shapes_.push_back({out, MatmulEquation::of(kind, op.a, false).output_shape(op.a, op.b)});
+    s_.workload.push_back(op);
+    return *this;
+  }
+  DataflowScenario& collective(const std::string& name, OpKind kind, int64_t bytes, int dim) {
+    WorkloadOp op;
+    op.name = name;
+    op.kind = kind;
+    op.bytes = bytes;
+    op.mesh_dim = dim;
+    s_.workload.push_back(op);
+    return *this;
+  }
+  Scenario build() const { return s_; }
+
+ private:
+  Shape shape_of(const std::string& name) const {
+    for (const auto& t : s_.tensors)
+      if (t.name == name && !t.shape.empty()) return t.shape;
+    for (const auto& [n, shape] : shapes_)
+      if (n == name) return shape;
+    throw std::runtime_error("test scenario: unknown tensor " + name);
+  }
+
+  Scenario s_;
+  std::vector<std::pair<std::string, Shape>> shapes_;
+};
+
+}  // namespace symmesh::strategies::testing

@@ -1,0 +1,148 @@
+// The layout search over a whole step. Expectations come from the published layouts
+// (Megatron-LM, Shoeybi et al. 2019, §3 and Fig. 3: the first MLP weight split by columns,
+// the second by rows, one all-reduce of the output forward and one of the input gradient
+// backward) and from hand-computed byte counts.
+#include "strategies/layout_search.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "strategies/cost_model.hpp"
+#include "tests/strategies/dataflow_test_support.hpp"
+
+namespace symmesh::strategies {
+namespace {
+
+using testing::DataflowScenario;
+
+TensorId tensor_named(const DataflowGraph& g, const std::string& name) {
+  for (TensorId t = 0; t < static_cast<TensorId>(g.tensors.size()); ++t)
+    if (g.tensors[t].name == name) return t;
+  throw std::runtime_error("no tensor " + name);
+}
+
+std::unique_ptr<CostModel> analytic(const ClusterSpec& cluster) {
+  CostModelOptions options;
+  options.cluster = cluster;
+  options.devices_per_host = cluster.gpus_per_node;
+  return make_cost_model("analytic", options);
+}
+
+// x[4096,4096] (R over tp) · w1[4096,16384] -> h;  h · w2[16384,4096] -> y, y wanted R.
+// Weights are 128 MiB each in bf16, activations 32 MiB: replicating the weights would cost
+// two 128 MiB gradient all-reduces, Megatron's pair two 32 MiB activation all-reduces.
+Scenario megatron_mlp(bool place_weights) {
+  DataflowScenario s({8}, {"tp"});
+  s.input("x", {4096, 4096}, "R");
+  if (place_weights)
+    s.parameter("w1", {4096, 16384}, "R").parameter("w2", {16384, 4096}, "R");
+  else
+    s.parameter("w1", {4096, 16384}).parameter("w2", {16384, 4096});
+  s.output("y", "R");
+  s.op("up", OpKind::mm, "x", "w1", "h").op("down", OpKind::mm, "h", "w2", "y").training();
+  return s.build();
+}
+
+TEST(LayoutSearch, FindsColumnThenRowParallelFromUnplacedWeights) {
+  const Scenario scenario = megatron_mlp(false);
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const DeviceMesh mesh({8}, {"tp"});
+  const auto model = analytic(scenario.cluster);
+  const StepLayout layout = search_layout(g, mesh, *model);
+  EXPECT_EQ(to_string(layout.placements[tensor_named(g, "w1")]), "S(1)");  // column-parallel
+  EXPECT_EQ(to_string(layout.placements[tensor_named(g, "w2")]), "S(0)");  // row-parallel
+  EXPECT_EQ(to_string(layout.placements[tensor_named(g, "h")]), "S(1)");
+  EXPECT_EQ(to_string(layout.placements[tensor_named(g, "y")]), "R");
+  // Sharded like their parameters, the weight gradients need no reduction.
+  EXPECT_TRUE(layout.reductions.empty());
+  // The down projection's output is Partial and is all-reduced to R at that op.
+  const OpLayout& down = *layout.ops[1];
+  EXPECT_EQ(to_string(down.candidate.output_placements), "P(sum)");
+  ASSERT_TRUE(down.problem.output_target);
+  EXPECT_EQ(to_string(*down.problem.output_target), "R");
+  // Backward: x's gradient leaves up.dgrad Partial and is all-reduced (Megatron's f).
+  const TensorId dx = tensor_named(g, "dx");
+  EXPECT_EQ(to_string(layout.placements[dx]), "R");
+  EXPECT_GT(layout.stats.layouts_priced, 0);
+  EXPECT_TRUE(layout.fits);
+}
+
+TEST(LayoutSearch, ReplicatedWeightsPayTheirGradientAllReducesSizedFromTheTensor) {
+  const Scenario scenario = megatron_mlp(true);
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const DeviceMesh mesh({8}, {"tp"});
+  const StepLayout layout = search_layout(g, mesh, *analytic(scenario.cluster));
+  // Each replicated weight's gradient is Partial or whole on every rank and must end R:
+  // whichever strategy the wgrad takes, the gradient is reduced to R over tp.
+  ASSERT_EQ(layout.reductions.size(), 2u);
+  for (const GradientReduction& r : layout.reductions) {
+    EXPECT_EQ(to_string(r.redistribution.to), "R");
+    ASSERT_EQ(r.redistribution.steps.size(), 1u);
+    const RedistributionStep& step = r.redistribution.steps[0];
+    // 4096 x 16384 bf16 = 134,217,728 bytes: the all-reduce's (or all-gather's) buffer.
+    EXPECT_EQ(step.buffer_bytes, 134217728);
+  }
+}
+
+TEST(LayoutSearch, MemoryCountsParametersGradientsAndAdamState) {
+  const Scenario scenario = megatron_mlp(true);
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const DeviceMesh mesh({8}, {"tp"});
+  const StepLayout layout = search_layout(g, mesh, *analytic(scenario.cluster));
+  // Two replicated 4096x16384 weights: 2 x 67,108,864 elements = 134,217,728 elements.
+  // bf16 weights 268,435,456 B, bf16 gradients the same, Adam 12 B each: 1,610,612,736 B.
+  EXPECT_EQ(layout.memory.parameters_bytes, 268435456);
+  EXPECT_EQ(layout.memory.gradients_bytes, 268435456);
+  EXPECT_EQ(layout.memory.optimizer_bytes, 1610612736);
+  EXPECT_GT(layout.memory.activations_bytes, 0);
+}
+
+TEST(LayoutSearch, AStepThatCannotFitIsReportedWithItsNeed) {
+  // Declared replicated weights of 2 x 134,217,728 elements with Adam need 16 B each
+  // = 2 GiB static; a 1 GiB GPU cannot hold them whatever the strategies.
+  const Scenario scenario = megatron_mlp(true);
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const DeviceMesh mesh({8}, {"tp"});
+  LayoutSearchOptions options;
+  options.memory_capacity_bytes = int64_t{1} << 30;
+  const StepLayout layout = search_layout(g, mesh, *analytic(scenario.cluster), options);
+  EXPECT_FALSE(layout.fits);
+  // The need reported is the leanest layout's: the declared weights cannot move, so its
+  // static part is exactly 134,217,728 x 16 B = 2,147,483,648 B.
+  EXPECT_EQ(layout.memory.static_bytes(), 2147483648);
+  EXPECT_GT(layout.memory.peak_bytes(), options.memory_capacity_bytes);
+}
+
+TEST(LayoutSearch, MemoryForcesShardedWeightsWhenReplicasDoNotFit) {
+  // On a 2-D mesh [dp 2, tp 4], x split over dp by rows. With room for everything the
+  // weights are replicated over dp; with a GPU too small for dp replicas the search must
+  // shard them over dp too (FSDP/ZeRO-3 style), paying their all-gathers.
+  DataflowScenario s({2, 4}, {"dp", "tp"});
+  s.input("x", {4096, 4096}, "S(0),R")
+      .parameter("w1", {4096, 16384})
+      .parameter("w2", {16384, 4096});
+  s.op("up", OpKind::mm, "x", "w1", "h").op("down", OpKind::mm, "h", "w2", "y").training();
+  const Scenario scenario = s.build();
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const DeviceMesh mesh({2, 4}, {"dp", "tp"});
+  const auto model = analytic(scenario.cluster);
+  const StepLayout roomy = search_layout(g, mesh, *model);
+  const auto over_dp = [&](const StepLayout& l, const char* name) {
+    return l.placements[tensor_named(g, name)][0];
+  };
+  EXPECT_TRUE(over_dp(roomy, "w1").is_replicate());
+  EXPECT_TRUE(over_dp(roomy, "w2").is_replicate());
+  // Static bytes per weight replicated over dp and split over tp: 67,108,864 / 4 elements
+  // x 16 B = 268,435,456 B each, 512 MiB for both; split over dp too, half that.
+  EXPECT_EQ(roomy.memory.static_bytes(), 536870912);
+  LayoutSearchOptions tight;
+  tight.memory_capacity_bytes = roomy.memory.peak_bytes() - 1;
+  const StepLayout sharded = search_layout(g, mesh, *model, tight);
+  EXPECT_TRUE(sharded.fits);
+  EXPECT_LE(sharded.memory.peak_bytes(), tight.memory_capacity_bytes);
+  EXPECT_TRUE(over_dp(sharded, "w1").is_shard() || over_dp(sharded, "w2").is_shard());
+  EXPECT_GT(sharded.serial_cost_us, roomy.serial_cost_us);
+}
+
+}  // namespace
+}  // namespace symmesh::strategies
