@@ -1,5 +1,6 @@
-// The top level of a scenario file: name, cluster, mesh, dtype, cost model, workload,
-// sweep and objective (shared/reference/scenario-format.md).
+// The top level of a scenario file: version, name, cluster, mesh, dtype, cost model,
+// tensors and training (version 2), workload, sweep and objective
+// (docs/scenario-format.md).
 #include "scenario/scenario_loader.hpp"
 
 #include <algorithm>
@@ -19,8 +20,10 @@ namespace {
 using scenario::MapReader;
 using scenario::Value;
 
-const std::vector<std::string> kScenarioKeys{
-    "version", "name", "cluster", "mesh", "dtype", "cost_model", "workload", "sweep", "objective"};
+const std::vector<std::string> kScenarioKeys{"version",  "name",       "cluster",  "mesh",
+                                             "dtype",    "cost_model", "tensors",  "training",
+                                             "workload", "sweep",      "objective"};
+const std::vector<std::string> kOptimizers{"adam", "sgd"};
 const std::vector<std::string> kCostModels{"dtensor", "analytic", "simulated"};
 
 std::string shape_text(const std::vector<int>& shape) {
@@ -149,6 +152,24 @@ ObjectiveSpec read_objective(const Value& value) {
   return spec;
 }
 
+TrainingSpec read_training(const Value& value) {
+  const MapReader training(value, {"backward", "optimizer"});
+  TrainingSpec spec;
+  spec.where = value.location();
+  if (auto v = training.get("backward")) spec.backward = v->as_bool();
+  if (auto v = training.get("optimizer")) {
+    const std::string name = v->as_string();
+    if (name == "adam")
+      spec.optimizer = Optimizer::adam;
+    else if (name == "sgd")
+      spec.optimizer = Optimizer::sgd;
+    else
+      v->fail("unknown training.optimizer '" + name + "'" +
+              scenario::suggestion(name, kOptimizers));
+  }
+  return spec;
+}
+
 Scenario read_scenario(const Value& root, const std::string& path) {
   if (root.node().IsNull())
     root.fail("empty scenario; expected a map with cluster, mesh and workload");
@@ -163,9 +184,20 @@ Scenario read_scenario(const Value& root, const std::string& path) {
   const MapReader top(root, kScenarioKeys);
   Scenario s;
   s.path = path;
-  if (auto v = top.get("version"))
-    if (v->as_int(1) != 1)
-      v->fail("version " + v->as_string() + " is not supported (this symmesh reads version 1)");
+  if (auto v = top.get("version")) {
+    s.version = v->as_int(1);
+    if (s.version != 1 && s.version != 2)
+      v->fail("version " + v->as_string() +
+              " is not supported (this symmesh reads versions 1 and 2)");
+  }
+  // Said before anything else is read: without the version the rest of the file reads as
+  // version 1, and the first complaint would be about its ops rather than the cause.
+  if (s.version < 2) {
+    if (auto key = top.key("tensors"))
+      key->fail("'tensors' needs 'version: 2' (named tensors are a version-2 feature)");
+    if (auto key = top.key("training"))
+      key->fail("'training' needs 'version: 2' (the training step is a version-2 feature)");
+  }
   s.name =
       top.get("name") ? top.get("name")->as_string() : std::filesystem::path(path).stem().string();
   s.cluster = scenario::read_cluster(top.require("cluster"));
@@ -184,7 +216,15 @@ Scenario read_scenario(const Value& root, const std::string& path) {
       v->fail("unknown cost_model '" + s.cost_model + "'" +
               scenario::suggestion(s.cost_model, kCostModels));
   }
-  s.workload = scenario::read_workload(top.require("workload"), mesh, s.cluster);
+  if (auto v = top.get("training")) s.training = read_training(*v);
+  if (s.is_dataflow()) {
+    scenario::Dataflow flow =
+        scenario::read_dataflow(top.get("tensors"), top.require("workload"), mesh, s.cluster);
+    s.tensors = std::move(flow.tensors);
+    s.workload = std::move(flow.workload);
+  } else {
+    s.workload = scenario::read_workload(top.require("workload"), mesh, s.cluster);
+  }
   if (auto v = top.get("sweep")) s.sweep = read_sweep(*v, s);
   if (auto v = top.get("objective")) s.objective = read_objective(*v);
   return s;

@@ -1,5 +1,8 @@
 #pragma once
-// Scenario files (shared/reference/scenario-format.md, version 1) → symmesh::Scenario.
+// Scenario files (docs/scenario-format.md, versions 1 and 2) → symmesh::Scenario.
+// Version 2 adds `tensors:` and `training:`; its matrix ops name the tensors they read and
+// produce (a, b, bias, output) and the loader resolves them in op order, filling each op's
+// shapes and leaving its placements empty. Version-1 files load as they always have.
 //
 // Every error is a symmesh::InvalidArgument whose where() is "file:line:col" (1-based)
 // and whose message says what was expected, e.g.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "core/errors.hpp"
 #include "core/matmul_signature.hpp"
@@ -17,18 +19,43 @@ std::vector<std::string> op_names() {
   return names;
 }
 
-std::vector<std::string> keys_of(OpKind kind) {
+// Version 2 names a matrix op's tensors (a, b, bias, output) instead of giving their
+// shapes and placements: those belong to the declarations under `tensors:`.
+std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
   std::vector<std::string> keys{"name", "op"};
   if (is_matmul(kind)) {
-    keys.insert(keys.end(), {"a", "b", "a_placements", "b_placements", "out_placements", "dtype"});
-    if (matmul_signature(kind).bias != BiasUse::none)
-      keys.insert(keys.end(), {"bias", "bias_placements"});
+    const bool bias = matmul_signature(kind).bias != BiasUse::none;
+    if (dataflow) {
+      keys.insert(keys.end(), {"a", "b"});
+      if (bias) keys.push_back("bias");
+      keys.insert(keys.end(), {"output", "dtype"});
+    } else {
+      keys.insert(keys.end(),
+                  {"a", "b", "a_placements", "b_placements", "out_placements", "dtype"});
+      if (bias) keys.insert(keys.end(), {"bias", "bias_placements"});
+    }
   } else if (kind == OpKind::put_signal) {
     keys.insert(keys.end(), {"bytes", "src", "dst"});
   } else {
     keys.insert(keys.end(), {"bytes", "mesh_dim"});
   }
   return keys;
+}
+
+// A version-1 placement key on a version-2 matrix op, said before the op's MapReader would
+// call it unknown and suggest some other key: the user is porting a file.
+void reject_version1_keys(const Value& item) {
+  static const std::vector<std::string> version1_keys{"a_placements", "b_placements",
+                                                      "bias_placements", "out_placements"};
+  for (auto it = item.node().begin(); it != item.node().end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string key = it->first.Scalar();
+    if (std::find(version1_keys.begin(), version1_keys.end(), key) == version1_keys.end()) continue;
+    Value(it->first, it->first.Mark(), item.file(), item.path())
+        .fail("'" + key +
+              "' is a version-1 key: in version 2 placements belong to the tensors (declare "
+              "them under 'tensors:')");
+  }
 }
 
 OpKind read_kind(const Value& item) {
@@ -48,13 +75,265 @@ std::string mesh_text(const DeviceMesh& mesh) {
   return to_string(mesh);  // "2x8 (dp,tp)"
 }
 
+// A placement list as written, a YAML list of strings or one string, with one placement
+// per mesh dim. Shared by version 1's *_placements keys and version 2's declarations.
+Placements read_placements(const Value& value, const DeviceMesh& mesh) {
+  Placements placements;
+  if (value.is_scalar()) {
+    try {
+      placements = parse_placements(value.as_string(), value.path());
+    } catch (const Error& e) {
+      // parse_placements only knows the path; the message must point into the file.
+      value.fail(e.where() + ": " + e.message());
+    }
+  } else if (value.is_list()) {
+    for (const Value& item : value.items()) {
+      if (!item.is_scalar())
+        item.fail(item.path() + ": expected a placement such as \"S(0)\" or \"R\", got " +
+                  item.describe());
+      try {
+        placements.push_back(parse_placement(item.as_string(), item.path()));
+      } catch (const Error& e) {
+        item.fail(e.where() + ": " + e.message());
+      }
+    }
+  } else {
+    value.fail(value.path() +
+               ": expected a list of placements, one per mesh dim, e.g. "
+               "[\"S(0)\", \"R\"], got " +
+               value.describe());
+  }
+  if (static_cast<int>(placements.size()) != mesh.ndim())
+    value.fail(value.path() + ": " + std::to_string(placements.size()) + " placement" +
+               (placements.size() == 1 ? "" : "s") + " (" + to_string(placements) + ") for the " +
+               std::to_string(mesh.ndim()) + "-D mesh " + mesh_text(mesh) +
+               "; give one per mesh dim");
+  return placements;
+}
+
+// S(d) needs d < the rank of the tensor: checked apart from reading, since an output
+// declaration's rank is known only once its producer is. `tensor` names it in the
+// message, e.g. "b (32x16)". Fails at the offending list item.
+void check_shard_dims(const Value& value, const Placements& placements, const Shape& shape,
+                      const std::string& tensor) {
+  const int rank = static_cast<int>(shape.size());
+  for (size_t i = 0; i < placements.size(); ++i) {
+    if (!placements[i].is_shard() || placements[i].shard_dim() < rank) continue;
+    const Value at = value.is_list() ? value.items()[i] : value;
+    at.fail(value.path() + ": " + to_string(placements[i]) + " is beyond the rank of the " +
+            std::to_string(rank) + "-D tensor " + tensor + "; S(d) needs d < " +
+            std::to_string(rank));
+  }
+}
+
+// "S(0)", then "R" for every further mesh dim: a placement list this mesh accepts.
+std::string placements_example(const DeviceMesh& mesh) {
+  std::string out = "[\"S(0)\"";
+  for (int d = 1; d < mesh.ndim(); ++d) out += ", \"R\"";
+  return out + "]";
+}
+
+std::string role_text(TensorDecl::Role role) {
+  switch (role) {
+    case TensorDecl::Role::input:
+      return "an input";
+    case TensorDecl::Role::parameter:
+      return "a parameter";
+    case TensorDecl::Role::output:
+      return "an output";
+  }
+  return "";
+}
+
+// A tensor named by a version-2 op (a, b, bias, output).
+std::string tensor_name(const Value& value) {
+  if (value.is_list() || value.is_map())
+    value.fail(value.path() + ": expected a tensor name, got " + value.describe() +
+               " (in version 2 shapes and placements belong to the tensors: declare them under "
+               "'tensors:')");
+  if (!value.is_scalar()) value.fail(value.path() + ": expected a tensor name, got nothing");
+  const std::string name = value.as_string();
+  if (name.empty()) value.fail(value.path() + ": a tensor name must not be empty");
+  return name;
+}
+
+// A declaration of `tensors:` with the YAML nodes later checks point at.
+struct DeclaredTensor {
+  TensorDecl decl;
+  Value key;                        // the tensor's name: messages about the whole declaration
+  std::optional<Value> placements;  // checked against an output's rank once it is produced
+  bool read = false;                // by some op
+};
+
+std::vector<DeclaredTensor> read_declarations(const Value& map, const DeviceMesh& mesh) {
+  if (!map.is_map())
+    map.fail(map.path() +
+             ": expected a map of tensor declarations, name: {shape, placements, parameter}, "
+             "got " +
+             map.describe());
+  const std::vector<Value::Entry> entries = map.entries();
+  if (entries.empty())
+    map.fail(map.path() + ": expected at least one tensor declaration, e.g. x: {shape: [8192, " +
+             "8192], placements: " + placements_example(mesh) + "}");
+  std::vector<DeclaredTensor> out;
+  for (const Value::Entry& entry : entries) {
+    const std::string& name = entry.name;
+    if (name.empty()) entry.key.fail(map.path() + ": a tensor name must not be empty");
+    const MapReader fields(entry.value, {"shape", "placements", "parameter"});
+    DeclaredTensor t{TensorDecl{}, entry.key, fields.get("placements")};
+    t.decl.name = name;
+    t.decl.where = entry.key.location();
+    if (auto shape = fields.get("shape")) t.decl.shape = shape->as_shape("[8192, 8192]");
+    const auto parameter = fields.get("parameter");
+    const std::string tensor = "tensor '" + name + "'";
+    if (parameter && parameter->as_bool()) {
+      t.decl.role = TensorDecl::Role::parameter;
+      if (t.decl.shape.empty())
+        entry.key.fail(tensor + " is a parameter: give its shape, e.g. shape: [8192, 8192]");
+    } else if (!t.decl.shape.empty()) {
+      t.decl.role = TensorDecl::Role::input;
+      if (!t.placements)
+        entry.key.fail(tensor + " is an input: give its placements, one per mesh dim, e.g. " +
+                       "placements: " + placements_example(mesh));
+    } else {
+      t.decl.role = TensorDecl::Role::output;
+      if (!t.placements)
+        entry.key.fail(tensor +
+                       " has no shape, so it is an output requirement: give its placements, "
+                       "one per mesh dim (an input or a parameter needs a shape)");
+    }
+    if (t.placements) {
+      t.decl.placements = read_placements(*t.placements, mesh);
+      if (!t.decl.shape.empty())
+        check_shard_dims(*t.placements, *t.decl.placements, t.decl.shape,
+                         "'" + name + "' (" + to_string(t.decl.shape) + ")");
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// Which tensors a version-2 op may read, walking the workload in order: the declared
+// inputs and parameters, and the outputs of the ops before it.
+class TensorTable {
+ public:
+  explicit TensorTable(std::vector<DeclaredTensor> declared) : declared_(std::move(declared)) {}
+
+  // The name and shape of the tensor an op reads, named at `value`.
+  std::pair<std::string, Shape> read(const Value& value) {
+    const std::string name = tensor_name(value);
+    DeclaredTensor* declared = find(name);
+    if (declared && declared->decl.role != TensorDecl::Role::output) {
+      declared->read = true;
+      return {name, declared->decl.shape};
+    }
+    if (auto it = produced_.find(name); it != produced_.end()) return {name, it->second.shape};
+    if (declared)
+      value.fail("tensor '" + name + "' is declared as an output (no shape, line " +
+                 std::to_string(declared->decl.where.line) +
+                 ") but no earlier op produces it; ops run in order, so its producer must come "
+                 "first");
+    const std::vector<std::string> known = readable_names();
+    value.fail("unknown tensor '" + name +
+               "': not declared under 'tensors:' and not the output of an earlier op" +
+               (known.empty() ? "" : suggestion(name, known)));
+  }
+
+  // The name of the tensor an op produces, named at `value`: new, or an output declaration.
+  std::string check_output(const Value& value) const {
+    const std::string name = tensor_name(value);
+    if (const DeclaredTensor* declared = find(name);
+        declared && declared->decl.role != TensorDecl::Role::output)
+      value.fail("'" + name + "' is declared as " + role_text(declared->decl.role) + " (line " +
+                 std::to_string(declared->decl.where.line) +
+                 "); an op's output needs a new name or an output declaration");
+    if (auto it = produced_.find(name); it != produced_.end())
+      value.fail("tensor '" + name + "' is already the output of op '" + it->second.op +
+                 "' (line " + std::to_string(it->second.line) +
+                 "); each tensor is produced by one op: give this output a new name");
+    return name;
+  }
+
+  void produce(const std::string& name, Shape shape, const std::string& op, int line) {
+    produced_.emplace(name, Produced{std::move(shape), op, line});
+    produced_order_.push_back(name);
+  }
+
+  // Once every op is read: each output declaration is produced (and its placements fit
+  // the produced rank), each input and parameter read. In file order, so the first
+  // problem in the file is the one reported.
+  void finish() const {
+    for (const DeclaredTensor& t : declared_) {
+      const std::string tensor = "tensor '" + t.decl.name + "'";
+      if (t.decl.role != TensorDecl::Role::output) {
+        if (!t.read) t.key.fail(tensor + " is declared but no op reads it");
+        continue;
+      }
+      const auto it = produced_.find(t.decl.name);
+      if (it == produced_.end()) {
+        const std::string best = closest(t.decl.name, produced_order_);
+        t.key.fail(tensor + " has no shape and no op produces it" +
+                   (best.empty() ? std::string()
+                                 : " \u2014 did you mean '" + best + "' (the output of op '" +
+                                       produced_.at(best).op + "')?"));
+      }
+      check_shard_dims(*t.placements, *t.decl.placements, it->second.shape,
+                       "'" + t.decl.name + "' (" + to_string(it->second.shape) +
+                           ", the output of op '" + it->second.op + "')");
+    }
+  }
+
+  std::vector<TensorDecl> declarations() const {
+    std::vector<TensorDecl> out;
+    for (const DeclaredTensor& t : declared_) out.push_back(t.decl);
+    return out;
+  }
+
+ private:
+  struct Produced {
+    Shape shape;
+    std::string op;  // its producer's name and line
+    int line = 0;
+  };
+
+  DeclaredTensor* find(const std::string& name) {
+    for (DeclaredTensor& t : declared_)
+      if (t.decl.name == name) return &t;
+    return nullptr;
+  }
+  const DeclaredTensor* find(const std::string& name) const {
+    return const_cast<TensorTable*>(this)->find(name);
+  }
+
+  // For did-you-mean: declared inputs and parameters in file order, then outputs so far.
+  std::vector<std::string> readable_names() const {
+    std::vector<std::string> names;
+    for (const DeclaredTensor& t : declared_)
+      if (t.decl.role != TensorDecl::Role::output) names.push_back(t.decl.name);
+    names.insert(names.end(), produced_order_.begin(), produced_order_.end());
+    return names;
+  }
+
+  std::vector<DeclaredTensor> declared_;
+  std::map<std::string, Produced> produced_;
+  std::vector<std::string> produced_order_;
+};
+
 class OpReader {
  public:
-  OpReader(const Value& item, OpKind kind, const DeviceMesh& mesh, const ClusterSpec& cluster)
-      : map_(item, keys_of(kind)), kind_(kind), mesh_(mesh), cluster_(cluster) {}
+  // `tensors` is null in version 1, where matrix ops give their shapes and placements.
+  OpReader(const Value& item, OpKind kind, const DeviceMesh& mesh, const ClusterSpec& cluster,
+           TensorTable* tensors)
+      : map_(item, keys_of(kind, tensors != nullptr)),
+        kind_(kind),
+        mesh_(mesh),
+        cluster_(cluster),
+        tensors_(tensors) {}
 
   void read(WorkloadOp& op) const {
-    if (is_matmul(kind_))
+    if (is_matmul(kind_) && tensors_)
+      read_matmul_tensors(op);
+    else if (is_matmul(kind_))
       read_matmul(op);
     else if (kind_ == OpKind::put_signal)
       read_put_signal(op);
@@ -84,47 +363,19 @@ class OpReader {
 
   Placements read_placements(const std::string& tensor, const Shape& shape) const {
     const Value value = map_.require(tensor + "_placements");
-    Placements placements;
-    std::vector<Value> items;
-    try {
-      if (value.is_scalar()) {
-        placements = parse_placements(value.as_string(), value.path());
-        items.assign(placements.size(), value);
-      } else if (value.is_list()) {
-        for (const Value& item : value.items()) {
-          if (!item.is_scalar())
-            item.fail(item.path() + ": expected a placement such as \"S(0)\" or \"R\", got " +
-                      item.describe());
-          try {
-            placements.push_back(parse_placement(item.as_string(), item.path()));
-          } catch (const Error& e) {
-            item.fail(e.where() + ": " + e.message());
-          }
-          items.push_back(item);
-        }
-      } else {
-        value.fail(value.path() +
-                   ": expected a list of placements, one per mesh dim, e.g. "
-                   "[\"S(0)\", \"R\"], got " +
-                   value.describe());
-      }
-    } catch (const InvalidArgument&) {
-      throw;
-    } catch (const Error& e) {
-      value.fail(e.where() + ": " + e.message());
-    }
-    if (static_cast<int>(placements.size()) != mesh_.ndim())
-      value.fail(value.path() + ": " + std::to_string(placements.size()) + " placement" +
-                 (placements.size() == 1 ? "" : "s") + " (" + to_string(placements) + ") for the " +
-                 std::to_string(mesh_.ndim()) + "-D mesh " + mesh_text(mesh_) +
-                 "; give one per mesh dim");
-    for (size_t i = 0; i < placements.size(); ++i)
-      if (placements[i].is_shard() && placements[i].shard_dim() >= static_cast<int>(shape.size()))
-        items[i].fail(value.path() + ": " + to_string(placements[i]) +
-                      " is beyond the rank of the " + std::to_string(shape.size()) + "-D tensor " +
-                      tensor + " (" + to_string(shape) + "); S(d) needs d < " +
-                      std::to_string(shape.size()));
+    Placements placements = scenario::read_placements(value, mesh_);
+    check_shard_dims(value, placements, shape, tensor + " (" + to_string(shape) + ")");
     return placements;
+  }
+
+  void read_dtype(WorkloadOp& op) const {
+    if (auto v = map_.get("dtype")) {
+      try {
+        op.dtype = parse_dtype(v->as_string(), v->path());
+      } catch (const InvalidArgument& e) {
+        v->fail(e.message());
+      }
+    }
   }
 
   void read_matmul(WorkloadOp& op) const {
@@ -147,13 +398,32 @@ class OpReader {
     if (map_.get("out_placements"))
       op.out_placements = read_placements(
           "out", MatmulEquation::of(kind_, op.a, !op.bias.empty()).output_shape(op.a, op.b));
-    if (auto v = map_.get("dtype")) {
-      try {
-        op.dtype = parse_dtype(v->as_string(), v->path());
-      } catch (const InvalidArgument& e) {
-        v->fail(e.message());
-      }
+    read_dtype(op);
+  }
+
+  // Version 2: the operands are names, resolved to shapes through the tensor table; the
+  // placements stay empty (the declarations and the producers carry them).
+  void read_matmul_tensors(WorkloadOp& op) const {
+    const Value a = map_.require("a");
+    const Value b = map_.require("b");
+    const auto bias = map_.get("bias");
+    if (!bias && matmul_signature(kind_).bias == BiasUse::required)
+      map_.self().fail("missing key 'bias' in " + map_.self().path() + " (" + op_text() +
+                       " needs a bias)");
+    const Value output = map_.require("output");
+    std::tie(op.a_tensor, op.a) = tensors_->read(a);
+    std::tie(op.b_tensor, op.b) = tensors_->read(b);
+    if (bias) std::tie(op.bias_tensor, op.bias) = tensors_->read(*bias);
+    if (const auto problem = MatmulEquation::check(kind_, op.a, op.b, bias ? &op.bias : nullptr)) {
+      const bool is_a = problem->operand == "a", is_b = problem->operand == "b";
+      const std::string& name = is_a ? op.a_tensor : is_b ? op.b_tensor : op.bias_tensor;
+      const Shape& shape = is_a ? op.a : is_b ? op.b : op.bias;
+      const Value at = map_.get(problem->operand).value_or(map_.self());
+      at.fail(at.path() + ": tensor '" + name + "' is " + to_string(shape) + "; " +
+              problem->message);
     }
+    op.output_tensor = tensors_->check_output(output);
+    read_dtype(op);
   }
 
   int read_rank(const std::string& key) const {
@@ -192,7 +462,45 @@ class OpReader {
   OpKind kind_;
   const DeviceMesh& mesh_;
   const ClusterSpec& cluster_;
+  TensorTable* tensors_;
 };
+
+// The ops of either version: `tensors` is null in version 1.
+std::vector<WorkloadOp> read_ops(const Value& list, const DeviceMesh& mesh,
+                                 const ClusterSpec& cluster, TensorTable* tensors) {
+  const std::vector<Value> items = list.items();
+  if (items.empty()) list.fail("workload: expected a non-empty list of ops");
+  std::vector<WorkloadOp> ops;
+  std::map<std::string, int> first_line;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Value& item = items[i];
+    if (!item.is_map())
+      item.fail(item.path() + ": expected an op (a map with 'op'), got " + item.describe());
+    WorkloadOp op;
+    op.kind = read_kind(item);
+    op.where = item.location();
+    if (tensors && is_matmul(op.kind)) reject_version1_keys(item);
+    const OpReader reader(item, op.kind, mesh, cluster, tensors);
+    reader.read(op);
+    const auto name = reader.map().get("name");
+    op.name = name ? name->as_string() : to_string(op.kind) + std::to_string(i);
+    const Value& named_at = name ? *name : item;
+    if (op.name.empty()) named_at.fail(named_at.path() + ": an op name must not be empty");
+    auto [it, inserted] = first_line.emplace(op.name, named_at.location().line);
+    if (!inserted)
+      named_at.fail(
+          "duplicate op name '" + op.name + "' (first at line " + std::to_string(it->second) + ")" +
+          (name ? "" : "; this op has no name and is called '" + op.name + "' by default"));
+    // Registered once the op is named, so a later op that produces the same tensor can
+    // name this one; and an op cannot read what it produces itself.
+    if (op.reads_tensors())
+      tensors->produce(op.output_tensor,
+                       MatmulEquation::of(op.kind, op.a, !op.bias.empty()).output_shape(op.a, op.b),
+                       op.name, op.where.line);
+    ops.push_back(std::move(op));
+  }
+  return ops;
+}
 
 }  // namespace
 
@@ -220,31 +528,17 @@ int read_mesh_dim(const Value& value, const DeviceMesh& mesh) {
 
 std::vector<WorkloadOp> read_workload(const Value& list, const DeviceMesh& mesh,
                                       const ClusterSpec& cluster) {
-  const std::vector<Value> items = list.items();
-  if (items.empty()) list.fail("workload: expected a non-empty list of ops");
-  std::vector<WorkloadOp> ops;
-  std::map<std::string, int> first_line;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Value& item = items[i];
-    if (!item.is_map())
-      item.fail(item.path() + ": expected an op (a map with 'op'), got " + item.describe());
-    WorkloadOp op;
-    op.kind = read_kind(item);
-    op.where = item.location();
-    const OpReader reader(item, op.kind, mesh, cluster);
-    reader.read(op);
-    const auto name = reader.map().get("name");
-    op.name = name ? name->as_string() : to_string(op.kind) + std::to_string(i);
-    const Value& named_at = name ? *name : item;
-    if (op.name.empty()) named_at.fail(named_at.path() + ": an op name must not be empty");
-    auto [it, inserted] = first_line.emplace(op.name, named_at.location().line);
-    if (!inserted)
-      named_at.fail(
-          "duplicate op name '" + op.name + "' (first at line " + std::to_string(it->second) + ")" +
-          (name ? "" : "; this op has no name and is called '" + op.name + "' by default"));
-    ops.push_back(std::move(op));
-  }
-  return ops;
+  return read_ops(list, mesh, cluster, nullptr);
+}
+
+Dataflow read_dataflow(const std::optional<Value>& tensors, const Value& list,
+                       const DeviceMesh& mesh, const ClusterSpec& cluster) {
+  TensorTable table(tensors ? read_declarations(*tensors, mesh) : std::vector<DeclaredTensor>{});
+  Dataflow out;
+  out.workload = read_ops(list, mesh, cluster, &table);
+  table.finish();
+  out.tensors = table.declarations();
+  return out;
 }
 
 }  // namespace symmesh::scenario

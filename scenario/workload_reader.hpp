@@ -1,6 +1,8 @@
 #pragma once
 // The `workload:` list of a scenario: matrix ops, put_signal and collectives, checked
-// against the mesh and the cluster. Internal to the loader.
+// against the mesh and the cluster; in version 2 also the `tensors:` the matrix ops read
+// and produce. Internal to the loader.
+#include <optional>
 #include <vector>
 
 #include "core/cluster_spec.hpp"
@@ -10,9 +12,21 @@
 
 namespace symmesh::scenario {
 
-// Op names are unique; an op without one is called "<op><index>" ("mm0", "put_signal3").
+// Version 1: every matrix op gives its shapes and placements. Op names are unique; an op
+// without one is called "<op><index>" ("mm0", "put_signal3").
 std::vector<WorkloadOp> read_workload(const Value& list, const DeviceMesh& mesh,
                                       const ClusterSpec& cluster);
+
+// Version 2: the declarations of `tensors:` (nullopt when the file has none) and the
+// workload whose matrix ops name them. Each op's inputs resolve to a declared input or
+// parameter or to an earlier op's output, and their shapes fill the op's a, b and bias;
+// then every output declaration must be produced and every input or parameter read.
+struct Dataflow {
+  std::vector<TensorDecl> tensors;  // in file order
+  std::vector<WorkloadOp> workload;
+};
+Dataflow read_dataflow(const std::optional<Value>& tensors, const Value& list,
+                       const DeviceMesh& mesh, const ClusterSpec& cluster);
 
 // mesh_dim given as a name ("tp") or an index ("1"); fails with a did-you-mean.
 int read_mesh_dim(const Value& value, const DeviceMesh& mesh);

@@ -140,6 +140,34 @@ int64_t Value::as_size_bytes() const {
   }
 }
 
+bool Value::as_bool() const {
+  if (node_.IsScalar()) {
+    const std::string& text = node_.Scalar();
+    if (text == "true" || text == "True" || text == "TRUE") return true;
+    if (text == "false" || text == "False" || text == "FALSE") return false;
+  }
+  fail(label() + ": expected true or false, got " + describe());
+}
+
+std::vector<Value::Entry> Value::entries() const {
+  if (!node_.IsMap()) fail(label() + ": expected a map, got " + describe());
+  const std::string in = path_.empty() ? "" : " in " + path_;
+  std::vector<Entry> out;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const Value key(it->first, it->first.Mark(), file_, path_);
+    if (!key.is_scalar()) key.fail("expected a key" + in + ", got " + key.describe());
+    const std::string name = it->first.Scalar();
+    for (const Entry& entry : out)
+      if (entry.name == name)
+        key.fail("duplicate key '" + name + "'" + in + " (first at line " +
+                 std::to_string(entry.key.location().line) + ")");
+    const std::string path = path_.empty() ? name : path_ + "." + name;
+    const YAML::Mark mark = it->second.IsNull() ? it->first.Mark() : it->second.Mark();
+    out.push_back({name, key, Value(it->second, mark, file_, path)});
+  }
+  return out;
+}
+
 std::vector<Value> Value::items() const {
   if (!node_.IsSequence()) fail(label() + ": expected a list, got " + describe());
   std::vector<Value> out;
@@ -208,7 +236,7 @@ MapReader::MapReader(const Value& map, std::vector<std::string> allowed) : map_(
                  std::to_string(entry.value.location().line) + ")");
     const std::string path = map.path().empty() ? name : map.path() + "." + name;
     const YAML::Mark mark = it->second.IsNull() ? it->first.Mark() : it->second.Mark();
-    entries_.push_back({name, Value(it->second, mark, map.file(), path)});
+    entries_.push_back({name, key, Value(it->second, mark, map.file(), path)});
   }
 }
 
@@ -219,6 +247,12 @@ bool MapReader::has(std::string_view key) const {
 std::optional<Value> MapReader::get(std::string_view key) const {
   for (const Entry& entry : entries_)
     if (entry.key == key) return entry.value;
+  return std::nullopt;
+}
+
+std::optional<Value> MapReader::key(std::string_view key) const {
+  for (const Entry& entry : entries_)
+    if (entry.key == key) return entry.key_value;
   return std::nullopt;
 }
 

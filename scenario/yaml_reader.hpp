@@ -45,10 +45,18 @@ class Value {
   std::string describe() const;
 
   std::string as_string() const;  // any scalar
+  // true/True/TRUE or false/False/FALSE (YAML 1.2's core schema): "yes" and "on" are
+  // refused, since YAML 1.1 readers take them for booleans and others for text.
+  bool as_bool() const;
   int as_int(int min, std::string_view expected = "") const;
   double as_quantity(QuantityKind kind) const;
   int64_t as_size_bytes() const;
   std::vector<Value> items() const;  // of a list; fails otherwise
+  // Of a map whose keys are names chosen by the user (tensors), in file order: each key
+  // (placed at itself, path = this map's) and its value (path "<map>.<key>"). Fails on a
+  // non-map, a key that is not a scalar and a duplicate key.
+  struct Entry;
+  std::vector<Entry> entries() const;
   // A list of `count` integers >= min (count < 0: any non-empty length).
   std::vector<int> as_int_list(int count, int min, std::string_view example) const;
   // [8192, 8192] or "8192x8192".
@@ -61,6 +69,12 @@ class Value {
   std::string path_;
 };
 
+struct Value::Entry {
+  std::string name;
+  Value key;
+  Value value;
+};
+
 // A YAML map whose keys must come from a fixed list: unknown keys fail with a
 // did-you-mean, duplicate keys fail, a non-map fails with "expected a map".
 class MapReader {
@@ -71,10 +85,13 @@ class MapReader {
   bool has(std::string_view key) const;
   std::optional<Value> get(std::string_view key) const;
   Value require(std::string_view key) const;  // "missing key 'x' in cluster.gpu"
+  // The key itself, for errors about its presence ("'tensors' needs 'version: 2'").
+  std::optional<Value> key(std::string_view key) const;
 
  private:
   struct Entry {
     std::string key;
+    Value key_value;
     Value value;
   };
   Value map_;

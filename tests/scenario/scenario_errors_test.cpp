@@ -416,3 +416,312 @@ TEST_F(ScenarioErrors, YamlSyntaxAndDuplicateKeys) {
   e = load_error("");
   EXPECT_THAT(e.message(), HasSubstr("empty scenario"));
 }
+
+TEST_F(ScenarioErrors, PlacementTextInOneStringPointsIntoTheFile) {
+  // One string of placements fails at its value, like a list's item does.
+  const auto e = load_error(std::string(kCluster) + R"yaml(mesh: [8]
+workload:
+  - {op: mm, a: [64, 32], b: [32, 16], a_placements: "S(0),Shard", b_placements: [R]}
+)yaml");
+  EXPECT_EQ(e.where(), at(9, 54));
+  EXPECT_THAT(e.message(), HasSubstr("shard needs a tensor dim"));
+}
+
+// ---- Version 2 (scenario-format.md, "Version 2: named tensors and dataflow") ----
+
+namespace {
+
+// kCluster (lines 1-6), then version 2 on a 2x4 mesh (lines 7-8); tensors start on line 9.
+std::string v2(const std::string& rest) {
+  return std::string(kCluster) + "version: 2\nmesh: {shape: [2, 4], names: [dp, tp]}\n" + rest;
+}
+
+// Declarations only (from line 9), then a workload that reads none of them.
+std::string v2_tensors(const std::string& tensors) {
+  return v2(tensors + "workload: [{op: all_reduce, bytes: 1 MiB, mesh_dim: dp}]\n");
+}
+
+// A valid two-op pipeline, x @ w1 -> h, h @ w2 -> out, in lines 9-15; tests change a line.
+const char* kTensors = R"yaml(tensors:
+  x: {shape: [64, 32], placements: ["S(0)", R]}
+  w1: {shape: [32, 16], parameter: true}
+  w2: {shape: [16, 8], parameter: true}
+workload:
+  - {name: up, op: mm, a: x, b: w1, output: h}
+  - {name: down, op: mm, a: h, b: w2, output: out}
+)yaml";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+TEST_F(ScenarioErrors, PipelineOfTheVersionTwoTestsIsValid) {
+  const Scenario s = load_scenario(files_.write("ok.yaml", v2(kTensors)));
+  EXPECT_EQ(s.workload.size(), 2u);
+}
+
+TEST_F(ScenarioErrors, VersionOneOrTwo) {
+  auto e = load_error(std::string(kCluster) + R"yaml(version: 3
+mesh: [8]
+workload: [{op: all_reduce, bytes: 1 MiB}]
+)yaml");
+  EXPECT_EQ(e.where(), at(7, 10));
+  EXPECT_EQ(e.message(), "version 3 is not supported (this symmesh reads versions 1 and 2)");
+
+  e = load_error(std::string(kCluster) + "version: 0\nmesh: [8]\n");
+  EXPECT_EQ(e.where(), at(7, 10));
+  EXPECT_THAT(e.message(), HasSubstr("version: expected an integer >= 1, got 0"));
+}
+
+TEST_F(ScenarioErrors, VersionTwoKeysInAVersionOneFile) {
+  auto e = load_error(std::string(kCluster) + R"yaml(mesh: [8]
+tensors:
+  x: {shape: [8, 8], placements: [R]}
+workload: [{op: all_reduce, bytes: 1 MiB}]
+)yaml");
+  EXPECT_EQ(e.where(), at(8, 1));
+  EXPECT_EQ(e.message(), "'tensors' needs 'version: 2' (named tensors are a version-2 feature)");
+
+  e = load_error(std::string(kCluster) + R"yaml(version: 1
+mesh: [8]
+training: {optimizer: sgd}
+workload: [{op: all_reduce, bytes: 1 MiB}]
+)yaml");
+  EXPECT_EQ(e.where(), at(9, 1));
+  EXPECT_EQ(e.message(),
+            "'training' needs 'version: 2' (the training step is a version-2 feature)");
+}
+
+TEST_F(ScenarioErrors, TensorsIsANonEmptyMapOfMaps) {
+  auto e = load_error(v2("tensors: [x, w]\nworkload: [{op: all_reduce, bytes: 1 MiB}]\n"));
+  EXPECT_EQ(e.where(), at(9, 10));
+  EXPECT_EQ(e.message(),
+            "tensors: expected a map of tensor declarations, name: {shape, placements, "
+            "parameter}, got a list");
+
+  e = load_error(v2("tensors: {}\nworkload: [{op: all_reduce, bytes: 1 MiB}]\n"));
+  EXPECT_EQ(e.where(), at(9, 10));
+  EXPECT_THAT(e.message(), HasSubstr("tensors: expected at least one tensor declaration, e.g. "
+                                     "x: {shape: [8192, 8192], placements: [\"S(0)\", \"R\"]}"));
+
+  e = load_error(v2_tensors("tensors:\n  x: [8, 8]\n"));
+  EXPECT_EQ(e.where(), at(10, 6));
+  EXPECT_EQ(e.message(), "tensors.x: expected a map, got a list");
+}
+
+TEST_F(ScenarioErrors, TensorNamesAndKeys) {
+  auto e = load_error(v2_tensors("tensors:\n  x: {shape: [8, 8], placement: [R, R]}\n"));
+  EXPECT_EQ(e.where(), at(10, 22));
+  EXPECT_EQ(e.message(), "unknown key 'placement' in tensors.x \u2014 did you mean 'placements'?");
+
+  e = load_error(v2_tensors("tensors:\n  \"\": {shape: [8, 8], placements: [R, R]}\n"));
+  EXPECT_EQ(e.where(), at(10, 3));
+  EXPECT_EQ(e.message(), "tensors: a tensor name must not be empty");
+
+  e = load_error(v2_tensors(R"yaml(tensors:
+  x: {shape: [8, 8], placements: [R, R]}
+  x: {shape: [8, 8], parameter: true}
+)yaml"));
+  EXPECT_EQ(e.where(), at(11, 3));
+  EXPECT_EQ(e.message(), "duplicate key 'x' in tensors (first at line 10)");
+
+  e = load_error(v2_tensors("tensors:\n  w: {shape: [8, 8], parameter: yes}\n"));
+  EXPECT_EQ(e.where(), at(10, 33));
+  EXPECT_EQ(e.message(), "tensors.w.parameter: expected true or false, got 'yes'");
+}
+
+TEST_F(ScenarioErrors, TensorRoles) {
+  // A shape without `parameter: true`: an input, which must say where it is.
+  auto e = load_error(v2_tensors("tensors:\n  x: {shape: [8, 8]}\n"));
+  EXPECT_EQ(e.where(), at(10, 3));
+  EXPECT_EQ(e.message(),
+            "tensor 'x' is an input: give its placements, one per mesh dim, e.g. placements: "
+            "[\"S(0)\", \"R\"]");
+
+  e = load_error(v2_tensors("tensors:\n  w: {parameter: true, placements: [R, R]}\n"));
+  EXPECT_EQ(e.where(), at(10, 3));
+  EXPECT_EQ(e.message(), "tensor 'w' is a parameter: give its shape, e.g. shape: [8192, 8192]");
+
+  // No shape: an output requirement, which is nothing without placements.
+  e = load_error(v2_tensors("tensors:\n  y: {parameter: false}\n"));
+  EXPECT_EQ(e.where(), at(10, 3));
+  EXPECT_EQ(e.message(),
+            "tensor 'y' has no shape, so it is an output requirement: give its placements, one "
+            "per mesh dim (an input or a parameter needs a shape)");
+}
+
+TEST_F(ScenarioErrors, TensorShapesAndPlacements) {
+  auto e = load_error(v2_tensors("tensors:\n  x: {shape: [8, 0], placements: [R, R]}\n"));
+  EXPECT_EQ(e.where(), at(10, 18));
+  EXPECT_THAT(e.message(), HasSubstr("tensors.x.shape: expected a list of positive integers"));
+
+  e = load_error(v2_tensors("tensors:\n  x: {shape: [8, 8], placements: [\"S(0)\"]}\n"));
+  EXPECT_EQ(e.where(), at(10, 34));
+  EXPECT_EQ(e.message(),
+            "tensors.x.placements: 1 placement (S(0)) for the 2-D mesh 2x4 (dp,tp); give one per "
+            "mesh dim");
+
+  e = load_error(v2_tensors("tensors:\n  x: {shape: [8, 8], placements: [R, \"S(2)\"]}\n"));
+  EXPECT_EQ(e.where(), at(10, 38));
+  EXPECT_EQ(e.message(),
+            "tensors.x.placements: S(2) is beyond the rank of the 2-D tensor 'x' (8x8); S(d) "
+            "needs d < 2");
+
+  // A parameter's placements, optional, are checked the same way.
+  e = load_error(
+      v2_tensors("tensors:\n  w: {shape: [8], parameter: true, placements: [R, \"S(1)\"]}\n"));
+  EXPECT_EQ(e.where(), at(10, 52));
+  EXPECT_THAT(e.message(), HasSubstr("S(1) is beyond the rank of the 1-D tensor 'w' (8)"));
+}
+
+TEST_F(ScenarioErrors, Training) {
+  const std::string ops = "workload: [{op: all_reduce, bytes: 1 MiB, mesh_dim: dp}]\n";
+  auto e = load_error(v2("training: {optimizer: adamm}\n" + ops));
+  EXPECT_EQ(e.where(), at(9, 23));
+  EXPECT_EQ(e.message(), "unknown training.optimizer 'adamm' \u2014 did you mean 'adam'?");
+
+  e = load_error(v2("training: {optimizer: lion}\n" + ops));
+  EXPECT_EQ(e.message(), "unknown training.optimizer 'lion' (expected one of: adam, sgd)");
+
+  e = load_error(v2("training: {backwards: true}\n" + ops));
+  EXPECT_EQ(e.where(), at(9, 12));
+  EXPECT_EQ(e.message(), "unknown key 'backwards' in training \u2014 did you mean 'backward'?");
+
+  e = load_error(v2("training: {backward: 1}\n" + ops));
+  EXPECT_EQ(e.where(), at(9, 22));
+  EXPECT_EQ(e.message(), "training.backward: expected true or false, got '1'");
+
+  e = load_error(v2("training: adam\n" + ops));
+  EXPECT_EQ(e.where(), at(9, 11));
+  EXPECT_EQ(e.message(), "training: expected a map, got 'adam'");
+}
+
+TEST_F(ScenarioErrors, VersionTwoMatrixOpKeys) {
+  // Version 1's placement keys: the placements moved to the declarations.
+  auto e = load_error(v2(replaced(kTensors, "output: h}", "output: h, a_placements: [R, R]}")));
+  EXPECT_EQ(e.where(), at(14, 48));
+  EXPECT_EQ(e.message(),
+            "'a_placements' is a version-1 key: in version 2 placements belong to the tensors "
+            "(declare them under 'tensors:')");
+  e = load_error(v2(replaced(kTensors, "output: out}", "output: out, out_placements: [R, R]}")));
+  EXPECT_EQ(e.where(), at(15, 52));
+  EXPECT_THAT(e.message(), HasSubstr("'out_placements' is a version-1 key"));
+
+  // A shape where a name belongs.
+  e = load_error(v2(replaced(kTensors, "a: x,", "a: [64, 32],")));
+  EXPECT_EQ(e.where(), at(14, 27));
+  EXPECT_EQ(e.message(),
+            "workload[0].a: expected a tensor name, got a list (in version 2 shapes and "
+            "placements belong to the tensors: declare them under 'tensors:')");
+
+  e = load_error(v2(replaced(kTensors, ", output: h}", "}")));
+  EXPECT_EQ(e.where(), at(14, 5));
+  EXPECT_EQ(e.message(), "missing key 'output' in workload[0]");
+
+  e = load_error(v2(replaced(kTensors, "output: h}", "output: \"\"}")));
+  EXPECT_EQ(e.where(), at(14, 45));
+  EXPECT_EQ(e.message(), "workload[0].output: a tensor name must not be empty");
+
+  // The bias key as the op takes it: addmm needs one, mm takes none.
+  e = load_error(v2(replaced(kTensors, "op: mm, a: x", "op: addmm, a: x")));
+  EXPECT_EQ(e.where(), at(14, 5));
+  EXPECT_EQ(e.message(), "missing key 'bias' in workload[0] (addmm needs a bias)");
+  e = load_error(v2(replaced(kTensors, "b: w1,", "b: w1, bias: w2,")));
+  EXPECT_EQ(e.where(), at(14, 37));
+  EXPECT_THAT(e.message(), HasSubstr("unknown key 'bias' in workload[0]"));
+}
+
+TEST_F(ScenarioErrors, UnknownTensorSuggestsAKnownOne) {
+  auto e = load_error(v2(replaced(kTensors, "a: h,", "a: hh,")));
+  EXPECT_EQ(e.where(), at(15, 29));
+  EXPECT_EQ(e.message(),
+            "unknown tensor 'hh': not declared under 'tensors:' and not the output of an earlier "
+            "op \u2014 did you mean 'h'?");
+
+  // Ops run in order: a later op's output is not there yet.
+  e = load_error(v2(replaced(kTensors, "a: x,", "a: out,")));
+  EXPECT_EQ(e.where(), at(14, 27));
+  EXPECT_THAT(e.message(), HasSubstr("unknown tensor 'out': not declared under 'tensors:' and "
+                                     "not the output of an earlier op (expected one of: x, w1, "
+                                     "w2)"));
+
+  // An output declaration is a requirement on a producer, not something to read first.
+  // (y is line 13; the workload moves one line down.)
+  e = load_error(v2(replaced(replaced(kTensors, "  w2: {shape: [16, 8], parameter: true}\n",
+                                      "  w2: {shape: [16, 8], parameter: true}\n"
+                                      "  y: {placements: [R, R]}\n"),
+                             "a: x,", "a: y,")));
+  EXPECT_EQ(e.where(), at(15, 27));
+  EXPECT_EQ(e.message(),
+            "tensor 'y' is declared as an output (no shape, line 13) but no earlier op produces "
+            "it; ops run in order, so its producer must come first");
+}
+
+TEST_F(ScenarioErrors, OutputNames) {
+  auto e = load_error(v2(replaced(kTensors, "output: h}", "output: x}")));
+  EXPECT_EQ(e.where(), at(14, 45));
+  EXPECT_EQ(e.message(),
+            "'x' is declared as an input (line 10); an op's output needs a new name or an output "
+            "declaration");
+
+  e = load_error(v2(replaced(kTensors, "output: h}", "output: w2}")));
+  EXPECT_THAT(e.message(), HasSubstr("'w2' is declared as a parameter (line 12)"));
+
+  // h @ w2 is [64, 8]; naming it h again is a second producer of h.
+  e = load_error(v2(replaced(kTensors, "output: out}", "output: h}")));
+  EXPECT_EQ(e.where(), at(15, 47));
+  EXPECT_EQ(e.message(),
+            "tensor 'h' is already the output of op 'up' (line 14); each tensor is produced by "
+            "one op: give this output a new name");
+}
+
+TEST_F(ScenarioErrors, ResolvedShapesMustMultiply) {
+  // h = x[64, 32] @ w1[32, 16] is 64x16; w2 as [8, 16] does not meet it.
+  auto e = load_error(v2(replaced(kTensors, "w2: {shape: [16, 8]", "w2: {shape: [8, 16]")));
+  EXPECT_EQ(e.where(), at(15, 35));
+  EXPECT_EQ(e.message(),
+            "workload[1].b: tensor 'w2' is 8x16; inner dims differ: a is 64x16, b is 8x16 (a's "
+            "last dim must equal b's first)");
+
+  e = load_error(v2(replaced(kTensors, "op: mm, a: x", "op: bmm, a: x")));
+  EXPECT_EQ(e.where(), at(14, 28));
+  EXPECT_EQ(e.message(), "workload[0].a: tensor 'x' is 64x32; bmm needs a 3-D tensor, got 64x32");
+
+  // addmm's bias must broadcast to the output, x @ w1 = [64, 16].
+  e = load_error(
+      v2(replaced(kTensors, "op: mm, a: x, b: w1,", "op: addmm, a: x, b: w1, bias: w2,")));
+  EXPECT_EQ(e.where(), at(14, 46));
+  EXPECT_EQ(e.message(),
+            "workload[0].bias: tensor 'w2' is 16x8; bias 16x8 does not broadcast to the output "
+            "64x16 (each of its trailing dims must be 1 or the output's)");
+}
+
+TEST_F(ScenarioErrors, OutputDeclarationsAndUnreadTensors) {
+  // y is declared (line 13) but the ops produce h and out.
+  const std::string with_y = replaced(kTensors, "  w2: {shape: [16, 8], parameter: true}\n",
+                                      "  w2: {shape: [16, 8], parameter: true}\n"
+                                      "  y: {placements: [\"S(0)\", \"S(2)\"]}\n");
+  auto e = load_error(v2(with_y));
+  EXPECT_EQ(e.where(), at(13, 3));
+  EXPECT_EQ(e.message(),
+            "tensor 'y' has no shape and no op produces it \u2014 did you mean 'h' (the output of "
+            "op 'up')?");
+
+  // Produced by down as 64x8 = h[64, 16] @ w2[16, 8]: S(2) is beyond its rank.
+  e = load_error(v2(replaced(with_y, "output: out}", "output: y}")));
+  EXPECT_EQ(e.where(), at(13, 28));
+  EXPECT_EQ(e.message(),
+            "tensors.y.placements: S(2) is beyond the rank of the 2-D tensor 'y' (64x8, the "
+            "output of op 'down'); S(d) needs d < 2");
+
+  e = load_error(v2(replaced(kTensors, "  w2: {shape: [16, 8], parameter: true}\n",
+                             "  w2: {shape: [16, 8], parameter: true}\n"
+                             "  w3: {shape: [8, 8], parameter: true}\n")));
+  EXPECT_EQ(e.where(), at(13, 3));
+  EXPECT_EQ(e.message(), "tensor 'w3' is declared but no op reads it");
+}

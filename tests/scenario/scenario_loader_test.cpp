@@ -134,6 +134,197 @@ workload:
   EXPECT_EQ(s.workload[2].name, "reduce_scatter2");
   EXPECT_FALSE(s.sweep.has_value());
   EXPECT_FALSE(s.objective.has_value());
+  // No `version:` is version 1: no tensors, no training, ops that name no tensors.
+  EXPECT_EQ(s.version, 1);
+  EXPECT_FALSE(s.is_dataflow());
+  EXPECT_TRUE(s.tensors.empty());
+  EXPECT_FALSE(s.training.has_value());
+  EXPECT_FALSE(s.workload[0].reads_tensors());
+  EXPECT_EQ(s.workload[0].a_tensor, "");
+}
+
+TEST(ScenarioLoader, ExplicitVersionOneLoadsAsBefore) {
+  ScenarioFiles files;
+  const Scenario s = load_scenario(files.write("v1.yaml", R"yaml(version: 1
+cluster: clusters/dgx-h100.yaml
+mesh: [8]
+workload:
+  - {op: mm, a: [64, 32], b: [32, 16], a_placements: ["S(0)"], b_placements: [R],
+     out_placements: ["S(0)"]}
+)yaml"));
+  EXPECT_EQ(s.version, 1);
+  ASSERT_EQ(s.workload.size(), 1u);
+  EXPECT_THAT(s.workload[0].a, ElementsAre(64, 32));
+  EXPECT_EQ(to_string(s.workload[0].a_placements), "S(0)");
+  ASSERT_TRUE(s.workload[0].out_placements.has_value());
+  EXPECT_EQ(to_string(*s.workload[0].out_placements), "S(0)");
+}
+
+// The example of docs/scenario-format.md, "Version 2: named tensors and dataflow".
+TEST(ScenarioLoader, VersionTwoTensorsAndDataflow) {
+  ScenarioFiles files;
+  const Scenario s = load_scenario(files.write("mlp.yaml", R"yaml(version: 2
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+tensors:
+  x:  {shape: [32768, 8192], placements: ["S(0)", "R"]}
+  w1: {shape: [8192, 28672], parameter: true}
+  w2: {shape: [28672, 8192], parameter: true, placements: ["R", "S(0)"]}
+  y:  {placements: ["S(0)", "R"]}
+training: {backward: true, optimizer: adam}
+workload:
+  - {name: up,   op: mm, a: x, b: w1, output: h}
+  - {name: down, op: mm, a: h, b: w2, output: y}
+  - {name: sync, op: all_reduce, bytes: 8 MiB, mesh_dim: dp}
+)yaml"));
+  EXPECT_EQ(s.version, 2);
+  EXPECT_TRUE(s.is_dataflow());
+
+  // Declarations in file order, by role.
+  ASSERT_EQ(s.tensors.size(), 4u);
+  const TensorDecl& x = s.tensors[0];
+  EXPECT_EQ(x.name, "x");
+  EXPECT_EQ(x.role, TensorDecl::Role::input);
+  EXPECT_THAT(x.shape, ElementsAre(32768, 8192));
+  ASSERT_TRUE(x.placements.has_value());
+  EXPECT_EQ(to_string(*x.placements), "S(0),R");
+  EXPECT_EQ(x.where.line, 5);  // at the tensor's name
+  EXPECT_EQ(x.where.column, 3);
+  const TensorDecl& w1 = s.tensors[1];
+  EXPECT_EQ(w1.name, "w1");
+  EXPECT_EQ(w1.role, TensorDecl::Role::parameter);
+  EXPECT_THAT(w1.shape, ElementsAre(8192, 28672));
+  EXPECT_FALSE(w1.placements.has_value());  // free: the planner chooses
+  const TensorDecl& w2 = s.tensors[2];
+  EXPECT_EQ(w2.role, TensorDecl::Role::parameter);
+  ASSERT_TRUE(w2.placements.has_value());
+  EXPECT_EQ(to_string(*w2.placements), "R,S(0)");
+  const TensorDecl& y = s.tensors[3];
+  EXPECT_EQ(y.name, "y");
+  EXPECT_EQ(y.role, TensorDecl::Role::output);
+  EXPECT_TRUE(y.shape.empty());
+  ASSERT_TRUE(y.placements.has_value());
+  EXPECT_EQ(to_string(*y.placements), "S(0),R");
+  EXPECT_EQ(y.where.line, 8);
+  EXPECT_EQ(s.tensor("w2"), &s.tensors[2]);
+  EXPECT_EQ(s.tensor("h"), nullptr);  // produced, not declared
+
+  ASSERT_TRUE(s.training.has_value());
+  EXPECT_TRUE(s.training->backward);
+  EXPECT_EQ(s.training->optimizer, Optimizer::adam);
+  EXPECT_EQ(s.training->where.line, 9);
+  EXPECT_EQ(s.training->where.column, 11);
+
+  ASSERT_EQ(s.workload.size(), 3u);
+  const WorkloadOp& up = s.workload[0];
+  EXPECT_EQ(up.name, "up");
+  EXPECT_TRUE(up.reads_tensors());
+  EXPECT_EQ(up.a_tensor, "x");
+  EXPECT_EQ(up.b_tensor, "w1");
+  EXPECT_EQ(up.bias_tensor, "");
+  EXPECT_EQ(up.output_tensor, "h");
+  EXPECT_THAT(up.a, ElementsAre(32768, 8192));
+  EXPECT_THAT(up.b, ElementsAre(8192, 28672));
+  EXPECT_TRUE(up.bias.empty());
+  EXPECT_TRUE(up.a_placements.empty());  // the declarations carry them
+  EXPECT_TRUE(up.b_placements.empty());
+  EXPECT_FALSE(up.out_placements.has_value());
+  const WorkloadOp& down = s.workload[1];
+  EXPECT_EQ(down.a_tensor, "h");
+  EXPECT_EQ(down.b_tensor, "w2");
+  EXPECT_EQ(down.output_tensor, "y");
+  // h = x[32768, 8192] @ w1[8192, 28672]: [32768, 28672].
+  EXPECT_THAT(down.a, ElementsAre(32768, 28672));
+  EXPECT_THAT(down.b, ElementsAre(28672, 8192));
+  EXPECT_EQ(down.where.line, 12);
+  // A collective reads as in version 1.
+  const WorkloadOp& sync = s.workload[2];
+  EXPECT_EQ(sync.kind, OpKind::all_reduce);
+  EXPECT_FALSE(sync.reads_tensors());
+  EXPECT_EQ(sync.bytes, 8388608);  // 8 MiB = 8 x 1,048,576
+  EXPECT_EQ(sync.mesh_dim, 0);     // dp
+}
+
+TEST(ScenarioLoader, VersionTwoLinearAndAddmmBiases) {
+  ScenarioFiles files;
+  const Scenario s = load_scenario(files.write("bias2.yaml", R"yaml(version: 2
+cluster: clusters/dgx-h100.yaml
+mesh: [8]
+tensors:
+  tokens: {shape: [4, 2048, 4096], placements: ["R"]}
+  fc1_w:  {shape: [14336, 4096], parameter: true, placements: ["S(0)"]}
+  fc1_b:  {shape: [14336], parameter: true}
+  fc2_w:  {shape: [4096, 14336], parameter: true}
+  rows:   {shape: [1024, 4096], placements: ["S(0)"]}
+  proj_w: {shape: [4096, 512], parameter: true}
+  proj_b: {shape: [512], parameter: true}
+training: {backward: false, optimizer: sgd}
+workload:
+  - {name: fc1, op: linear, a: tokens, b: fc1_w, bias: fc1_b, output: hidden}
+  - {name: fc2, op: linear, a: hidden, b: fc2_w, output: out, dtype: fp32}
+  - {name: proj, op: addmm, bias: proj_b, a: rows, b: proj_w, output: proj}
+)yaml"));
+  ASSERT_TRUE(s.training.has_value());
+  EXPECT_FALSE(s.training->backward);
+  EXPECT_EQ(s.training->optimizer, Optimizer::sgd);
+  ASSERT_EQ(s.workload.size(), 3u);
+
+  // linear with a bias.
+  const WorkloadOp& fc1 = s.workload[0];
+  EXPECT_EQ(fc1.kind, OpKind::linear);
+  EXPECT_THAT(fc1.a, ElementsAre(4, 2048, 4096));
+  EXPECT_THAT(fc1.b, ElementsAre(14336, 4096));
+  EXPECT_EQ(fc1.bias_tensor, "fc1_b");
+  EXPECT_THAT(fc1.bias, ElementsAre(14336));
+  EXPECT_EQ(fc1.output_tensor, "hidden");
+  EXPECT_TRUE(fc1.bias_placements.empty());
+
+  // linear without one: hidden = tokens[4, 2048, 4096] @ fc1_w[14336, 4096]^T is
+  // [4, 2048, 14336].
+  const WorkloadOp& fc2 = s.workload[1];
+  EXPECT_EQ(fc2.a_tensor, "hidden");
+  EXPECT_THAT(fc2.a, ElementsAre(4, 2048, 14336));
+  EXPECT_THAT(fc2.b, ElementsAre(4096, 14336));
+  EXPECT_EQ(fc2.bias_tensor, "");
+  EXPECT_TRUE(fc2.bias.empty());
+  EXPECT_EQ(s.dtype_of(fc2), DType::fp32);
+
+  // addmm with its bias; the op and its output share the name "proj" (separate namespaces).
+  const WorkloadOp& proj = s.workload[2];
+  EXPECT_EQ(proj.kind, OpKind::addmm);
+  EXPECT_EQ(proj.name, "proj");
+  EXPECT_EQ(proj.output_tensor, "proj");
+  EXPECT_EQ(proj.bias_tensor, "proj_b");
+  EXPECT_THAT(proj.bias, ElementsAre(512));
+  EXPECT_THAT(proj.a, ElementsAre(1024, 4096));
+  EXPECT_THAT(proj.b, ElementsAre(4096, 512));
+  EXPECT_EQ(s.tensor("proj"), nullptr);
+}
+
+TEST(ScenarioLoader, VersionTwoWithoutTensorsAndTrainingDefaults) {
+  // A version-2 file needs `tensors:` only for matrix ops; `training: {}` takes the defaults.
+  const Scenario s = load_scenario_text(R"yaml(version: 2
+cluster: clusters/dgx-h100.yaml
+mesh: [8]
+training: {}
+workload: [{name: gather, op: all_gather, bytes: 1 MiB}]
+)yaml",
+                                        "v2.yaml");
+  EXPECT_EQ(s.version, 2);
+  EXPECT_TRUE(s.tensors.empty());
+  ASSERT_TRUE(s.training.has_value());
+  EXPECT_TRUE(s.training->backward);
+  EXPECT_EQ(s.training->optimizer, Optimizer::adam);
+  ASSERT_EQ(s.workload.size(), 1u);
+  EXPECT_EQ(s.workload[0].bytes, 1048576);
+
+  const Scenario untrained = load_scenario_text(R"yaml(version: 2
+cluster: clusters/dgx-h100.yaml
+mesh: [8]
+workload: [{op: all_reduce, bytes: 1 MiB}]
+)yaml",
+                                                "v2.yaml");
+  EXPECT_FALSE(untrained.training.has_value());
 }
 
 TEST(ScenarioLoader, AddmmAndBaddbmmCarryBias) {
@@ -167,8 +358,9 @@ TEST(ScenarioShipped, EveryShippedScenarioLoads) {
   std::sort(names.begin(), names.end());
   EXPECT_THAT(names,
               ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml", "llama3-405b-layer-tp.yaml",
-                          "llama3-70b-layer-tp8.yaml", "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml",
-                          "pingpong.yaml", "quickstart.yaml", "ring-allgather-8gpu.yaml"));
+                          "llama3-70b-layer-tp8.yaml", "llama3-70b-layer-train.yaml",
+                          "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml", "pingpong.yaml",
+                          "quickstart.yaml", "ring-allgather-8gpu.yaml"));
 }
 
 TEST(ScenarioShipped, EveryShippedClusterLoads) {
@@ -181,8 +373,19 @@ TEST(ScenarioShipped, EveryShippedClusterLoads) {
     EXPECT_EQ(c.gpus_per_node, 8);
   }
   std::sort(names.begin(), names.end());
-  EXPECT_THAT(names, ElementsAre("dgx-h100.yaml", "dgx-h200.yaml", "ib-fattree-4node.yaml",
-                                 "ib-rail-4node.yaml", "pcie-8gpu.yaml"));
+  EXPECT_THAT(names, ElementsAre("dgx-h100.yaml", "dgx-h200.yaml", "h200-ib-rail-4node.yaml",
+                                 "ib-fattree-4node.yaml", "ib-rail-4node.yaml", "pcie-8gpu.yaml"));
+}
+
+TEST(ScenarioShipped, H200RailClusterIsFourDgxH200) {
+  // H200 datasheet: 141 GB (decimal) at 4.8 TB/s; the rest from ib-rail-4node.yaml.
+  const ClusterSpec c = load_cluster(kScenarios + "/clusters/h200-ib-rail-4node.yaml");
+  EXPECT_EQ(c.nodes, 4);
+  EXPECT_EQ(c.gpu.name, "H200-SXM");
+  EXPECT_DOUBLE_EQ(c.gpu.memory_capacity_bytes, 141e9);
+  EXPECT_DOUBLE_EQ(c.gpu.memory_bandwidth_bytes_per_s, 4.8e12);
+  EXPECT_EQ(c.inter_node.kind, "rail");
+  EXPECT_EQ(c.inter_node.nics_per_node, 8);
 }
 
 TEST(ScenarioShipped, ClusterFigures) {
