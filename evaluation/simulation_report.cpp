@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text.hpp"
 #include "evaluation/dtype_values.hpp"
 #include "strategies/sharded_result.hpp"
 
@@ -37,6 +38,58 @@ std::string cluster_line(const ClusterSpec& c) {
   return line + ")";
 }
 
+// The tensor input `k` of a planned op reads: its name in version 2, else a/b/bias.
+std::string input_name(const WorkloadOp& op, const strategies::Plan& plan, int k) {
+  const auto& problem = plan.problem;
+  const std::string& named = k == problem.lhs_index()    ? op.a_tensor
+                             : k == problem.rhs_index()  ? op.b_tensor
+                             : k == problem.bias_index() ? op.bias_tensor
+                                                         : op.output_tensor;
+  return named.empty() ? problem.input_names().at(k) : named;
+}
+
+PaidRedistribution paid(const strategies::PlannedRedistribution& r, std::string tensor,
+                        const DeviceMesh& mesh) {
+  PaidRedistribution out;
+  out.tensor = std::move(tensor);
+  out.from = r.redistribution.from;
+  out.to = r.redistribution.to;
+  for (size_t i = 0; i < r.redistribution.steps.size(); ++i) {
+    const RedistributionStep& step = r.redistribution.steps[i];
+    const std::string dim = mesh.dim_names().empty() ? std::to_string(step.mesh_dim)
+                                                     : mesh.dim_names().at(step.mesh_dim);
+    out.steps += (i ? ", " : "") + to_string(step.collective) + " over " + dim;
+    if (step.buffer_bytes) out.steps += " (" + format_bytes(step.buffer_bytes) + ")";
+    if (i < r.step_cost_us.size()) out.estimated_us += r.step_cost_us[i];
+  }
+  return out;
+}
+
+StepReport step_report(const strategies::PlannedWorkload& planned, const ClusterSpec& cluster) {
+  const strategies::StepLayout& layout = *planned.layout;
+  StepReport out;
+  out.peak_memory_bytes = layout.memory.peak_bytes();
+  out.memory_breakdown = strategies::memory_breakdown_text(layout.memory);
+  out.capacity_bytes = static_cast<int64_t>(cluster.gpu.memory_capacity_bytes);
+  out.gpu = cluster.gpu.name;
+  out.serial_estimate_s = layout.serial_cost_us * 1e-6;
+  out.layouts_priced = layout.stats.layouts_priced;
+  out.states_expanded = layout.stats.states_expanded;
+  out.search_s = layout.stats.seconds;
+  out.beam_width = layout.stats.beam_width;
+  out.gradient_reductions = static_cast<int>(layout.reductions.size());
+  // The graph op where memory peaks, by position among the planned matrix ops.
+  int matrix = -1;
+  for (size_t i = 0, seen = 0; i < layout.ops.size(); ++i)
+    if (layout.ops[i] && static_cast<int>(i) == layout.memory.peak_op)
+      matrix = static_cast<int>(seen);
+    else if (layout.ops[i])
+      ++seen;
+  for (size_t i = 0, seen = 0; i < planned.ops.size() && matrix >= 0; ++i)
+    if (planned.plans[i] && static_cast<int>(seen++) == matrix) out.peak_op = planned.ops[i].name;
+  return out;
+}
+
 }  // namespace
 
 SimulationReport build_simulation_report(const Scenario& scenario,
@@ -65,6 +118,8 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     for (const LabelSpan& span : result.label_spans)
       if (span.name == op.name) {
         r.time_s = span.end_s - span.start_s;
+        r.start_s = span.start_s;
+        r.end_s = span.end_s;
         r.comm_time_s = span.busiest_comm_s;
         r.compute_time_s = span.busiest_compute_s;
       }
@@ -76,9 +131,18 @@ SimulationReport build_simulation_report(const Scenario& scenario,
       r.implementation = to_string(lowered.plan->chosen_candidate().implementation);
       r.chunks = lowered.plan->chosen_candidate().chunks;
       if (emulated) r.max_abs_error = emulation_error(lowered, workload, result);
+      for (const auto& paid_for : lowered.plan->redistributions)
+        r.redistributions.push_back(
+            paid(paid_for, input_name(op, *lowered.plan, paid_for.input), workload.mesh));
+      if (lowered.plan->output_redistribution)
+        r.redistributions.push_back(paid(*lowered.plan->output_redistribution,
+                                         op.output_tensor.empty() ? "out" : op.output_tensor,
+                                         workload.mesh));
     }
     report.ops.push_back(r);
   }
+  if (workload.planned && workload.planned->layout)
+    report.step = step_report(*workload.planned, scenario.cluster);
   return report;
 }
 

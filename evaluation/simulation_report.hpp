@@ -14,12 +14,22 @@
 
 namespace symmesh::evaluation {
 
+// A redistribution an op paid for: one of its inputs (or its output) moved to the
+// placements its strategy needs (or the output to where it must end up).
+struct PaidRedistribution {
+  std::string tensor;  // the tensor's name (version 2) or the input's ("a", "b", "out")
+  Placements from, to;
+  std::string steps;        // "all_reduce over tp (32.00 MiB)"
+  double estimated_us = 0;  // the cost model's figure
+};
+
 struct OpReport {
   std::string name;
-  std::string op;             // "mm", "put_signal", "all_reduce", …
-  double time_s = 0;          // first start to last end over all ranks
-  double comm_time_s = 0;     // busiest rank's time in communication (puts, waits)
-  double compute_time_s = 0;  // busiest rank's time in local compute (matmul, copies)
+  std::string op;                 // "mm", "put_signal", "all_reduce", …
+  double time_s = 0;              // first start to last end over all ranks
+  double start_s = 0, end_s = 0;  // from the step's start
+  double comm_time_s = 0;         // busiest rank's time in communication (puts, waits)
+  double compute_time_s = 0;      // busiest rank's time in local compute (matmul, copies)
   int64_t peak_memory_bytes_per_rank = 0;
   int64_t bytes = 0;  // put_signal / collectives: the op's byte count
   std::optional<std::vector<Placements>> input_placements;  // matmuls: the chosen strategy
@@ -29,6 +39,22 @@ struct OpReport {
   std::string implementation = "unfused";  // matmuls: strategies::Implementation's text
   int chunks = 1;                          // its chunks per shard
   std::optional<double> max_abs_error;     // emulation
+  std::vector<PaidRedistribution> redistributions;
+};
+
+// A version-2 step: its memory and what the layout search did.
+struct StepReport {
+  int64_t peak_memory_bytes = 0;  // per GPU, the busiest rank
+  std::string memory_breakdown;   // "parameters 1.00 GiB, gradients …"
+  std::string peak_op;            // where it peaks
+  int64_t capacity_bytes = 0;
+  std::string gpu;
+  double serial_estimate_s = 0;  // the search's objective: every op and reduction in series
+  int64_t layouts_priced = 0;
+  int64_t states_expanded = 0;
+  double search_s = 0;
+  int beam_width = 0;
+  int gradient_reductions = 0;
 };
 
 struct SimulationReport {
@@ -42,6 +68,7 @@ struct SimulationReport {
   // From the Program's collective records: how many of each kind ran, and how.
   std::vector<CollectiveCount> collectives;
   std::vector<std::string> warnings;
+  std::optional<StepReport> step;  // version 2
 };
 
 // `collectives` says which collectives a hardware run handed to NCCL (the simulator runs

@@ -37,6 +37,10 @@ struct Option {
   int64_t transient_bytes = 0;
   int64_t new_static_bytes = 0;  // free parameters placed here
   double cost_us = 0;            // the op's, plus its gradient reduction's
+  // Training: the gradient reductions the parameters placed here will need, foreseen
+  // (ranking only), and the parameter whose foreseen reduction this op settles.
+  std::vector<std::pair<TensorId, double>> foreseen_us;
+  TensorId settles = -1;
 };
 
 struct Choice {
@@ -51,6 +55,14 @@ struct State {
   int64_t static_bytes = 0;
   int64_t peak_bytes = 0;  // static + live + transient, the most so far
   std::shared_ptr<const Choice> history;
+  // Foreseen gradient reductions not yet priced: ranking by cost alone would take, in the
+  // forward, the layouts whose price comes only in the backward (replicated weights).
+  std::vector<std::pair<TensorId, double>> foreseen_us;
+  double rank_us() const {
+    double r = cost_us;
+    for (const auto& f : foreseen_us) r += f.second;
+    return r;
+  }
 };
 
 Placements without_partial(Placements p) {
@@ -187,6 +199,8 @@ class Search {
                 : c.input_placements[k];
         option->places.emplace_back(in.tensor, table_.intern(stored));
         option->new_static_bytes += parameter_static_bytes(g_, in.tensor, stored, mesh_);
+        if (g_.training)
+          option->foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
       }
       problem.output_target = output_target(out, c.output_placements);
       std::vector<Candidate> one{c};
@@ -203,13 +217,37 @@ class Search {
       if (problem.output_target && *problem.output_target != one[0].output_placements)
         option->transient_bytes +=
             local_bytes(problem.output_shape(), op.dtype, one[0].output_placements, mesh_);
-      if (out.is_parameter_gradient && out.consumers.empty() &&
-          !add_reduction(*option, state, op, i, ends))
-        continue;
+      if (out.is_parameter_gradient && out.consumers.empty()) {
+        if (!add_reduction(*option, state, op, i, ends)) continue;
+        option->settles = out.of;
+      }
       option->layout = std::make_shared<const OpLayout>(OpLayout{problem, one[0]});
       options.push_back(std::move(option));
     }
     return options;
+  }
+
+  // What reducing the gradient of parameter input `k` of forward op `op` will cost when the
+  // parameter is stored at `stored` and the strategy `c` runs: on each mesh dim where the
+  // parameter is replicated but another input is sharded (the data is split there), the
+  // gradient comes out Partial and is all-reduced.
+  double foreseen_reduction_us(const GraphOp& op, size_t k, const Candidate& c,
+                               const Placements& stored) const {
+    const GraphTensor& param = g_.tensors[op.inputs[k].tensor];
+    double us = 0;
+    for (int d = 0; d < mesh_.ndim(); ++d) {
+      if (!stored[d].is_replicate() || mesh_.shape()[d] == 1) continue;
+      bool data_split = false;
+      for (size_t j = 0; j < op.inputs.size(); ++j)
+        if (j != k && c.input_placements[j][d].is_shard()) data_split = true;
+      if (!data_split) continue;
+      Placements partial = stored;
+      partial[d] = Placement::partial();
+      const TensorSpec spec{param.shape, param.dtype, partial};
+      for (double step : model_.step_costs_us(spec, plan_transitions(partial, stored), mesh_))
+        us += step;
+    }
+    return us;
   }
 
   // The final gradient of a parameter, at `grad`, brought to the parameter's placements.
@@ -280,6 +318,14 @@ class Search {
           n.placed[t] = id;
           if (seed_of_[t] >= 0) n.placed[seed_of_[t]] = id;
         }
+        n.foreseen_us = s.foreseen_us;
+        n.foreseen_us.insert(n.foreseen_us.end(), option->foreseen_us.begin(),
+                             option->foreseen_us.end());
+        if (option->settles >= 0)
+          n.foreseen_us.erase(
+              std::remove_if(n.foreseen_us.begin(), n.foreseen_us.end(),
+                             [&](const auto& f) { return f.first == option->settles; }),
+              n.foreseen_us.end());
         n.peak_bytes =
             std::max(s.peak_bytes, static_bytes + live_bytes(n, i) + option->transient_bytes);
         if (over_capacity(n.peak_bytes)) {
@@ -295,8 +341,9 @@ class Search {
                         g_.ops[i].source ? g_.ops[i].source->where.to_string() : "layout search");
     }
     std::stable_sort(next.begin(), next.end(), [this](const State& a, const State& b) {
-      return leanest_ ? std::tie(a.peak_bytes, a.cost_us) < std::tie(b.peak_bytes, b.cost_us)
-                      : a.cost_us < b.cost_us;
+      return leanest_ ? std::make_pair(a.peak_bytes, a.rank_us()) <
+                            std::make_pair(b.peak_bytes, b.rank_us())
+                      : a.rank_us() < b.rank_us();
     });
     // Merge states with the same future (the cheaper kept), then keep the cheapest. With a
     // memory limit, a quarter of the beam goes to the leanest states, so that layouts
@@ -317,8 +364,9 @@ class Search {
     for (int k = 0; k < lean && k < static_cast<int>(rest.size()); ++k)
       kept.push_back(std::move(rest[k]));
     std::stable_sort(kept.begin(), kept.end(), [this](const State& a, const State& b) {
-      return leanest_ ? std::tie(a.peak_bytes, a.cost_us) < std::tie(b.peak_bytes, b.cost_us)
-                      : a.cost_us < b.cost_us;
+      return leanest_ ? std::make_pair(a.peak_bytes, a.rank_us()) <
+                            std::make_pair(b.peak_bytes, b.rank_us())
+                      : a.rank_us() < b.rank_us();
     });
     return kept;
   }

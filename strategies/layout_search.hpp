@@ -51,7 +51,7 @@ struct GradientReduction {
 };
 
 struct LayoutSearchOptions {
-  int beam_width = 32;
+  int beam_width = 256;
   int64_t memory_capacity_bytes = 0;  // per GPU; 0: unknown (nothing is dropped)
 };
 

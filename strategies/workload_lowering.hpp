@@ -69,7 +69,7 @@ struct LoweredWorkload {
 };
 
 struct PlanningOptions {
-  int beam_width = 32;  // version 2: the layout search's beam
+  int beam_width = 256;  // version 2: the layout search's beam
 };
 
 // Checks the mesh against the cluster and every matmul against the mesh, and plans every

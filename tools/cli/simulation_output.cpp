@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text.hpp"
 #include "tools/cli/text_table.hpp"
 
 namespace symmesh::cli {
@@ -20,6 +21,34 @@ nlohmann::json placements_json(const Placements& placements) {
   return out;
 }
 
+// Which op paid for which redistribution, the step's memory and the layout search.
+std::string step_text(const SimulationReport& report) {
+  const evaluation::StepReport& step = *report.step;
+  std::string out = "redistributions paid:";
+  bool any = false;
+  for (const OpReport& r : report.ops)
+    for (const evaluation::PaidRedistribution& p : r.redistributions) {
+      out += "\n  " + r.name + ": " + p.tensor + " " + to_string(p.from) + " -> " +
+             to_string(p.to) + ": " + p.steps + ", est. " + format_fixed(p.estimated_us * 1e-3, 4) +
+             " ms";
+      any = true;
+    }
+  out += any ? "\n" : " none\n";
+  out += "memory: peak " + format_bytes(step.peak_memory_bytes) + " per GPU";
+  if (step.capacity_bytes > 0)
+    out += " of " + format_bytes(step.capacity_bytes) + " (" + step.gpu + ")";
+  if (!step.peak_op.empty()) out += " at '" + step.peak_op + "'";
+  out += ": " + step.memory_breakdown + "\n";
+  out += "layout search: " + std::to_string(step.layouts_priced) + " layouts priced, " +
+         std::to_string(step.states_expanded) + " states, beam " + std::to_string(step.beam_width) +
+         ", " + format_fixed(step.search_s * 1e3, 1) + " ms; serial estimate " +
+         format_fixed(step.serial_estimate_s * 1e3, 4) + " ms";
+  if (step.gradient_reductions)
+    out += "; " + std::to_string(step.gradient_reductions) + " gradient reduction" +
+           (step.gradient_reductions == 1 ? "" : "s") + " on the communication stream";
+  return out + "\n";
+}
+
 }  // namespace
 
 std::string simulation_report_text(const SimulationReport& report) {
@@ -28,19 +57,23 @@ std::string simulation_report_text(const SimulationReport& report) {
                     report.backend + "\n";
   const bool emulated = std::any_of(report.ops.begin(), report.ops.end(),
                                     [](const OpReport& r) { return r.max_abs_error.has_value(); });
+  // Version 2 has no barrier between ops: when each op ran says what overlapped.
+  const bool dataflow = report.step.has_value();
   std::vector<std::string> headers{"op",        "kind",         "strategy / size", "time (ms)",
                                    "comm (ms)", "compute (ms)", "peak mem/rank"};
+  if (dataflow) headers.insert(headers.begin() + 3, {"start (ms)", "end (ms)"});
   if (emulated) headers.push_back("max abs error");
   TextTable table(headers);
   for (const auto& r : report.ops) {
     const std::string what = r.input_placements ? strategy_text(r) : format_bytes(r.bytes);
-    std::vector<std::string> row{r.name,
-                                 r.op,
-                                 what,
-                                 format_fixed(r.time_s * 1e3, 4),
-                                 format_fixed(r.comm_time_s * 1e3, 4),
-                                 format_fixed(r.compute_time_s * 1e3, 4),
-                                 format_bytes(r.peak_memory_bytes_per_rank)};
+    std::vector<std::string> row{r.name, r.op, what};
+    if (dataflow) {
+      row.push_back(format_fixed(r.start_s * 1e3, 4));
+      row.push_back(format_fixed(r.end_s * 1e3, 4));
+    }
+    row.insert(row.end(), {format_fixed(r.time_s * 1e3, 4), format_fixed(r.comm_time_s * 1e3, 4),
+                           format_fixed(r.compute_time_s * 1e3, 4),
+                           format_bytes(r.peak_memory_bytes_per_rank)});
     if (emulated) {
       char buffer[32];
       std::snprintf(buffer, sizeof buffer, "%.3g", r.max_abs_error.value_or(NAN));
@@ -59,6 +92,7 @@ std::string simulation_report_text(const SimulationReport& report) {
     }
     out += "\n";
   }
+  if (dataflow) out += step_text(report);
   for (const auto& w : report.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -74,6 +108,17 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
   j["ops"] = nlohmann::json::array();
   for (const auto& r : report.ops) {
     nlohmann::json op = {{"name", r.name}, {"op", r.op}, {"time_s", r.time_s}};
+    if (report.step) {
+      op["start_s"] = r.start_s;
+      op["end_s"] = r.end_s;
+      op["redistributions"] = nlohmann::json::array();
+      for (const auto& p : r.redistributions)
+        op["redistributions"].push_back({{"tensor", p.tensor},
+                                         {"from", placements_json(p.from)},
+                                         {"to", placements_json(p.to)},
+                                         {"steps", p.steps},
+                                         {"estimated_s", p.estimated_us * 1e-6}});
+    }
     if (r.input_placements) {
       op["comm_time_s"] = r.comm_time_s;
       op["compute_time_s"] = r.compute_time_s;
@@ -99,6 +144,19 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                                 {"implementation", c.implementation},
                                 {"count", c.count},
                                 {"bytes", c.bytes}});
+  if (report.step) {
+    const evaluation::StepReport& step = *report.step;
+    j["step"] = {{"peak_memory_bytes_per_gpu", step.peak_memory_bytes},
+                 {"memory_breakdown", step.memory_breakdown},
+                 {"peak_op", step.peak_op},
+                 {"gpu_memory_bytes", step.capacity_bytes},
+                 {"serial_estimate_s", step.serial_estimate_s},
+                 {"layouts_priced", step.layouts_priced},
+                 {"states_expanded", step.states_expanded},
+                 {"search_s", step.search_s},
+                 {"beam_width", step.beam_width},
+                 {"gradient_reductions", step.gradient_reductions}};
+  }
   j["warnings"] = report.warnings;
   return j;
 }

@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include "core/text.hpp"
+#include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "strategies/workload_lowering.hpp"
 #include "tools/cli/command.hpp"
@@ -13,22 +15,33 @@ namespace {
 
 int run_validate(const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
-    const Scenario scenario = load_scenario(path);
-    strategies::CostModelOptions options;
-    options.devices_per_host = scenario.cluster.gpus_per_node;
-    // Planning needs a model; dtensor needs nothing beyond the mesh, so every scenario can
-    // be planned whichever model it names (the named one is checked when it runs).
-    const auto model = strategies::make_cost_model("dtensor", options);
+    Scenario scenario = load_scenario(path);
+    // Planning needs a model. Version 1 plans with dtensor, which needs nothing beyond the
+    // mesh (the named model is checked when it runs). Version 2 plans with the scenario's
+    // own model, so that the layout — and whether the step fits in memory — is the one
+    // simulate finds; "simulated" re-ranks analytic's candidates by simulating, so
+    // validate stops at analytic's.
+    Scenario planned_as = scenario;
+    if (!scenario.is_dataflow())
+      planned_as.cost_model = "dtensor";
+    else if (planned_as.cost_model == "simulated")
+      planned_as.cost_model = "analytic";
+    const auto model = evaluation::scenario_cost_model(planned_as, true);
     // The lowering checks every op; into a counting Program it allocates nothing large.
     auto planned = std::make_shared<const strategies::PlannedWorkload>(
         strategies::plan_workload(scenario, *model));
     const int ranks = planned->mesh.size();
     const auto workload =
         strategies::lower_workload(scenario, std::move(planned), {}, Program::counting(ranks));
-    std::cout << path << ": valid — " << scenario.workload.size() << " op"
-              << (scenario.workload.size() == 1 ? "" : "s") << " on " << scenario.cluster.num_gpus()
-              << " GPUs, mesh " << to_string(workload.mesh) << ", cost model "
-              << scenario.cost_model << (scenario.sweep ? ", with a sweep" : "")
+    const size_t ops = workload.ops.size();
+    std::cout << path << ": valid — " << ops << " op" << (ops == 1 ? "" : "s")
+              << (workload.planned->dataflow && workload.planned->layout
+                      ? " (forward" + std::string(scenario.training ? " and backward" : "") +
+                            "), peak " +
+                            format_bytes(workload.planned->layout->memory.peak_bytes()) + " per GPU"
+                      : "")
+              << " on " << scenario.cluster.num_gpus() << " GPUs, mesh " << to_string(workload.mesh)
+              << ", cost model " << scenario.cost_model << (scenario.sweep ? ", with a sweep" : "")
               << (scenario.objective ? ", with an objective" : "") << "\n";
   }
   return 0;
