@@ -41,6 +41,9 @@ struct Option {
   // (ranking only), and the parameter whose foreseen reduction this op settles.
   std::vector<std::pair<TensorId, double>> foreseen_us;
   TensorId settles = -1;
+  // Inputs redistributed here: the copies stay for later readers of the same tensor
+  // (Megatron-SP all-gathers the attention output once for both MLP projections).
+  std::vector<std::pair<TensorId, int>> copies;
 };
 
 struct Choice {
@@ -58,6 +61,7 @@ struct State {
   // Foreseen gradient reductions not yet priced: ranking by cost alone would take, in the
   // forward, the layouts whose price comes only in the backward (replicated weights).
   std::vector<std::pair<TensorId, double>> foreseen_us;
+  std::vector<std::pair<TensorId, int>> copies;  // (tensor, placements) also held, sorted
   double rank_us() const {
     double r = cost_us;
     for (const auto& f : foreseen_us) r += f.second;
@@ -149,6 +153,14 @@ class Search {
                : p;
   }
 
+  // Placements of `in`'s tensor as `in` reads them (a transposed read swaps them; the
+  // swap is its own inverse, so this also turns read placements back into stored ones).
+  Placements as_read(const Placements& p, const GraphInput& in) const {
+    return in.transposed
+               ? transposed_placements(p, static_cast<int>(g_.tensors[in.tensor].shape.size()))
+               : p;
+  }
+
   // Where a produced tensor must end up, given the strategy's output placements.
   std::optional<Placements> output_target(const GraphTensor& out,
                                           const Placements& produced) const {
@@ -162,10 +174,17 @@ class Search {
   const std::vector<std::shared_ptr<const Option>>& options_for(const State& state, int i) {
     const GraphOp& op = g_.ops[i];
     std::vector<std::optional<Placements>> current;
+    std::vector<std::vector<Placements>> copies;  // per input, as read
     std::string key = std::to_string(i);
     for (const GraphInput& in : op.inputs) {
       current.push_back(read_placements(state, in));
       key += "|" + (current.back() ? to_string(*current.back()) : std::string("?"));
+      copies.emplace_back();
+      for (const auto& [t, id] : state.copies)
+        if (t == in.tensor) {
+          copies.back().push_back(as_read(table_.at(id), in));
+          key += "+" + std::to_string(id);
+        }
     }
     const GraphTensor& produced = g_.tensors[op.output];
     if (produced.is_parameter_gradient && produced.consumers.empty())
@@ -202,6 +221,10 @@ class Search {
         if (g_.training)
           option->foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
       }
+      for (size_t k = 0; k < op.inputs.size(); ++k)  // a copy made earlier is free to read
+        if (current[k] &&
+            std::find(copies[k].begin(), copies[k].end(), c.input_placements[k]) != copies[k].end())
+          problem.inputs[k].placements = c.input_placements[k];
       problem.output_target = output_target(out, c.output_placements);
       std::vector<Candidate> one{c};
       model_.price(problem, one);
@@ -211,9 +234,14 @@ class Search {
       option->places.emplace_back(op.output, table_.intern(ends));
       option->cost_us = one[0].cost_us;
       for (size_t k = 0; k < op.inputs.size(); ++k)
-        if (problem.inputs[k].placements != one[0].input_placements[k])
+        if (problem.inputs[k].placements != one[0].input_placements[k]) {
           option->transient_bytes +=
               local_bytes(problem.inputs[k].shape, op.dtype, one[0].input_placements[k], mesh_);
+          if (g_.tensors[op.inputs[k].tensor].consumers.size() > 1)
+            option->copies.emplace_back(
+                op.inputs[k].tensor,
+                table_.intern(as_read(one[0].input_placements[k], op.inputs[k])));
+        }
       if (problem.output_target && *problem.output_target != one[0].output_placements)
         option->transient_bytes +=
             local_bytes(problem.output_shape(), op.dtype, one[0].output_placements, mesh_);
@@ -292,6 +320,11 @@ class Search {
       }
       bytes += it->second;
     }
+    for (const auto& [t, id] : s.copies)
+      if (lives_[t].alive_at(i)) {
+        const GraphTensor& x = g_.tensors[t];
+        bytes += local_bytes(x.shape, x.dtype, table_.at(id), mesh_);
+      }
     return bytes;
   }
 
@@ -299,6 +332,7 @@ class Search {
     std::string key;
     for (TensorId t = 0; t < static_cast<TensorId>(s.placed.size()); ++t)
       if (last_use_[t] > i) key += std::to_string(s.placed[t]) + ",";
+    for (const auto& [t, id] : s.copies) key += "+" + std::to_string(t) + ":" + std::to_string(id);
     return key;
   }
 
@@ -318,6 +352,14 @@ class Search {
           n.placed[t] = id;
           if (seed_of_[t] >= 0) n.placed[seed_of_[t]] = id;
         }
+        n.copies = s.copies;
+        for (const auto& copy : option->copies)
+          if (std::find(n.copies.begin(), n.copies.end(), copy) == n.copies.end())
+            n.copies.push_back(copy);
+        n.copies.erase(std::remove_if(n.copies.begin(), n.copies.end(),
+                                      [&](const auto& c) { return last_use_[c.first] <= i; }),
+                       n.copies.end());
+        std::sort(n.copies.begin(), n.copies.end());
         n.foreseen_us = s.foreseen_us;
         n.foreseen_us.insert(n.foreseen_us.end(), option->foreseen_us.begin(),
                              option->foreseen_us.end());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "core/redistribution.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
 
@@ -133,6 +134,33 @@ TEST(DataflowEvaluation, PureDataParallel70BIsRefusedWithItsMemoryFigures) {
                                        "optimizer state 787.50 GiB"));
     EXPECT_THAT(e.message(), HasSubstr("H100 has 80.00 GiB"));
   }
+}
+
+TEST(DataflowEvaluation, Llama405bWithMegatronSpLayoutsPaysExactlyItsFourCollectives) {
+  // Sequence parallelism's forward (Korthikanti et al. 2023, §4.2.2): the attention and
+  // MLP blocks each all-gather their input over tp and reduce-scatter their output. Every
+  // buffer is one dp rank's 8192 tokens x 16384 features x 2 B = 268,435,456 B: the
+  // gathered input, or the Partial output before it is scattered. The MLP's second
+  // projection reads the gather its first one made; nothing else moves.
+  const Scenario scenario = load_scenario(std::string(SYMMESH_SOURCE_DIR) +
+                                          "/scenarios/llama3-405b-layer-sp.yaml");
+  const auto model = scenario_cost_model(scenario, true);
+  const strategies::PlannedWorkload planned = strategies::plan_workload(scenario, *model);
+  std::vector<std::string> paid;
+  for (size_t i = 0; i < planned.ops.size(); ++i) {
+    const auto& plan = *planned.plans[i];
+    auto record = [&](const strategies::PlannedRedistribution& r) {
+      for (const RedistributionStep& step : r.redistribution.steps)
+        paid.push_back(planned.ops[i].name + " " + to_string(step.collective) + " dim " +
+                       std::to_string(step.mesh_dim) + " " + std::to_string(step.buffer_bytes));
+    };
+    for (const auto& r : plan.redistributions) record(r);
+    if (plan.output_redistribution) record(*plan.output_redistribution);
+  }
+  EXPECT_THAT(paid, ::testing::ElementsAre("qkv all_gather dim 1 268435456",
+                                           "attn_out reduce_scatter dim 1 268435456",
+                                           "mlp_gate all_gather dim 1 268435456",
+                                           "mlp_down reduce_scatter dim 1 268435456"));
 }
 
 }  // namespace

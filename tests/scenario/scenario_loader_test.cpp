@@ -357,7 +357,8 @@ TEST(ScenarioShipped, EveryShippedScenarioLoads) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_THAT(names,
-              ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml", "llama3-405b-layer-tp.yaml",
+              ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml", "llama3-405b-layer-sp.yaml",
+                          "llama3-405b-layer-tp.yaml",
                           "llama3-70b-layer-tp8.yaml", "llama3-70b-layer-train.yaml",
                           "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml", "pingpong.yaml",
                           "quickstart.yaml", "ring-allgather-8gpu.yaml"));

@@ -114,34 +114,31 @@ TEST(LayoutSearch, AStepThatCannotFitIsReportedWithItsNeed) {
 }
 
 TEST(LayoutSearch, MemoryForcesShardedWeightsWhenReplicasDoNotFit) {
-  // On a 2-D mesh [dp 2, tp 4], x split over dp by rows. With room for everything the
-  // weights are replicated over dp; with a GPU too small for dp replicas the search must
-  // shard them over dp too (FSDP/ZeRO-3 style), paying their all-gathers.
+  // On a 2-D mesh [dp 2, tp 4], x split over dp by rows. Weights replicated over dp, at
+  // best split 4 ways over tp, hold 67,108,864 / 4 elements x 16 B (bf16 weight and
+  // gradient, 12 B of Adam state) = 268,435,456 B each: 512 MiB for the two, before any
+  // activation. On a GPU of exactly 512 MiB no such layout fits, so the search must shard
+  // a weight over dp too (FSDP/ZeRO-3 style), paying its all-gathers.
   DataflowScenario s({2, 4}, {"dp", "tp"});
-  s.input("x", {4096, 4096}, "S(0),R")
-      .parameter("w1", {4096, 16384})
-      .parameter("w2", {16384, 4096});
+  s.input("x", {4096, 4096}, "S(0),R").parameter("w1", {4096, 16384}).parameter("w2", {16384, 4096});
   s.op("up", OpKind::mm, "x", "w1", "h").op("down", OpKind::mm, "h", "w2", "y").training();
   const Scenario scenario = s.build();
   const DataflowGraph g = build_dataflow_graph(scenario);
   const DeviceMesh mesh({2, 4}, {"dp", "tp"});
   const auto model = analytic(scenario.cluster);
   const StepLayout roomy = search_layout(g, mesh, *model);
-  const auto over_dp = [&](const StepLayout& l, const char* name) {
-    return l.placements[tensor_named(g, name)][0];
-  };
-  EXPECT_TRUE(over_dp(roomy, "w1").is_replicate());
-  EXPECT_TRUE(over_dp(roomy, "w2").is_replicate());
-  // Static bytes per weight replicated over dp and split over tp: 67,108,864 / 4 elements
-  // x 16 B = 268,435,456 B each, 512 MiB for both; split over dp too, half that.
-  EXPECT_EQ(roomy.memory.static_bytes(), 536870912);
   LayoutSearchOptions tight;
-  tight.memory_capacity_bytes = roomy.memory.peak_bytes() - 1;
+  tight.memory_capacity_bytes = 536870912;
   const StepLayout sharded = search_layout(g, mesh, *model, tight);
-  EXPECT_TRUE(sharded.fits);
+  ASSERT_TRUE(sharded.fits);
   EXPECT_LE(sharded.memory.peak_bytes(), tight.memory_capacity_bytes);
-  EXPECT_TRUE(over_dp(sharded, "w1").is_shard() || over_dp(sharded, "w2").is_shard());
-  EXPECT_GT(sharded.serial_cost_us, roomy.serial_cost_us);
+  EXPECT_LT(sharded.memory.static_bytes(), 536870912);
+  const auto over_dp = [&](const char* name) {
+    return sharded.placements[tensor_named(g, name)][0];
+  };
+  EXPECT_TRUE(over_dp("w1").is_shard() || over_dp("w2").is_shard());
+  // Fitting costs time, never saves it.
+  EXPECT_GE(sharded.serial_cost_us, roomy.serial_cost_us);
 }
 
 }  // namespace
