@@ -90,6 +90,26 @@ StepReport step_report(const strategies::PlannedWorkload& planned, const Cluster
   return out;
 }
 
+// Fills exposed_comm_s of a dataflow step's ops (see OpReport).
+void add_exposed_communication(const strategies::PlannedWorkload& planned,
+                               std::vector<OpReport>& ops) {
+  std::vector<std::pair<double, double>> busy;  // main-stream op spans, in schedule order
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ops[i].on_comm_stream = planned.on_comm_stream.at(i);
+    if (!ops[i].on_comm_stream) {
+      busy.emplace_back(ops[i].start_s, ops[i].end_s);
+      ops[i].exposed_comm_s = std::max(0.0, ops[i].time_s - ops[i].compute_time_s);
+    }
+  }
+  for (OpReport& op : ops) {
+    if (!op.on_comm_stream) continue;
+    double hidden_s = 0;  // main-stream spans do not overlap one another (one stream)
+    for (const auto& [start, end] : busy)
+      hidden_s += std::max(0.0, std::min(end, op.end_s) - std::max(start, op.start_s));
+    op.exposed_comm_s = std::max(0.0, op.time_s - hidden_s);
+  }
+}
+
 }  // namespace
 
 SimulationReport build_simulation_report(const Scenario& scenario,
@@ -141,8 +161,10 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     }
     report.ops.push_back(r);
   }
-  if (workload.planned && workload.planned->layout)
+  if (workload.planned && workload.planned->layout) {
     report.step = step_report(*workload.planned, scenario.cluster);
+    add_exposed_communication(*workload.planned, report.ops);
+  }
   return report;
 }
 

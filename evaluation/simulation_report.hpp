@@ -28,8 +28,13 @@ struct OpReport {
   std::string op;                 // "mm", "put_signal", "all_reduce", …
   double time_s = 0;              // first start to last end over all ranks
   double start_s = 0, end_s = 0;  // from the step's start
-  double comm_time_s = 0;         // busiest rank's time in communication (puts, waits)
-  double compute_time_s = 0;      // busiest rank's time in local compute (matmul, copies)
+  // Version 2: communication the step waits for. A main-stream op's span less its compute
+  // (its redistributions run before its matmul unless fused); a gradient reduction's span
+  // less the time the main stream was busy with other ops meanwhile (what it hides under).
+  double exposed_comm_s = 0;
+  bool on_comm_stream = false;
+  double comm_time_s = 0;     // busiest rank's time in communication (puts, waits)
+  double compute_time_s = 0;  // busiest rank's time in local compute (matmul, copies)
   int64_t peak_memory_bytes_per_rank = 0;
   int64_t bytes = 0;  // put_signal / collectives: the op's byte count
   std::optional<std::vector<Placements>> input_placements;  // matmuls: the chosen strategy

@@ -13,14 +13,25 @@ std::string cluster_text(const SweepPoint& p, const std::vector<std::string>& na
          std::to_string(p.gpus) + " GPUs), mesh " + named_mesh_text(p.mesh, names);
 }
 
-// "Strategies: qkv S(0),R x R,S(1) -> S(0),S(1); …\n", or "" without matmuls.
+// "Strategies: qkv S(0),R x R,S(1) -> S(0),S(1); …\n", or "" without matmuls. A step
+// with more matmuls than fit a line lists only the file's forward ops (a dataflow step's
+// derived ops are named "<op>.dgrad", "<op>.wgrad") and says where the rest are.
 std::string strategies_line(const SweepPoint& p) {
+  constexpr int kMaxListed = 8;
+  int matmuls = 0;
+  for (const auto& op : p.report.ops) matmuls += op.input_placements ? 1 : 0;
+  const bool forward_only = matmuls > kMaxListed;
   std::string out;
   for (const auto& op : p.report.ops) {
+    if (forward_only && (op.name.find(".dgrad") != std::string::npos ||
+                         op.name.find(".wgrad") != std::string::npos))
+      continue;
     const std::string s = strategy_text(op);
     if (!s.empty()) out.append(out.empty() ? "" : "; ").append(op.name + " " + s);
   }
-  return out.empty() ? "" : "Strategies: " + out + ".\n";
+  if (out.empty()) return "";
+  return "Strategies" + std::string(forward_only ? " (forward; all in summary.md)" : "") + ": " +
+         out + ".\n";
 }
 
 }  // namespace

@@ -38,10 +38,12 @@ Evaluation simulate(const std::string& yaml) {
 
 // Data parallel over `dp` GPUs: x [4096·dp, 1024] split by rows, w [1024, 4096] replicated.
 std::string data_parallel_mm(int dp) {
-  return "version: 2\nname: dp-mm\n" + cluster_yaml(dp) +
-         "mesh: {shape: [" + std::to_string(dp) + "], names: [dp]}\ncost_model: analytic\n"
+  return "version: 2\nname: dp-mm\n" + cluster_yaml(dp) + "mesh: {shape: [" + std::to_string(dp) +
+         "], names: [dp]}\ncost_model: analytic\n"
          "tensors:\n"
-         "  x: {shape: [" + std::to_string(4096 * dp) + ", 1024], placements: [\"S(0)\"]}\n"
+         "  x: {shape: [" +
+         std::to_string(4096 * dp) +
+         ", 1024], placements: [\"S(0)\"]}\n"
          "  w: {shape: [1024, 4096], parameter: true, placements: [R]}\n"
          "training: {optimizer: adam}\n"
          "workload:\n"
@@ -95,6 +97,10 @@ TEST(DataflowEvaluation, AGradientReductionHiddenUnderIndependentComputeAddsNoth
   EXPECT_NEAR(w2.start_s, down_wgrad.end_s, 1e-9);
   EXPECT_LT(w2.end_s, up_wgrad.end_s);
   EXPECT_LT(w2.time_s, up_dgrad.compute_time_s + up_wgrad.compute_time_s);
+  // The report says so: nothing of w2's reduction is exposed, all of w1's is.
+  EXPECT_TRUE(w2.on_comm_stream);
+  EXPECT_NEAR(w2.exposed_comm_s, 0.0, 1e-12);
+  EXPECT_NEAR(w1.exposed_comm_s, w1.time_s, 1e-12);
   // The step is the main stream plus the one exposed reduction.
   EXPECT_NEAR(e.report.total_time_s, up_wgrad.end_s + w1.time_s, 1e-9);
   double serial_s = 0;
@@ -121,8 +127,8 @@ TEST(DataflowEvaluation, PureDataParallel70BIsRefusedWithItsMemoryFigures) {
   for (int l = 0; l < 8; ++l) {
     const std::string n = std::to_string(l), next = std::to_string(l + 1);
     yaml += "  - {name: up" + n + ", op: mm, a: x" + n + ", b: a" + n + ", output: h" + n + "}\n";
-    yaml += "  - {name: down" + n + ", op: mm, a: h" + n + ", b: b" + n + ", output: x" + next +
-            "}\n";
+    yaml +=
+        "  - {name: down" + n + ", op: mm, a: h" + n + ", b: b" + n + ", output: x" + next + "}\n";
   }
   const Scenario scenario = load_scenario_text(yaml, "dp-70b.yaml");
   try {
@@ -142,8 +148,8 @@ TEST(DataflowEvaluation, Llama405bWithMegatronSpLayoutsPaysExactlyItsFourCollect
   // buffer is one dp rank's 8192 tokens x 16384 features x 2 B = 268,435,456 B: the
   // gathered input, or the Partial output before it is scattered. The MLP's second
   // projection reads the gather its first one made; nothing else moves.
-  const Scenario scenario = load_scenario(std::string(SYMMESH_SOURCE_DIR) +
-                                          "/scenarios/llama3-405b-layer-sp.yaml");
+  const Scenario scenario =
+      load_scenario(std::string(SYMMESH_SOURCE_DIR) + "/scenarios/llama3-405b-layer-sp.yaml");
   const auto model = scenario_cost_model(scenario, true);
   const strategies::PlannedWorkload planned = strategies::plan_workload(scenario, *model);
   std::vector<std::string> paid;

@@ -61,7 +61,10 @@ std::string simulation_report_text(const SimulationReport& report) {
   const bool dataflow = report.step.has_value();
   std::vector<std::string> headers{"op",        "kind",         "strategy / size", "time (ms)",
                                    "comm (ms)", "compute (ms)", "peak mem/rank"};
-  if (dataflow) headers.insert(headers.begin() + 3, {"start (ms)", "end (ms)"});
+  if (dataflow) {
+    headers.insert(headers.begin() + 3, {"start (ms)", "end (ms)"});
+    headers.push_back("exposed comm (ms)");
+  }
   if (emulated) headers.push_back("max abs error");
   TextTable table(headers);
   for (const auto& r : report.ops) {
@@ -74,6 +77,9 @@ std::string simulation_report_text(const SimulationReport& report) {
     row.insert(row.end(), {format_fixed(r.time_s * 1e3, 4), format_fixed(r.comm_time_s * 1e3, 4),
                            format_fixed(r.compute_time_s * 1e3, 4),
                            format_bytes(r.peak_memory_bytes_per_rank)});
+    if (dataflow)
+      row.push_back(format_fixed(r.exposed_comm_s * 1e3, 4) +
+                    (r.on_comm_stream ? " (comm stream)" : ""));
     if (emulated) {
       char buffer[32];
       std::snprintf(buffer, sizeof buffer, "%.3g", r.max_abs_error.value_or(NAN));
@@ -111,6 +117,8 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
     if (report.step) {
       op["start_s"] = r.start_s;
       op["end_s"] = r.end_s;
+      op["exposed_comm_s"] = r.exposed_comm_s;
+      op["stream"] = r.on_comm_stream ? "comm" : "main";
       op["redistributions"] = nlohmann::json::array();
       for (const auto& p : r.redistributions)
         op["redistributions"].push_back({{"tensor", p.tensor},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 
 #include "tools/cli/simulation_output.hpp"
 #include "tools/cli/text_table.hpp"
@@ -44,11 +45,40 @@ std::string markdown_row(const std::vector<std::string>& cells) {
   return out + "\n";
 }
 
-// The workload's op names in order (every simulated point has the same ops).
-const std::vector<OpReport>* reference_ops(const SweepRun& run) {
+// One column per op name over the simulated points, in first-seen order, with the first
+// report of that name (its kind says whether it has a strategy). Version-1 points all
+// have the file's ops; version-2 points have the ops their layouts need (a gradient
+// reduction exists only where the layout replicates its weight).
+struct OpColumn {
+  std::string name;
+  const OpReport* first = nullptr;
+};
+
+std::vector<OpColumn> op_columns(const SweepRun& run) {
+  std::vector<OpColumn> out;
+  std::map<std::string, size_t> seen;
   for (const auto& p : run.points)
-    if (p.simulated()) return &p.report.ops;
+    if (p.simulated())
+      for (const auto& op : p.report.ops)
+        if (seen.emplace(op.name, out.size()).second) out.push_back({op.name, &op});
+  return out;
+}
+
+const OpReport* op_in(const SweepPoint& p, const std::string& name) {
+  for (const auto& op : p.report.ops)
+    if (op.name == name) return &op;
   return nullptr;
+}
+
+// The terminal shows at most this many op columns; past it, ops are summed by what they
+// do (forward, backward, gradient reductions, other), so a whole model stays readable.
+constexpr size_t kMaxTerminalOpColumns = 8;
+
+std::string work_group(const std::string& name) {
+  if (name.find(".grad_") != std::string::npos) return "grad reductions";
+  if (name.find(".dgrad") != std::string::npos || name.find(".wgrad") != std::string::npos)
+    return "backward";
+  return "forward";
 }
 
 std::string meets_cell(const SweepOutcome& o, const SweepPoint& p) {
@@ -143,18 +173,17 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
          " simulated, " + std::to_string(o.answer.skipped) + " skipped)\n\n";
 
   // One row per point: totals, then each op's time (and strategy for matmuls).
-  const auto* ops = reference_ops(o.run);
+  const std::vector<OpColumn> columns = op_columns(o.run);
   const SweepTimeUnit unit = sweep_time_unit(o.run);
   const std::string in_unit = " (" + unit.name + ")";
   std::vector<std::string> header{"nodes", "GPUs", "mesh", "total" + in_unit};
   std::string align = "|---:|---:|---|---:|";
   if (o.answer.max_time_s)
     header.push_back("meets " + format_time(*o.answer.max_time_s)), align += "---|";
-  if (ops)
-    for (const auto& op : *ops) {
-      header.push_back(op.name + in_unit), align += "---:|";
-      if (op.input_placements) header.push_back(op.name + " strategy"), align += "---|";
-    }
+  for (const auto& c : columns) {
+    header.push_back(c.name + in_unit), align += "---:|";
+    if (c.first->input_placements) header.push_back(c.name + " strategy"), align += "---|";
+  }
   out += "## Points\n\n" + markdown_row(header) + align + "\n";
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
@@ -168,9 +197,10 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
     const bool best = o.answer.best == i;
     row.push_back(best ? "**" + unit.cell(p.total_time_s()) + "**" : unit.cell(p.total_time_s()));
     if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
-    for (const auto& op : p.report.ops) {
-      row.push_back(unit.cell(op.time_s));
-      if (op.input_placements) row.push_back(strategy_text(op));
+    for (const auto& c : columns) {
+      const OpReport* op = op_in(p, c.name);
+      row.push_back(op ? unit.cell(op->time_s) : "-");
+      if (c.first->input_placements) row.push_back(op ? strategy_text(*op) : "-");
     }
     out += markdown_row(row);
   }
@@ -329,13 +359,21 @@ nlohmann::json sweep_results_json(const SweepOutcome& o) {
 std::string sweep_terminal_text(const SweepOutcome& o) {
   const auto& points = o.run.points;
   std::string out = answer_text(o.answer, points, o.scenario.mesh_names) + "\n";
-  const auto* ops = reference_ops(o.run);
+  const std::vector<OpColumn> columns = op_columns(o.run);
   const SweepTimeUnit unit = sweep_time_unit(o.run);
   const std::string in_unit = " (" + unit.name + ")";
   std::vector<std::string> header{"", "nodes", "GPUs", "mesh", "total" + in_unit};
   if (o.answer.max_time_s) header.push_back("meets " + format_time(*o.answer.max_time_s));
-  if (ops)
-    for (const auto& op : *ops) header.push_back(op.name + in_unit);
+  // Too many ops for a terminal line: their times summed by group instead.
+  std::vector<std::string> groups;
+  if (columns.size() > kMaxTerminalOpColumns)
+    for (const auto& c : columns)
+      if (std::find(groups.begin(), groups.end(), work_group(c.name)) == groups.end())
+        groups.push_back(work_group(c.name));
+  if (groups.empty())
+    for (const auto& c : columns) header.push_back(c.name + in_unit);
+  else
+    for (const auto& g : groups) header.push_back("sum " + g + in_unit);
   TextTable table(header);
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
@@ -346,13 +384,27 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
     } else {
       row.push_back(unit.cell(p.total_time_s()));
       if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
-      for (const auto& op : p.report.ops) row.push_back(unit.cell(op.time_s));
+      if (groups.empty())
+        for (const auto& c : columns) {
+          const OpReport* op = op_in(p, c.name);
+          row.push_back(op ? unit.cell(op->time_s) : "-");
+        }
+      for (const auto& g : groups) {
+        double sum_s = 0;
+        for (const auto& op : p.report.ops)
+          if (work_group(op.name) == g) sum_s += op.time_s;
+        row.push_back(unit.cell(sum_s));
+      }
     }
     table.add_row(row);
   }
   out += table.render();
   if (o.answer.best)
     out += "  * the " + std::string(o.answer.met ? "answer" : "fastest point") + "\n";
+  if (!groups.empty())
+    out +=
+        "  sums are of op times (ops on the two streams overlap, so they exceed the total); "
+        "every op is in summary.md and results.csv\n";
   for (const auto& p : points)
     if (!p.simulated())
       out += "skipped: " + nodes_text(p.nodes) + ", mesh " + mesh_text(p.mesh) + ": " +
