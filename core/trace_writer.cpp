@@ -9,6 +9,24 @@
 #include <set>
 
 namespace symmesh {
+namespace {
+
+// What a trace slice is: put, wait, matmul, reduce, copy, …
+std::string slice_name(StreamOp::Kind kind) {
+  switch (kind) {
+    case StreamOp::Kind::put_signal:
+      return "put";
+    case StreamOp::Kind::wait_signal:
+      return "wait";
+    case StreamOp::Kind::record_event:
+    case StreamOp::Kind::wait_event:
+      return "event";
+    default:
+      return to_string(kind);
+  }
+}
+
+}  // namespace
 
 std::string json_string(const std::string& text) {
   std::string out = "\"";
@@ -78,10 +96,13 @@ std::string chrome_trace_json(const Program& program, const RunResult& result) {
     const std::string kind = to_string(op.kind());
     const std::string detail = e.detail >= 0 ? result.details.at(e.detail) : label.detail;
     const std::string category = to_string(label.category);
-    std::string args = "{\"op\":" + json_string(kind) + ",\"bytes\":" + std::to_string(e.bytes);
+    // A slice is named by what it is; the workload op it belongs to is an argument, so a
+    // viewer groups and searches slices by either.
+    std::string args = "{\"op\":" + json_string(label.name) + ",\"kind\":" + json_string(kind) +
+                       ",\"bytes\":" + std::to_string(e.bytes);
     if (!detail.empty()) args += ",\"detail\":" + json_string(detail);
     args += "}";
-    event("{\"name\":" + json_string(label.name.empty() ? kind : label.name) +
+    event("{\"name\":" + json_string(slice_name(op.kind())) +
           ",\"cat\":" + json_string(category.empty() ? "op" : category) +
           ",\"ph\":\"X\",\"pid\":" + std::to_string(e.rank) +
           ",\"tid\":" + std::to_string(e.stream) + ",\"ts\":" + json_number(e.start_s * 1e6) +
@@ -100,7 +121,9 @@ std::string chrome_trace_json(const Program& program, const RunResult& result) {
     event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(rank) +
           ",\"tid\":" + std::to_string(stream) +
           ",\"args\":{\"name\":" + json_string(program.streams(rank).at(stream).name) + "}}");
-  out += "],\"displayTimeUnit\":\"ns\",\"otherData\":{\"makespan_s\":" +
+  // ts and dur are in microseconds, as the format requires; "ms" shows them as such
+  // ("ns" would display microsecond data with nanosecond ticks).
+  out += "],\"displayTimeUnit\":\"ms\",\"otherData\":{\"makespan_s\":" +
          json_number(result.makespan_s) + "}}";
   return out;
 }

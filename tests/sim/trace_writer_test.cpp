@@ -37,7 +37,10 @@ TEST(TraceWriter, OneTrackPerRankAndStreamWithMicrosecondEvents) {
     const std::string ph = e.at("ph");
     if (ph == "X") {
       ++complete;
-      if (e.at("name") == "send") {
+      // Slices are named by what they are, with the workload op as an argument.
+      if (e.at("args").at("op") == "send") {
+        EXPECT_EQ(e.at("name"), "put");
+        EXPECT_EQ(e.at("args").at("kind"), "put_signal");
         EXPECT_EQ(e.at("pid"), 0);
         EXPECT_EQ(e.at("tid"), comm);
         EXPECT_EQ(e.at("cat"), "comm");
@@ -62,6 +65,8 @@ TEST(TraceWriter, OneTrackPerRankAndStreamWithMicrosecondEvents) {
   EXPECT_TRUE(named_rank0);
   EXPECT_TRUE(named_comm);
   EXPECT_DOUBLE_EQ(doc.at("otherData").at("makespan_s").get<double>(), r.makespan_s);
+  // ts is in microseconds (the Trace Event Format's unit), so it is displayed as such.
+  EXPECT_EQ(doc.at("displayTimeUnit"), "ms");
 }
 
 // The JSON is written by hand (core/ has no JSON library): names that need escaping read
@@ -78,7 +83,8 @@ TEST(TraceWriter, EscapesNamesAndKeepsNumbersExact) {
   for (const auto& e : doc.at("traceEvents")) {
     if (e.at("ph") == "X") {
       seen = true;
-      EXPECT_EQ(e.at("name"), odd);
+      EXPECT_EQ(e.at("name"), "copy");
+      EXPECT_EQ(e.at("args").at("op"), odd);
       EXPECT_EQ(e.at("args").at("detail"), odd);
       EXPECT_EQ(e.at("dur").get<double>(), (r.timeline[0].end_s - r.timeline[0].start_s) * 1e6);
     }
