@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <sstream>
+#include <tuple>
 
 #include "tests/tools/sweep_test_support.hpp"
 
@@ -275,6 +277,42 @@ TEST(SweepCommand, RendersSvgAndPngWhenGnuplotIsOnPath) {
             0);
   EXPECT_FALSE(fs::exists(dir / "step-time.svg"));
   EXPECT_FALSE(fs::exists(dir / "breakdown.png"));
+}
+
+// Lines of breakdown.dat that are bars (not the header comment).
+int breakdown_bars(const fs::path& dir) {
+  std::istringstream in(read_file((dir / "breakdown.dat").string()));
+  int bars = 0;
+  for (std::string line; std::getline(in, line);) bars += !line.empty() && line[0] != '#';
+  return bars;
+}
+
+TEST(SweepCommand, BreakdownOfManyOpsSumsThemIntoFewBars) {
+  // 120 puts named p0..p119: no shared prefixes, so they are summed in runs of
+  // ceil(120 / 40) = 3, giving 40 bars. 60 ops named l0.a, l0.b, … l29.b: 30 prefixes,
+  // one bar each.
+  std::string flat, layered;
+  for (int i = 0; i < 120; ++i)
+    flat +=
+        "  - {name: p" + std::to_string(i) + ", op: put_signal, bytes: 1 KiB, src: 0, dst: 1}\n";
+  for (int l = 0; l < 30; ++l)
+    for (const char* part : {"a", "b"})
+      layered += "  - {name: l" + std::to_string(l) + "." + part +
+                 ", op: put_signal, bytes: 1 KiB, src: 0, dst: 1}\n";
+  for (const auto& [name, ops, want] :
+       {std::tuple{"flat", flat, 40}, std::tuple{"layered", layered, 30}}) {
+    SCOPED_TRACE(name);
+    const auto scenario = write_temp_scenario(
+        std::string("many-") + name, "name: many\ncluster: " + kScenarioDir +
+                                         "clusters/dgx-h100.yaml\nmesh: {shape: [8]}\nworkload:\n" +
+                                         ops + "sweep: {nodes: [1]}\n");
+    const auto dir = fresh_dir(std::string("many-") + name);
+    const auto r =
+        run_sweep_shell("PATH=" + path_without_gnuplot(), scenario + " --out " + dir.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(breakdown_bars(dir), want);
+    EXPECT_THAT(read_file((dir / "breakdown.gp").string()), HasSubstr("ops summed"));
+  }
 }
 
 }  // namespace

@@ -121,6 +121,58 @@ std::pair<std::string, std::string> step_time_sources(const SweepOutcome& o) {
   return {dat, gp};
 }
 
+// One bar of the breakdown: an op, or consecutive ops summed.
+struct Bar {
+  std::string label;
+  double comm_s = 0, compute_s = 0, time_s = 0;
+};
+
+// Past kMaxBars ops the bars would merge into a black block: consecutive ops that share
+// a name prefix (before the first '.': "mlp_down" for "mlp_down.dgrad", "l12" for
+// "l12.qkv") are summed into one bar when that leaves few enough bars, and otherwise
+// runs of equal length are.
+constexpr size_t kMaxBars = 40;
+
+std::vector<Bar> breakdown_bars(const std::vector<evaluation::OpReport>& ops, std::string& how) {
+  const auto prefix = [](const std::string& name) { return name.substr(0, name.find('.')); };
+  std::vector<std::vector<size_t>> groups;
+  if (ops.size() > kMaxBars) {
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (groups.empty() || prefix(ops[i].name) != prefix(ops[groups.back().front()].name))
+        groups.push_back({i});
+      else
+        groups.back().push_back(i);
+    how = "ops summed by name prefix";
+    if (groups.size() > kMaxBars) {
+      groups.clear();
+      const size_t per = (ops.size() + kMaxBars - 1) / kMaxBars;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (i % per == 0) groups.emplace_back();
+        groups.back().push_back(i);
+      }
+      how = "ops summed " + std::to_string(per) + " at a time";
+    }
+  } else {
+    for (size_t i = 0; i < ops.size(); ++i) groups.push_back({i});
+  }
+  std::vector<Bar> bars;
+  for (const auto& g : groups) {
+    Bar bar;
+    const std::string& first = ops[g.front()].name;
+    bar.label = g.size() == 1 ? first
+                : how.find("prefix") != std::string::npos
+                    ? prefix(first)
+                    : first + " +" + std::to_string(g.size() - 1);
+    for (size_t i : g) {
+      bar.comm_s += ops[i].comm_time_s;
+      bar.compute_s += ops[i].compute_time_s;
+      bar.time_s += ops[i].time_s;
+    }
+    bars.push_back(bar);
+  }
+  return bars;
+}
+
 std::pair<std::string, std::string> breakdown_sources(const SweepOutcome& o) {
   const SweepTimeUnit unit = sweep_time_unit(o.run);
   std::string dat =
@@ -129,9 +181,11 @@ std::pair<std::string, std::string> breakdown_sources(const SweepOutcome& o) {
   if (o.answer.best) {
     const SweepPoint& best = o.run.points[*o.answer.best];
     title += " at " + std::to_string(best.gpus) + " GPUs, mesh " + mesh_text(best.mesh);
-    for (const auto& op : best.report.ops)
-      dat += gp_string(op.name) + " " + unit_value(op.comm_time_s, unit) + " " +
-             unit_value(op.compute_time_s, unit) + " " + unit_value(op.time_s, unit) + "\n";
+    std::string how;
+    for (const Bar& bar : breakdown_bars(best.report.ops, how))
+      dat += gp_string(bar.label) + " " + unit_value(bar.comm_s, unit) + " " +
+             unit_value(bar.compute_s, unit) + " " + unit_value(bar.time_s, unit) + "\n";
+    if (!how.empty()) title += " (" + how + ")";
   }
   const std::string gp =
       "# symmesh sweep: the best point's time per op, communication vs compute (busiest\n"
