@@ -234,6 +234,36 @@ std::vector<TensorId> DataflowGraph::parameters() const {
   return out;
 }
 
+DataflowGraph single_op_graph(const OpProblem& problem, const std::vector<bool>& free) {
+  DataflowGraph g;
+  GraphOp op;
+  op.name = to_string(problem.op);
+  op.kind = problem.op;
+  op.dtype = problem.dtype();
+  const auto names = problem.input_names();
+  for (size_t k = 0; k < problem.inputs.size(); ++k) {
+    GraphTensor t;
+    t.name = names.at(k);
+    t.kind = free.at(k) ? GraphTensor::Kind::parameter : GraphTensor::Kind::input;
+    t.shape = problem.inputs[k].shape;
+    t.dtype = problem.inputs[k].dtype;
+    if (!free[k]) t.declared = problem.inputs[k].placements;
+    t.consumers = {0};
+    op.inputs.push_back({static_cast<TensorId>(k), false});
+    g.tensors.push_back(std::move(t));
+  }
+  GraphTensor out;
+  out.name = "out";
+  out.shape = problem.output_shape();
+  out.dtype = problem.dtype();
+  out.required = problem.output_target;
+  out.producer = 0;
+  op.output = static_cast<TensorId>(g.tensors.size());
+  g.tensors.push_back(std::move(out));
+  g.ops.push_back(std::move(op));
+  return g;
+}
+
 DataflowGraph build_dataflow_graph(const Scenario& scenario) {
   return GraphBuilder(scenario).build();
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/scenario.hpp"
+#include "strategies/op_problem.hpp"
 
 namespace symmesh::strategies {
 
@@ -79,6 +80,11 @@ struct DataflowGraph {
 // `training`, the backward ops follow the forward ones. Throws InvalidArgument naming the
 // op and its file:line:col for what the backward cannot derive (a linear over a 3-D input).
 DataflowGraph build_dataflow_graph(const Scenario& scenario);
+
+// The graph of one matrix op (`symmesh plan --in auto`): input k is a parameter whose
+// layout the search chooses when free[k], else a step input at its placements; the output
+// is required at problem.output_target when there is one. Forward only.
+DataflowGraph single_op_graph(const OpProblem& problem, const std::vector<bool>& free);
 
 // The placements of a transposed view of a rank-`rank` tensor: shards of the last two
 // dims swap; Replicate and Partial stay.

@@ -127,3 +127,38 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadPlanCase>& info) {
       return "case" + std::to_string(info.index);
     });
+
+TEST(PlanCommand, AutoInputsAreShardedByThePlannerAndTheFullCostIsPrinted) {
+  // Llama-3-8B's gate projection, 8192 tokens: [8192, 4096] x [4096, 14336] bf16 on the 8
+  // GPUs of a DGX H100 (989.4 TFLOP/s). The roofline (core/roofline.hpp) is
+  //   2mnk / (989.4e12 x 0.85 s(m) s(n) s(k)) + 5 us,   s(x) = x / (x + 64).
+  // Given R, R (DTensor's rules drop every Shard strategy: nothing is sharded) all eight
+  // GPUs compute the whole product: 9.620e11 FLOP, efficiency 0.85 x (8192/8256) x
+  // (14336/14400) x (4096/4160) = 0.82675, so 1,176.1 + 5 = 1,181.1 us.
+  // With b auto, the planner splits its columns (S(1), n = 1792): 1.2025e11 FLOP per GPU at
+  // 0.85 x 0.99225 x 0.96552 x 0.98462 = 0.80178: 151.6 + 5 = 156.6 us (rows instead,
+  // m = 1024, would take 160.0 us).
+  const std::string common =
+      "plan --op mm --a 8192x4096 --b 4096x14336 --mesh 8 --dtype bf16 --cost-model analytic "
+      "--cluster dgx-h100.yaml --json --in ";
+  const auto given = run_symmesh(common + "R R");
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  const auto g = nlohmann::json::parse(given.out);
+  EXPECT_NEAR(g["full_cost"]["cost_us"].get<double>(), 1181.1, 0.5);
+  EXPECT_NEAR(g["full_cost"]["compute_us"].get<double>(), 1181.1, 0.5);
+  EXPECT_EQ(g["full_cost"]["comm_us"].get<double>(), 0.0);
+
+  const auto chosen = run_symmesh(common + "R auto");
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  const auto c = nlohmann::json::parse(chosen.out);
+  EXPECT_EQ(c["auto_inputs"], nlohmann::json::array({"b"}));
+  EXPECT_EQ(c["chosen"]["input_placements"], nlohmann::json::parse(R"j([["R"],["S(1)"]])j"));
+  EXPECT_NEAR(c["full_cost"]["cost_us"].get<double>(), 156.6, 0.2);
+  EXPECT_TRUE(c["chosen"]["redistributions"].empty());
+
+  const auto text = run_symmesh(
+      "plan --op mm --a 8192x4096 --b 4096x14336 --mesh 8 --dtype bf16 --cost-model analytic "
+      "--cluster dgx-h100.yaml --in R auto");
+  EXPECT_THAT(text.out, HasSubstr("placed by the planner: b S(1)"));
+  EXPECT_THAT(text.out, HasSubstr("full cost: 156.59"));
+}

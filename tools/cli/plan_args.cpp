@@ -13,7 +13,9 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
   cmd->add_option("--bias", args.bias,
                   "shape of the bias (addmm, baddbmm; optional for linear), e.g. 64");
   cmd->add_option("--mesh", args.mesh, "mesh shape, e.g. 2x2x2")->required();
-  cmd->add_option("--in", args.in, "current placements of a and b, e.g. 'S(0),R' 'R,R'")
+  cmd->add_option("--in", args.in,
+                  "current placements of a and b, e.g. 'S(0),R' 'R,R'; 'auto': the planner "
+                  "chooses that input's layout (e.g. a weight)")
       ->required()
       ->expected(2);
   cmd->add_option("--bias-in", args.bias_in, "current placements of the bias, e.g. R,R");
@@ -41,6 +43,30 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
   return cmd;
 }
 
+namespace {
+
+bool is_auto(const std::string& text) {
+  return text == "auto";
+}
+
+// `text` as placements, or all-Replicate for `auto` (the planner places that input).
+Placements placements_or_auto(const std::string& text, int ndim, const std::string& where) {
+  if (is_auto(text)) return Placements(ndim, Placement::replicate());
+  return parse_placements(text, where);
+}
+
+}  // namespace
+
+std::vector<bool> auto_inputs(const PlanArgs& args) {
+  const MatmulSignature& sig = matmul_signature(strategies::parse_matmul_op(args.op, "--op"));
+  const bool with_bias = !args.bias.empty();
+  std::vector<bool> out(with_bias ? 3 : 2, false);
+  out[sig.lhs_index(with_bias)] = args.in.size() > 0 && is_auto(args.in[0]);
+  out[sig.lhs_index(with_bias) + 1] = args.in.size() > 1 && is_auto(args.in[1]);
+  if (with_bias) out[sig.bias_index(true)] = is_auto(args.bias_in);
+  return out;
+}
+
 strategies::OpProblem problem_from(const PlanArgs& args) {
   strategies::OpProblem problem;
   problem.op = strategies::parse_matmul_op(args.op, "--op");
@@ -50,8 +76,9 @@ strategies::OpProblem problem_from(const PlanArgs& args) {
     throw InvalidArgument("give two placement lists, for a and b (e.g. --in 'S(0),R' 'R,R')",
                           "--in");
   const MatmulSignature& sig = matmul_signature(problem.op);
-  TensorSpec a{parse_shape(args.a, "--a"), dtype, parse_placements(args.in[0], "--in (a)")};
-  TensorSpec b{parse_shape(args.b, "--b"), dtype, parse_placements(args.in[1], "--in (b)")};
+  const int ndim = problem.mesh.ndim();
+  TensorSpec a{parse_shape(args.a, "--a"), dtype, placements_or_auto(args.in[0], ndim, "--in (a)")};
+  TensorSpec b{parse_shape(args.b, "--b"), dtype, placements_or_auto(args.in[1], ndim, "--in (b)")};
   if (sig.bias == BiasUse::none && (!args.bias.empty() || !args.bias_in.empty()))
     throw InvalidArgument(args.op + " takes no bias (use addmm, baddbmm or linear)", "--bias");
   if (sig.bias == BiasUse::required && args.bias.empty())
@@ -63,7 +90,7 @@ strategies::OpProblem problem_from(const PlanArgs& args) {
   std::optional<TensorSpec> bias;
   if (!args.bias.empty())
     bias = TensorSpec{parse_shape(args.bias, "--bias"), dtype,
-                      parse_placements(args.bias_in, "--bias-in")};
+                      placements_or_auto(args.bias_in, ndim, "--bias-in")};
   problem.inputs = sig.inputs_in_order(std::move(a), std::move(b), std::move(bias));
   if (!args.out_in.empty()) problem.output_target = parse_placements(args.out_in, "--out-in");
   return problem;

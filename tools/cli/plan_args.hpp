@@ -34,8 +34,13 @@ struct PlanArgs {
 // must outlive `app`. gpus_per_host_given is left to the caller (the option's count()).
 CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args);
 
-// The op, mesh, shapes, dtype and placements the arguments name. Throws InvalidArgument
-// (or Unsupported, for a placement symmesh does not handle) naming the option.
+// The op, mesh, shapes, dtype and placements the arguments name. An input given as `auto`
+// (--in auto 'R,S(1)', --bias-in auto) is Replicate here and listed by auto_inputs: its
+// layout is the planner's to choose. Throws InvalidArgument (or Unsupported, for a
+// placement symmesh does not handle) naming the option.
 strategies::OpProblem problem_from(const PlanArgs& args);
+
+// Per input of problem_from's problem (ATen order): whether it was given as `auto`.
+std::vector<bool> auto_inputs(const PlanArgs& args);
 
 }  // namespace symmesh::cli

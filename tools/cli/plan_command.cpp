@@ -1,4 +1,5 @@
 // symmesh plan: choose the sharding of one mm/bmm/addmm/baddbmm on a mesh and show why.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -6,10 +7,13 @@
 #include "core/errors.hpp"
 #include "evaluation/backends.hpp"
 #include "scenario/scenario_loader.hpp"
+#include "strategies/dataflow_graph.hpp"
+#include "strategies/layout_search.hpp"
 #include "strategies/plan.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/plan_args.hpp"
 #include "tools/cli/plan_report.hpp"
+#include "tools/cli/text_table.hpp"
 
 namespace symmesh::cli {
 namespace {
@@ -31,7 +35,7 @@ std::string cluster_text(const ClusterSpec& c) {
 }
 
 int run_plan(const PlanArgs& args) {
-  const auto problem = problem_from(args);
+  auto problem = problem_from(args);
   strategies::CostModelOptions options;
   options.devices_per_host = args.gpus_per_host;
   options.rerank_count = args.rerank;
@@ -53,7 +57,35 @@ int run_plan(const PlanArgs& args) {
     report.cluster = cluster_text(*options.cluster);
   }
   const auto model = evaluation::make_cost_model(args.cost_model, options);
-  const auto plan = strategies::build_plan(problem, *model);
+  const std::vector<bool> free = auto_inputs(args);
+  const bool choose_layouts = std::find(free.begin(), free.end(), true) != free.end();
+  strategies::Plan plan;
+  if (!choose_layouts) {
+    plan = strategies::build_plan(problem, *model);
+  } else {
+    // The planner places the `auto` inputs: every strategy with them where it wants them
+    // (free: they are stored that way), the rest redistributed as needed.
+    problem.validate();
+    strategies::LayoutSearchOptions search;
+    if (options.cluster)
+      search.memory_capacity_bytes =
+          static_cast<int64_t>(options.cluster->gpu.memory_capacity_bytes);
+    const strategies::StepLayout layout = strategies::search_layout(
+        strategies::single_op_graph(problem, free), problem.mesh, *model, search);
+    const strategies::OpLayout& chosen = *layout.ops.at(0);
+    plan = strategies::build_plan_with(chosen.problem, *model, chosen.candidate);
+    const auto names = problem.input_names();
+    std::string placed;
+    for (size_t k = 0; k < free.size(); ++k)
+      if (free[k]) {
+        report.auto_inputs.push_back(names[k]);
+        placed += (placed.empty() ? "" : ", ") + names[k] + " " +
+                  to_string(chosen.problem.inputs[k].placements);
+      }
+    report.auto_layouts = "placed by the planner: " + placed + " (" +
+                          std::to_string(layout.stats.layouts_priced) + " layouts priced in " +
+                          format_fixed(layout.stats.seconds * 1e3, 2) + " ms)";
+  }
   report.devices_per_host = options.devices_per_host;
   report.explain = args.explain;
   if (const auto* explainer = strategies::explainer_of(*model))

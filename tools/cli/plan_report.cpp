@@ -108,9 +108,18 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
          "\n";
   out += "chosen:   " + candidate_inputs_text(plan, chosen) + "  ->  out " +
          to_string(chosen.output_placements) + "   cost " + format_fixed(chosen.cost_us, 3) +
-         " us   (candidate #" + std::to_string(chosen.index) + "; " +
-         std::to_string(plan.kept_count()) + " of " + std::to_string(plan.candidates.size()) +
-         " kept after filters)\n";
+         " us   (candidate #" + std::to_string(chosen.index) +
+         (options.auto_inputs.empty()
+              ? "; " + std::to_string(plan.kept_count()) + " of " +
+                    std::to_string(plan.candidates.size()) + " kept after filters)\n"
+              : " of every rule, chosen with the layout)\n");
+  if (!details.empty()) {  // a model that prices compute: the op's whole cost
+    const auto& d = details.at(plan.chosen);
+    out += "full cost: " + format_fixed(chosen.cost_us, 3) + " us = communication " +
+           format_fixed(d.comm_us, 3) + " us + compute " + format_fixed(d.compute_us, 3) + " us (" +
+           strategies::gib_text(d.memory_bytes_per_rank) + " per GPU)\n";
+  }
+  if (!options.auto_layouts.empty()) out += options.auto_layouts + "\n";
   if (chosen.implementation != strategies::Implementation::unfused)
     out += "implementation: " + to_string(chosen.implementation) + ", " +
            std::to_string(chosen.chunks) + (chosen.chunks == 1 ? " chunk" : " chunks") +
@@ -188,7 +197,7 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
       std::vector<std::string> cells{std::to_string(c.index), to_string(c.output_placements)};
       for (const auto& p : c.input_placements) cells.push_back(to_string(p));
       if (detailed) {
-        const auto& d = details.at(c.index);
+        const auto& d = details.at(&c - plan.candidates.data());
         const bool known = c.kept() && (d.feasible || d.memory_bytes_per_rank > 0);
         cells.push_back(known ? format_fixed(d.comm_us, 3) : "-");
         cells.push_back(known ? format_fixed(d.compute_us, 3) : "-");
@@ -206,8 +215,8 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
     };
     for (const Candidate* c : kept) {
       std::string note = c->index == chosen.index ? "<- chosen" : "";
-      if (detailed && !details.at(c->index).note.empty())
-        note += (note.empty() ? "" : "; ") + details.at(c->index).note;
+      if (detailed && !details.at(c - plan.candidates.data()).note.empty())
+        note += (note.empty() ? "" : "; ") + details.at(c - plan.candidates.data()).note;
       row(*c, format_fixed(c->cost_us, 3), note);
     }
     for (const Candidate* c : dropped) row(*c, "-", "filtered: " + c->filtered);
@@ -262,6 +271,14 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
   for (const auto& c : plan.local_compute)
     local.push_back({{"batch", c.batch}, {"m", c.m}, {"n", c.n}, {"k", c.k}});
 
+  if (!options.details.empty()) {
+    const auto& d = options.details.at(plan.chosen);
+    j["full_cost"] = {{"cost_us", cost_json(chosen.cost_us)},
+                      {"comm_us", d.comm_us},
+                      {"compute_us", d.compute_us},
+                      {"memory_bytes_per_rank", d.memory_bytes_per_rank}};
+  }
+  if (!options.auto_inputs.empty()) j["auto_inputs"] = options.auto_inputs;
   j["chosen"] = {{"index", chosen.index},
                  {"input_placements", inputs_placements_json(chosen.input_placements)},
                  {"output_placements", placements_json(chosen.output_placements)},
@@ -295,7 +312,7 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
         entry["fused_implementation"] = to_string(c.fused_implementation);
         entry["fused_chunks"] = c.fused_chunks;
       }
-      const auto& d = options.details.at(c.index);
+      const auto& d = options.details.at(&c - plan.candidates.data());
       entry["comm_us"] = d.comm_us;
       entry["compute_us"] = d.compute_us;
       entry["memory_bytes_per_rank"] = d.memory_bytes_per_rank;

@@ -18,6 +18,9 @@ struct PlanReportOptions {
   // Per candidate, from a model that explains itself (analytic, simulated); empty
   // otherwise. With them the table and the JSON gain comm/compute/memory figures.
   std::vector<strategies::CandidateDetail> details;
+  // `--in auto`: the inputs the planner placed, and a line saying how it chose them.
+  std::vector<std::string> auto_inputs;
+  std::string auto_layouts;
 };
 
 std::string plan_summary_text(const strategies::Plan& plan, const PlanReportOptions& options);
