@@ -358,10 +358,9 @@ TEST(ScenarioShipped, EveryShippedScenarioLoads) {
   std::sort(names.begin(), names.end());
   EXPECT_THAT(names,
               ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml", "llama3-405b-layer-sp.yaml",
-                          "llama3-405b-layer-tp.yaml",
-                          "llama3-70b-layer-tp8.yaml", "llama3-70b-layer-train.yaml",
-                          "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml", "pingpong.yaml",
-                          "quickstart.yaml", "ring-allgather-8gpu.yaml"));
+                          "llama3-405b-layer-tp.yaml", "llama3-70b-layer-tp8.yaml",
+                          "llama3-70b-layer-train.yaml", "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml",
+                          "pingpong.yaml", "quickstart.yaml", "ring-allgather-8gpu.yaml"));
 }
 
 TEST(ScenarioShipped, EveryShippedClusterLoads) {
@@ -376,6 +375,16 @@ TEST(ScenarioShipped, EveryShippedClusterLoads) {
   std::sort(names.begin(), names.end());
   EXPECT_THAT(names, ElementsAre("dgx-h100.yaml", "dgx-h200.yaml", "h200-ib-rail-4node.yaml",
                                  "ib-fattree-4node.yaml", "ib-rail-4node.yaml", "pcie-8gpu.yaml"));
+}
+
+TEST(ScenarioShipped, TheVersionOneTrainingStepByHandLoads) {
+  // The README's "before": 5 forward + 10 backward matmuls and one all-reduce of the tp-8
+  // weight shards, (10240 + 8192 + 3 x 28672) x 8192 x 2 B / 8 = 204 MiB.
+  const Scenario s = load_scenario(kScenarios + "/version1-by-hand/llama3-70b-layer-train-v1.yaml");
+  EXPECT_EQ(s.version, 1);
+  ASSERT_EQ(s.workload.size(), 16u);
+  EXPECT_EQ(s.workload.back().bytes, int64_t{204} << 20);
+  EXPECT_EQ(s.cluster.gpu.name, "H200-SXM");
 }
 
 TEST(ScenarioShipped, H200RailClusterIsFourDgxH200) {
