@@ -20,6 +20,7 @@ strategies::WorkloadOptions workload_options(const EvaluationOptions& options) {
   strategies::WorkloadOptions out;
   out.emulate = options.emulate;
   out.encode = encode_values;
+  out.decode = decode_values;
   return out;
 }
 

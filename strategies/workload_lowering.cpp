@@ -1,11 +1,13 @@
 #include "strategies/workload_lowering.hpp"
 
+#include <map>
 #include <random>
 
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "strategies/dataflow_graph.hpp"
+#include "strategies/sharded_result.hpp"
 
 namespace symmesh::strategies {
 namespace {
@@ -38,19 +40,39 @@ void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp
   }
 }
 
-OpKind op_kind_of(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_gather:
-      return OpKind::all_gather;
-    case CollectiveKind::reduce_scatter:
-      return OpKind::reduce_scatter;
-    case CollectiveKind::all_reduce:
-      return OpKind::all_reduce;
-    case CollectiveKind::all_to_all:
-      return OpKind::all_to_all;
-    default:
-      throw InvalidArgument("a local step is not a collective", to_string(kind));
+// The workload op kind that runs `collective` (the inverse of collective_op_of).
+OpKind op_kind_of(CollectiveOp collective) {
+  for (OpKind kind : all_op_kinds())
+    if (is_collective(kind) && collective_op_of(kind) == collective) return kind;
+  throw InvalidArgument("no workload op runs " + to_string(collective), "gradient reduction");
+}
+
+// A matrix's (or a batch of matrices') transpose, row-major: [.., r, c] -> [.., c, r].
+std::vector<double> transposed_values(const std::vector<double>& values, const Shape& shape) {
+  const int64_t rows = shape.at(shape.size() - 2), cols = shape.back();
+  const int64_t batch = numel(shape) / (rows * cols);
+  std::vector<double> out(values.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        out[b * rows * cols + c * rows + r] = values[b * rows * cols + r * cols + c];
+  return out;
+}
+
+// The global values input `read` of a dataflow op sees (shape `shape_read`): its
+// producer's result, or seeded values for a step input, parameter or loss gradient.
+std::vector<double> flowing_value(std::map<std::string, std::vector<double>>& flowing,
+                                  const TensorRead& read, const Shape& shape_read,
+                                  std::mt19937_64& rng) {
+  const Shape stored = read.transposed ? transposed_shape(shape_read) : shape_read;
+  auto it = flowing.find(read.tensor);
+  if (it == flowing.end()) {
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    std::vector<double> values(numel(stored));
+    for (double& v : values) v = value(rng);
+    it = flowing.emplace(read.tensor, std::move(values)).first;
   }
+  return read.transposed ? transposed_values(it->second, stored) : it->second;
 }
 
 std::string read_name(const DataflowGraph& graph, const GraphInput& in) {
@@ -80,6 +102,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.ops.push_back(*g.source);
       out.plans.emplace_back();
       out.on_comm_stream.push_back(false);
+      out.reads.emplace_back();
       continue;
     }
     const OpLayout& l = *layout.ops[i];
@@ -103,15 +126,19 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     out.ops.push_back(std::move(w));
     out.plans.push_back(build_plan_with(problem, model, l.candidate));
     out.on_comm_stream.push_back(false);
+    auto& reads = out.reads.emplace_back();
+    for (const GraphInput& in : g.inputs)
+      reads.push_back({graph.tensors[in.tensor].name, in.transposed});
     for (const GradientReduction& r : layout.reductions) {
       if (r.after_op != static_cast<int>(i)) continue;
       const auto& steps = r.redistribution.steps;
       for (size_t k = 0; k < steps.size(); ++k) {
-        if (!collective_op_of(steps[k].collective)) continue;  // a local step moves nothing
+        const auto collective = collective_op_of(steps[k].collective);
+        if (!collective) continue;  // a local step moves nothing
         WorkloadOp c;
         c.name = graph.tensors[r.parameter].name + ".grad_" + to_string(steps[k].collective) +
                  (steps.size() > 1 ? "." + std::to_string(k) : "");
-        c.kind = op_kind_of(steps[k].collective);
+        c.kind = op_kind_of(*collective);
         c.bytes = steps[k].buffer_bytes;
         c.mesh_dim = steps[k].mesh_dim;
         c.where = g.source->where;
@@ -119,6 +146,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
         out.ops.push_back(std::move(c));
         out.plans.emplace_back();
         out.on_comm_stream.push_back(true);
+        out.reads.emplace_back();
       }
     }
   }
@@ -182,6 +210,9 @@ LoweredWorkload lower_workload(const Scenario& scenario,
                                const WorkloadOptions& options, Program program) {
   if (options.emulate && !options.encode)
     throw InvalidArgument("emulation needs a value encoder", "workload");
+  if (options.emulate && planned->dataflow && !options.decode)
+    throw InvalidArgument("emulating a dataflow step needs a value decoder", "workload");
+  std::map<std::string, std::vector<double>> flowing;  // dataflow emulation, by tensor
   const DeviceMesh& mesh = planned->mesh;
   if (program.world_size() != mesh.size())
     throw InvalidArgument("a program of " + std::to_string(program.world_size()) +
@@ -221,14 +252,27 @@ LoweredWorkload lower_workload(const Scenario& scenario,
                   " MiB); emulation (simulate --emulate, run --check) is meant for small shapes",
               where_of(op));
         if (!counting)
-          for (const auto& t : problem.inputs) {
-            std::vector<double> values(numel(t.shape));
-            for (double& v : values) v = value(rng);
+          for (size_t k = 0; k < problem.inputs.size(); ++k) {
+            const TensorSpec& t = problem.inputs[k];
+            std::vector<double> values;
+            if (planned->dataflow) {
+              values = flowing_value(flowing, planned->reads.at(i).at(k), t.shape, rng);
+            } else {
+              values.resize(numel(t.shape));
+              for (double& v : values) v = value(rng);
+            }
             lowering.global_inputs.push_back(options.encode(values, t.dtype));
             lowered.global_inputs.push_back(std::move(values));
           }
       }
       lowered.lowered = lower_plan(*lowered.plan, p, lowering);
+      if (planned->dataflow && options.emulate && !counting) {
+        // The step's value of the output: the unsharded product of the rounded inputs.
+        std::vector<std::vector<double>> rounded;
+        for (size_t k = 0; k < problem.inputs.size(); ++k)
+          rounded.push_back(options.decode(lowering.global_inputs[k], problem.inputs[k].dtype));
+        flowing[op.output_tensor] = unsharded_result(problem, rounded);
+      }
     } else if (op.kind == OpKind::put_signal) {
       lower_put_signal(p, op);
     } else if (planned->on_comm_stream[i]) {

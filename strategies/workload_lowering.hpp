@@ -27,16 +27,29 @@
 
 namespace symmesh::strategies {
 
-// Turns values into the bytes of a dtype (bf16/fp16 rounding lives with the backend).
+// Turns values into the bytes of a dtype (bf16/fp16 rounding lives with the backend), and
+// back.
 using ValueEncoder = std::function<std::vector<unsigned char>(const std::vector<double>&, DType)>;
+using ValueDecoder = std::function<std::vector<double>(const std::vector<unsigned char>&, DType)>;
 
 struct WorkloadOptions {
   // Emulation: matmul inputs get seeded random values, outputs are requested.
   bool emulate = false;
   ValueEncoder encode;  // required when emulate
+  // Version 2 with emulation: values flow through the step. Each op's inputs are its
+  // producers' unsharded results (in the dtype: decode(encode(x))), step inputs,
+  // parameters and loss gradients are seeded; so each op's sharded output is checked on
+  // the values the step really computes. Required when emulating version 2.
+  ValueDecoder decode;
   uint64_t seed = 20261130;
   // Emulation refuses ops whose buffers would exceed this many bytes over all ranks.
   int64_t max_emulated_bytes = int64_t{2} << 30;
+};
+
+// A version-2 matrix op's input: which tensor it reads, and whether as a transposed view.
+struct TensorRead {
+  std::string tensor;
+  bool transposed = false;
 };
 
 // Every matmul of a workload planned (the cost model's work, done once) and nothing
@@ -49,7 +62,8 @@ struct PlannedWorkload {
   std::vector<std::optional<Plan>> plans;  // by op: the plan of a matmul
   // By op: a gradient reduction, run on the communication stream after its producer.
   std::vector<bool> on_comm_stream;
-  bool dataflow = false;             // version 2: no barrier between ops
+  bool dataflow = false;                       // version 2: no barrier between ops
+  std::vector<std::vector<TensorRead>> reads;  // version 2, by op: inputs in ATen order
   std::optional<StepLayout> layout;  // version 2: what the search chose, its memory, its stats
 };
 
