@@ -24,6 +24,8 @@ std::string to_string(OpKind kind) {
       return "all_reduce";
     case OpKind::all_to_all:
       return "all_to_all";
+    case OpKind::barrier:
+      return "barrier";
   }
   return "?";
 }
@@ -32,7 +34,7 @@ const std::vector<OpKind>& all_op_kinds() {
   static const std::vector<OpKind> kinds{
       OpKind::mm,         OpKind::bmm,        OpKind::addmm,      OpKind::baddbmm,
       OpKind::linear,     OpKind::put_signal, OpKind::all_gather, OpKind::reduce_scatter,
-      OpKind::all_reduce, OpKind::all_to_all,
+      OpKind::all_reduce, OpKind::all_to_all, OpKind::barrier,
   };
   return kinds;
 }

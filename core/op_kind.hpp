@@ -1,8 +1,8 @@
 #pragma once
 // The kinds of workload op, one enum for all of them: the matrix ops the planner shards
 // (their shapes and local GEMMs come from core/matmul_signature.hpp), the one-sided
-// transfer, and the collectives over one mesh dim. One text form each, as scenario files
-// and `symmesh plan --op` write them.
+// transfer, the collectives over one mesh dim and a barrier of all ranks. One text form each, as
+// scenario files and `symmesh plan --op` write them.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +21,7 @@ enum class OpKind {
   reduce_scatter,
   all_reduce,
   all_to_all,  // collectives over one mesh dim
+  barrier,     // every rank waits for every other (and, in version 2, for its reductions)
 };
 
 std::string to_string(OpKind kind);  // "mm", "put_signal", …

@@ -34,6 +34,8 @@ std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
                   {"a", "b", "a_placements", "b_placements", "out_placements", "dtype"});
       if (bias) keys.insert(keys.end(), {"bias", "bias_placements"});
     }
+  } else if (kind == OpKind::barrier) {
+    // name and op only
   } else if (kind == OpKind::put_signal) {
     keys.insert(keys.end(), {"bytes", "src", "dst"});
   } else {
@@ -335,6 +337,8 @@ class OpReader {
       read_matmul_tensors(op);
     else if (is_matmul(kind_))
       read_matmul(op);
+    else if (kind_ == OpKind::barrier)
+      return;  // nothing to read
     else if (kind_ == OpKind::put_signal)
       read_put_signal(op);
     else

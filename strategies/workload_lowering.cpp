@@ -275,6 +275,14 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       }
     } else if (op.kind == OpKind::put_signal) {
       lower_put_signal(p, op);
+    } else if (op.kind == OpKind::barrier) {
+      // Version 2: each rank's main stream first waits for its reductions so far.
+      if (comm_used)
+        for (int r = 0; r < p.world_size(); ++r) {
+          const EventId done = p.record_event(r, p.stream(r, "comm"), {op.name, OpCategory::sync});
+          p.wait_event(r, p.stream(r, "main"), done, {op.name, OpCategory::sync});
+        }
+      p.barrier(world, "main", {op.name, OpCategory::sync, "barrier"});
     } else if (planned->on_comm_stream[i]) {
       // After the gradient is made (the main stream's last op), on the comm stream.
       for (int r = 0; r < p.world_size(); ++r) {

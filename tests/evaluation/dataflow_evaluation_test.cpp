@@ -173,6 +173,22 @@ TEST(DataflowEvaluation, Llama405bWithMegatronSpLayoutsPaysExactlyItsFourCollect
                                            "mlp_down reduce_scatter dim 1 268435456"));
 }
 
+TEST(DataflowEvaluation, ABarrierOpHoldsEveryRankUntilAllArrive) {
+  // A version-2 step has no barrier between ops, so a put from GPU 2 to 3 starts at 0
+  // beside a 64 MiB put from 0 to 1 (1 us + 67,108,864 B / 450 GB/s = 150.13 us); with a
+  // barrier op between them it starts when the big put has landed.
+  const std::string head = "version: 2\nname: barrier\n" + cluster_yaml(4) +
+                           "mesh: {shape: [4]}\nworkload:\n"
+                           "  - {name: big, op: put_signal, bytes: 64 MiB, src: 0, dst: 1}\n";
+  const std::string small = "  - {name: small, op: put_signal, bytes: 1 KiB, src: 2, dst: 3}\n";
+  const Evaluation free = simulate(head + small);
+  EXPECT_NEAR(op_named(free.report, "small").start_s, 0.0, 1e-9);
+  const Evaluation held = simulate(head + "  - {name: sync, op: barrier}\n" + small);
+  EXPECT_NEAR(op_named(held.report, "big").end_s, 150.13e-6, 0.01e-6);
+  EXPECT_GE(op_named(held.report, "small").start_s, op_named(held.report, "big").end_s - 1e-12);
+  EXPECT_EQ(op_named(held.report, "sync").op, "barrier");
+}
+
 // Row-major [r, k] x [k, c] in double: the test's own unsharded arithmetic.
 std::vector<double> matmul(const std::vector<double>& a, const std::vector<double>& b, int r, int k,
                            int c) {

@@ -725,3 +725,19 @@ TEST_F(ScenarioErrors, OutputDeclarationsAndUnreadTensors) {
   EXPECT_EQ(e.where(), at(13, 3));
   EXPECT_EQ(e.message(), "tensor 'w3' is declared but no op reads it");
 }
+
+namespace symmesh {
+namespace {
+
+TEST_F(ScenarioErrors, ABarrierTakesNoArguments) {
+  // Line 7 is the mesh, 8 "workload:", 9 the barrier; `bytes` starts at column 28.
+  const auto e = load_error(std::string(kCluster) + R"yaml(mesh: {shape: [8]}
+workload:
+  - {name: s, op: barrier, bytes: 1 MiB}
+)yaml");
+  EXPECT_EQ(e.where(), at(9, 28));
+  EXPECT_THAT(e.message(), HasSubstr("unknown key 'bytes'"));
+}
+
+}  // namespace
+}  // namespace symmesh

@@ -68,7 +68,9 @@ std::string simulation_report_text(const SimulationReport& report) {
   if (emulated) headers.push_back("max abs error");
   TextTable table(headers);
   for (const auto& r : report.ops) {
-    const std::string what = r.input_placements ? strategy_text(r) : format_bytes(r.bytes);
+    const std::string what = r.input_placements  ? strategy_text(r)
+                             : r.op == "barrier" ? "all ranks"
+                                                 : format_bytes(r.bytes);
     std::vector<std::string> row{r.name, r.op, what};
     if (dataflow) {
       row.push_back(format_fixed(r.start_s * 1e3, 4));
