@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "tests/tools/run_symmesh.hpp"
 
@@ -42,6 +43,52 @@ TEST(ValidateCommand, InnerDimMismatchIsNamedWithItsPlace) {
   EXPECT_THAT(r.err, HasSubstr("inner dims"));
   EXPECT_TRUE(r.out.empty());
   std::remove(path.c_str());
+}
+
+}  // namespace
+
+namespace {
+
+std::string write_scenario(const std::string& name, const std::string& body) {
+  const auto path =
+      (std::filesystem::temp_directory_path() / ("symmesh_" + name + ".yaml")).string();
+  std::ofstream(path) << body;
+  return path;
+}
+
+TEST(ValidateCommand, AgreesWithSimulateThatAnOpTooLargeForTheGpuIsRefused) {
+  // mm of a [262144, 262144] bf16 (128 GiB alone) on 141 GB H200s: every rank holds the
+  // replicated inputs (R x R -> R is the only strategy DTensor keeps from replicated
+  // inputs): a 128 GiB, b [262144, 32768] 16 GiB, out [262144, 32768] 16 GiB = 160 GiB.
+  const auto mm =
+      write_scenario("too_big_mm",
+                     "name: too-big\ncluster: clusters/dgx-h200.yaml\nmesh: {shape: [8]}\n"
+                     "workload:\n  - {name: big, op: mm, a: [262144, 262144], b: [262144, 32768], "
+                     "a_placements: [R], b_placements: [R]}\n");
+  // A put of 999999 TiB on 80 GiB GPUs: the source buffer and the symmetric destination.
+  const auto put = write_scenario(
+      "too_big_put",
+      "name: too-big-put\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [8]}\n"
+      "workload:\n  - {name: huge, op: put_signal, bytes: 999999 TiB, src: 0, dst: 1}\n");
+  for (const auto& [path, need, gpu] :
+       {std::tuple{mm, "needs 160.00 GiB per GPU", "H200-SXM has 131.32 GiB"},
+        std::tuple{put, "needs 1999998.00 TiB per GPU", "H100-SXM has 80.00 GiB"}}) {
+    SCOPED_TRACE(path);
+    for (const char* command : {"validate ", "simulate "}) {
+      const auto r = run_symmesh(command + path);
+      EXPECT_EQ(r.exit_code, 2) << command;
+      EXPECT_THAT(r.err, HasSubstr(need)) << command;
+      EXPECT_THAT(r.err, HasSubstr(gpu)) << command;
+      EXPECT_THAT(r.err, HasSubstr(":5:5")) << command;  // the op's place in the file
+    }
+  }
+}
+
+TEST(ValidateCommand, AVersionTwoStepIsValidatedWithItsMemoryPeak) {
+  const auto r = run_symmesh("validate " + std::string(SYMMESH_SOURCE_DIR) +
+                             "/scenarios/llama3-70b-layer-train.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("20 ops (forward and backward), peak "));
 }
 
 }  // namespace
