@@ -315,4 +315,41 @@ TEST(SweepCommand, BreakdownOfManyOpsSumsThemIntoFewBars) {
   }
 }
 
+TEST(SweepCommand, AStepTooLargeForTheGpusIsSkippedWithItsNeedNeverTheAnswer) {
+  // 70,464,307,200 parameters (the size of Llama 3 70B: 8 x (8192x537600 + 537600x8192))
+  // trained with Adam need 16 B each: on 8 GPUs, even sharded 8 ways, 131.25 GiB per GPU
+  // before any activation, over an H100's 80 GiB. The 1-node point is skipped with that
+  // reason; the answer is a larger point.
+  std::string body = "version: 2\nname: dp-70b\ncluster: " + kScenarioDir +
+                     "clusters/dgx-h100.yaml\nmesh: {shape: [8], names: [dp]}\n"
+                     "cost_model: analytic\ntensors:\n"
+                     "  x0: {shape: [8192, 8192], placements: [\"S(0)\"]}\n";
+  for (int l = 0; l < 8; ++l) {
+    const std::string n = std::to_string(l);
+    body += "  a" + n + ": {shape: [8192, 537600], parameter: true}\n";
+    body += "  b" + n + ": {shape: [537600, 8192], parameter: true}\n";
+  }
+  body += "training: {optimizer: adam}\nworkload:\n";
+  for (int l = 0; l < 8; ++l) {
+    const std::string n = std::to_string(l), next = std::to_string(l + 1);
+    body += "  - {name: up" + n + ", op: mm, a: x" + n + ", b: a" + n + ", output: h" + n + "}\n";
+    body +=
+        "  - {name: down" + n + ", op: mm, a: h" + n + ", b: b" + n + ", output: x" + next + "}\n";
+  }
+  body += "sweep: {nodes: [1, 2]}\n";
+  const auto scenario = write_temp_scenario("dp70b", body);
+  const auto dir = fresh_dir("dp70b");
+  const auto r =
+      run_sweep_shell("PATH=" + path_without_gnuplot(), scenario + " --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = results_json(dir);
+  ASSERT_EQ(j["points"].size(), 2u);
+  EXPECT_EQ(j["points"][0]["status"], "skipped");
+  const std::string reason = j["points"][0]["reason"];
+  EXPECT_THAT(reason,
+              HasSubstr("parameters 16.41 GiB, gradients 16.41 GiB, optimizer state 98.44 GiB"));
+  EXPECT_THAT(reason, HasSubstr("H100-SXM has 80.00 GiB"));
+  EXPECT_EQ(j["answer"]["point"], 1);
+}
+
 }  // namespace
