@@ -57,6 +57,8 @@ struct State {
   double cost_us = 0;
   int64_t static_bytes = 0;
   int64_t peak_bytes = 0;  // static + live + transient, the most so far
+  int64_t live_bytes = 0;  // tensors (and copies) alive at the last op processed
+  uint64_t key = 0;        // hash of the placements still to be read (see Search::contribution)
   std::shared_ptr<const Choice> history;
   // Foreseen gradient reductions not yet priced: ranking by cost alone would take, in the
   // forward, the layouts whose price comes only in the backward (replicated weights).
@@ -99,6 +101,15 @@ class Search {
     // A forward output's placements are read again through its seed.
     for (TensorId t = 0; t < n; ++t)
       if (seed_of_[t] >= 0) last_use_[t] = std::max(last_use_[t], last_use_[seed_of_[t]]);
+    const int ops = static_cast<int>(g_.ops.size());
+    born_.resize(ops);
+    dying_.resize(ops + 1);
+    last_.resize(ops);
+    for (TensorId t = 0; t < n; ++t) {
+      if (lives_[t].birth >= 0 && lives_[t].birth < ops) born_[lives_[t].birth].push_back(t);
+      if (lives_[t].birth >= 0 && lives_[t].death <= ops) dying_[lives_[t].death].push_back(t);
+      if (last_use_[t] >= 0) last_[last_use_[t]].push_back(t);
+    }
   }
 
   // nullopt when no layout fits in the GPU's memory.
@@ -113,10 +124,17 @@ class Search {
       if (x.kind == GraphTensor::Kind::parameter)
         initial.static_bytes += parameter_static_bytes(g_, t, *x.declared, mesh_);
     }
+    for (TensorId t = 0; t < static_cast<TensorId>(g_.tensors.size()); ++t)
+      if (initial.placed[t] >= 0 && last_use_[t] >= 0)
+        initial.key += contribution(t, initial.placed[t], kPlacedSalt);
     std::vector<State> beam{initial};
     for (int i = 0; i < static_cast<int>(g_.ops.size()); ++i) {
-      if (g_.ops[i].output < 0) continue;  // no tensors, nothing to choose
+      if (g_.ops[i].output < 0) {  // no tensors, nothing to choose
+        pass(beam, i);
+        continue;
+      }
       beam = advance(beam, i);
+      memo_.clear();  // its keys name op i; the beam's history keeps the options it chose
       if (beam.empty()) return std::nullopt;
     }
     std::optional<StepLayout> found = finish(beam);
@@ -203,54 +221,76 @@ class Search {
     const GraphTensor& out = g_.tensors[op.output];
     std::vector<Candidate> candidates =
         expand_candidates(base, op_single_dim_rules(base, /*any_input_sharded=*/true));
+    // Each kept candidate's problem: free inputs where it wants them, copies read free,
+    // its own output target. Candidates whose problems agree are priced in one call (the
+    // model vectorises over candidates).
+    struct Pending {
+      std::shared_ptr<Option> option;
+      OpProblem problem;
+      Candidate candidate;
+    };
+    std::vector<Pending> pending;
+    std::map<std::string, std::vector<size_t>> groups;  // problem text -> pending indices
     for (Candidate& c : candidates) {
       if (!c.kept()) continue;
-      auto option = std::make_shared<Option>();
-      OpProblem problem = base;
+      Pending item{std::make_shared<Option>(), base, c};
+      Option& option = *item.option;
+      OpProblem& problem = item.problem;
+      std::string group;
       for (size_t k = 0; k < op.inputs.size(); ++k) {
-        if (current[k]) continue;
-        problem.inputs[k].placements = c.input_placements[k];
-        const GraphInput& in = op.inputs[k];
-        const Placements stored =
-            in.transposed
-                ? transposed_placements(c.input_placements[k],
-                                        static_cast<int>(g_.tensors[in.tensor].shape.size()))
-                : c.input_placements[k];
-        option->places.emplace_back(in.tensor, table_.intern(stored));
-        option->new_static_bytes += parameter_static_bytes(g_, in.tensor, stored, mesh_);
-        if (g_.training)
-          option->foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
-      }
-      for (size_t k = 0; k < op.inputs.size(); ++k)  // a copy made earlier is free to read
-        if (current[k] &&
-            std::find(copies[k].begin(), copies[k].end(), c.input_placements[k]) != copies[k].end())
+        if (current[k]) {
+          if (std::find(copies[k].begin(), copies[k].end(), c.input_placements[k]) !=
+              copies[k].end())
+            problem.inputs[k].placements = c.input_placements[k];  // a copy made earlier
+        } else {
           problem.inputs[k].placements = c.input_placements[k];
-      problem.output_target = output_target(out, c.output_placements);
-      std::vector<Candidate> one{c};
-      model_.price(problem, one);
-      ++priced_;
-      if (!(one[0].cost_us < kInfiniteCost)) continue;
-      const Placements ends = problem.output_target.value_or(one[0].output_placements);
-      option->places.emplace_back(op.output, table_.intern(ends));
-      option->cost_us = one[0].cost_us;
-      for (size_t k = 0; k < op.inputs.size(); ++k)
-        if (problem.inputs[k].placements != one[0].input_placements[k]) {
-          option->transient_bytes +=
-              local_bytes(problem.inputs[k].shape, op.dtype, one[0].input_placements[k], mesh_);
-          if (g_.tensors[op.inputs[k].tensor].consumers.size() > 1)
-            option->copies.emplace_back(
-                op.inputs[k].tensor,
-                table_.intern(as_read(one[0].input_placements[k], op.inputs[k])));
+          const GraphInput& in = op.inputs[k];
+          const Placements stored = as_read(c.input_placements[k], in);
+          option.places.emplace_back(in.tensor, table_.intern(stored));
+          option.new_static_bytes += parameter_static_bytes(g_, in.tensor, stored, mesh_);
+          if (g_.training)
+            option.foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
         }
-      if (problem.output_target && *problem.output_target != one[0].output_placements)
-        option->transient_bytes +=
-            local_bytes(problem.output_shape(), op.dtype, one[0].output_placements, mesh_);
-      if (out.is_parameter_gradient && out.consumers.empty()) {
-        if (!add_reduction(*option, state, op, i, ends)) continue;
-        option->settles = out.of;
+        group += to_string(problem.inputs[k].placements) + "|";
       }
-      option->layout = std::make_shared<const OpLayout>(OpLayout{problem, one[0]});
-      options.push_back(std::move(option));
+      problem.output_target = output_target(out, c.output_placements);
+      if (problem.output_target) group += "->" + to_string(*problem.output_target);
+      groups[group].push_back(pending.size());
+      pending.push_back(std::move(item));
+    }
+    for (const auto& [text, members] : groups) {
+      std::vector<Candidate> priced;
+      for (size_t m : members) priced.push_back(pending[m].candidate);
+      model_.price(pending[members.front()].problem, priced);
+      priced_ += static_cast<int64_t>(priced.size());
+      for (size_t j = 0; j < members.size(); ++j) pending[members[j]].candidate = priced[j];
+    }
+    for (Pending& item : pending) {
+      const Candidate& priced = item.candidate;
+      if (!(priced.cost_us < kInfiniteCost)) continue;
+      const OpProblem& problem = item.problem;
+      Option& option = *item.option;
+      const Placements ends = problem.output_target.value_or(priced.output_placements);
+      option.places.emplace_back(op.output, table_.intern(ends));
+      option.cost_us = priced.cost_us;
+      for (size_t k = 0; k < op.inputs.size(); ++k)
+        if (problem.inputs[k].placements != priced.input_placements[k]) {
+          option.transient_bytes +=
+              local_bytes(problem.inputs[k].shape, op.dtype, priced.input_placements[k], mesh_);
+          if (g_.tensors[op.inputs[k].tensor].consumers.size() > 1)
+            option.copies.emplace_back(
+                op.inputs[k].tensor,
+                table_.intern(as_read(priced.input_placements[k], op.inputs[k])));
+        }
+      if (problem.output_target && *problem.output_target != priced.output_placements)
+        option.transient_bytes +=
+            local_bytes(problem.output_shape(), op.dtype, priced.output_placements, mesh_);
+      if (out.is_parameter_gradient && out.consumers.empty()) {
+        if (!add_reduction(option, state, op, i, ends)) continue;
+        option.settles = out.of;
+      }
+      option.layout = std::make_shared<const OpLayout>(OpLayout{problem, priced});
+      options.push_back(std::move(item.option));
     }
     return options;
   }
@@ -304,72 +344,161 @@ class Search {
     return true;
   }
 
-  // Bytes of the tensors alive at op `i` whose placements are known.
-  int64_t live_bytes(const State& s, int i) {
-    int64_t bytes = 0;
-    for (TensorId t = 0; t < static_cast<TensorId>(s.placed.size()); ++t) {
-      if (!lives_[t].alive_at(i)) continue;
-      int id = s.placed[t];
-      if (id < 0 && g_.tensors[t].kind == GraphTensor::Kind::seed) id = s.placed[g_.tensors[t].of];
-      if (id < 0) continue;
-      const int64_t key = static_cast<int64_t>(t) << 32 | id;
-      auto it = bytes_.find(key);
-      if (it == bytes_.end()) {
-        const GraphTensor& x = g_.tensors[t];
-        it = bytes_.emplace(key, local_bytes(x.shape, x.dtype, table_.at(id), mesh_)).first;
-      }
-      bytes += it->second;
+  // A successor of a beam state, not materialised: the beam keeps few of many.
+  struct Successor {
+    int parent = -1;
+    std::shared_ptr<const Option> option;
+    double cost_us = 0, rank_us = 0;
+    int64_t static_bytes = 0, peak_bytes = 0, live_bytes = 0;
+    uint64_t key = 0;
+  };
+
+  // A placed tensor still to be read contributes to a state's key; two states with the
+  // same key have the same future (up to hash collisions, 2^-64 per pair).
+  static uint64_t contribution(TensorId t, int id, uint64_t salt) {
+    uint64_t x = (static_cast<uint64_t>(t) << 32 | static_cast<uint32_t>(id)) ^ salt;
+    x ^= x >> 33;  // splitmix-style finaliser
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+  }
+  static constexpr uint64_t kPlacedSalt = 0x9e3779b97f4a7c15ULL;
+  static constexpr uint64_t kCopySalt = 0x632be59bd9b4e019ULL;
+
+  int64_t bytes_of(TensorId t, int id) {
+    const int64_t key = static_cast<int64_t>(t) << 32 | id;
+    auto it = bytes_.find(key);
+    if (it == bytes_.end()) {
+      const GraphTensor& x = g_.tensors[t];
+      it = bytes_.emplace(key, local_bytes(x.shape, x.dtype, table_.at(id), mesh_)).first;
     }
-    for (const auto& [t, id] : s.copies)
-      if (lives_[t].alive_at(i)) {
-        const GraphTensor& x = g_.tensors[t];
-        bytes += local_bytes(x.shape, x.dtype, table_.at(id), mesh_);
-      }
-    return bytes;
+    return it->second;
   }
 
-  std::string live_key(const State& s, int i) const {
-    std::string key;
-    for (TensorId t = 0; t < static_cast<TensorId>(s.placed.size()); ++t)
-      if (last_use_[t] > i) key += std::to_string(s.placed[t]) + ",";
-    for (const auto& [t, id] : s.copies) key += "+" + std::to_string(t) + ":" + std::to_string(id);
-    return key;
+  // The placements of `t` after `option` runs on `s` (-1 while unknown).
+  int placed_after(const State& s, const Option* option, TensorId t) const {
+    if (option)
+      for (const auto& [u, id] : option->places)
+        if (u == t || (seed_of_[u] >= 0 && seed_of_[u] == t)) return id;
+    int id = s.placed[t];
+    if (id < 0 && g_.tensors[t].kind == GraphTensor::Kind::seed) {
+      const TensorId of = g_.tensors[t].of;
+      if (option)
+        for (const auto& [u, placed] : option->places)
+          if (u == of) return placed;
+      id = s.placed[of];
+    }
+    return id;
+  }
+
+  // Live bytes and key of `s` moved past op `i` with `option` (none: an op that places
+  // nothing), from the parent's figures: what dies or stops being read at i leaves, what
+  // is born or placed at i arrives.
+  void move_past(const State& s, const Option* option, int i, int64_t& live, uint64_t& key) {
+    live = s.live_bytes;
+    key = s.key;
+    for (TensorId t : dying_[i]) {
+      const int id = placed_after(s, nullptr, t);
+      if (id >= 0) live -= bytes_of(t, id);
+      for (const auto& [u, copy] : s.copies)
+        if (u == t) live -= bytes_of(u, copy);
+    }
+    for (TensorId t : born_[i]) {
+      const int id = placed_after(s, option, t);
+      if (id >= 0) live += bytes_of(t, id);
+    }
+    for (TensorId t : last_[i])
+      if (s.placed[t] >= 0) key -= contribution(t, s.placed[t], kPlacedSalt);
+    for (const auto& [t, copy] : s.copies)
+      if (last_use_[t] == i) key -= contribution(t, copy, kCopySalt);
+    if (!option) return;
+    const auto change = [&](TensorId t, int id) {
+      if (last_use_[t] <= i) return;
+      if (s.placed[t] >= 0) key -= contribution(t, s.placed[t], kPlacedSalt);
+      key += contribution(t, id, kPlacedSalt);
+    };
+    for (const auto& [t, id] : option->places) {
+      change(t, id);
+      if (seed_of_[t] >= 0) change(seed_of_[t], id);
+    }
+    for (const auto& copy : option->copies) {
+      if (std::find(s.copies.begin(), s.copies.end(), copy) != s.copies.end()) continue;
+      if (lives_[copy.first].alive_at(i)) live += bytes_of(copy.first, copy.second);
+      if (last_use_[copy.first] > i) key += contribution(copy.first, copy.second, kCopySalt);
+    }
+  }
+
+  State materialise(const State& s, const Successor& n, int i) const {
+    const Option& option = *n.option;
+    State out{s.placed,
+              n.cost_us,
+              n.static_bytes,
+              n.peak_bytes,
+              n.live_bytes,
+              n.key,
+              std::make_shared<const Choice>(Choice{s.history, i, n.option})};
+    for (const auto& [t, id] : option.places) {
+      out.placed[t] = id;
+      if (seed_of_[t] >= 0) out.placed[seed_of_[t]] = id;
+    }
+    out.copies = s.copies;
+    for (const auto& copy : option.copies)
+      if (std::find(out.copies.begin(), out.copies.end(), copy) == out.copies.end())
+        out.copies.push_back(copy);
+    // A copy is read until its tensor's last use and held until the tensor dies (its
+    // bytes leave the live count then, in move_past).
+    out.copies.erase(std::remove_if(out.copies.begin(), out.copies.end(),
+                                    [&](const auto& c) {
+                                      const Lifetime& life = lives_[c.first];
+                                      return last_use_[c.first] <= i &&
+                                             (life.birth < 0 || life.death <= i);
+                                    }),
+                     out.copies.end());
+    std::sort(out.copies.begin(), out.copies.end());
+    out.foreseen_us = s.foreseen_us;
+    out.foreseen_us.insert(out.foreseen_us.end(), option.foreseen_us.begin(),
+                           option.foreseen_us.end());
+    if (option.settles >= 0)
+      out.foreseen_us.erase(
+          std::remove_if(out.foreseen_us.begin(), out.foreseen_us.end(),
+                         [&](const auto& f) { return f.first == option.settles; }),
+          out.foreseen_us.end());
+    return out;
+  }
+
+  static double foreseen_sum(const State& s, const Option& o) {
+    double sum = 0;
+    for (const auto& f : s.foreseen_us)
+      if (f.first != o.settles) sum += f.second;
+    for (const auto& f : o.foreseen_us) sum += f.second;
+    return sum;
+  }
+
+  // Past an op with no tensors (put_signal, collectives): only lifetimes move.
+  void pass(std::vector<State>& beam, int i) {
+    for (State& s : beam) move_past(s, nullptr, i, s.live_bytes, s.key);
   }
 
   std::vector<State> advance(const std::vector<State>& beam, int i) {
-    std::vector<State> next;
-    for (const State& s : beam) {
+    std::vector<Successor> next;
+    for (int p = 0; p < static_cast<int>(beam.size()); ++p) {
+      const State& s = beam[p];
       for (const auto& option : options_for(s, i)) {
         ++expanded_;
-        const int64_t static_bytes = s.static_bytes + option->new_static_bytes;
-        if (over_capacity(static_bytes)) {
+        Successor n;
+        n.parent = p;
+        n.option = option;
+        n.static_bytes = s.static_bytes + option->new_static_bytes;
+        if (over_capacity(n.static_bytes)) {
           ++dropped_for_memory_;
           continue;
         }
-        State n{s.placed, s.cost_us + option->cost_us, static_bytes, 0,
-                std::make_shared<const Choice>(Choice{s.history, i, option})};
-        for (const auto& [t, id] : option->places) {
-          n.placed[t] = id;
-          if (seed_of_[t] >= 0) n.placed[seed_of_[t]] = id;
-        }
-        n.copies = s.copies;
-        for (const auto& copy : option->copies)
-          if (std::find(n.copies.begin(), n.copies.end(), copy) == n.copies.end())
-            n.copies.push_back(copy);
-        n.copies.erase(std::remove_if(n.copies.begin(), n.copies.end(),
-                                      [&](const auto& c) { return last_use_[c.first] <= i; }),
-                       n.copies.end());
-        std::sort(n.copies.begin(), n.copies.end());
-        n.foreseen_us = s.foreseen_us;
-        n.foreseen_us.insert(n.foreseen_us.end(), option->foreseen_us.begin(),
-                             option->foreseen_us.end());
-        if (option->settles >= 0)
-          n.foreseen_us.erase(
-              std::remove_if(n.foreseen_us.begin(), n.foreseen_us.end(),
-                             [&](const auto& f) { return f.first == option->settles; }),
-              n.foreseen_us.end());
+        n.cost_us = s.cost_us + option->cost_us;
+        n.rank_us = n.cost_us + foreseen_sum(s, *option);
+        move_past(s, option.get(), i, n.live_bytes, n.key);
         n.peak_bytes =
-            std::max(s.peak_bytes, static_bytes + live_bytes(n, i) + option->transient_bytes);
+            std::max(s.peak_bytes, n.static_bytes + n.live_bytes + option->transient_bytes);
         if (over_capacity(n.peak_bytes)) {
           ++dropped_for_memory_;
           continue;
@@ -382,35 +511,38 @@ class Search {
       throw Unsupported("op '" + g_.ops[i].name + "' has no strategy left",
                         g_.ops[i].source ? g_.ops[i].source->where.to_string() : "layout search");
     }
-    std::stable_sort(next.begin(), next.end(), [this](const State& a, const State& b) {
-      return leanest_ ? std::make_pair(a.peak_bytes, a.rank_us()) <
-                            std::make_pair(b.peak_bytes, b.rank_us())
-                      : a.rank_us() < b.rank_us();
-    });
-    // Merge states with the same future (the cheaper kept), then keep the cheapest. With a
-    // memory limit, a quarter of the beam goes to the leanest states, so that layouts
-    // that pay more to need less (weights sharded over dp) survive until the peak.
-    std::vector<State> merged;
-    std::unordered_map<std::string, bool> seen;
-    for (State& s : next)
-      if (seen.emplace(live_key(s, i), true).second) merged.push_back(std::move(s));
+    const auto better = [this](const Successor& a, const Successor& b) {
+      return leanest_
+                 ? std::make_pair(a.peak_bytes, a.rank_us) < std::make_pair(b.peak_bytes, b.rank_us)
+                 : a.rank_us < b.rank_us;
+    };
+    std::stable_sort(next.begin(), next.end(), better);
+    // Merge successors with the same future (the better kept), then keep the best. With a
+    // memory limit, a quarter of the beam goes to the leanest, so that layouts that pay
+    // more to need less (weights sharded over dp) survive until the peak.
+    std::vector<const Successor*> merged;
+    std::unordered_map<uint64_t, bool> seen;
+    for (const Successor& n : next)
+      if (seen.emplace(n.key, true).second) merged.push_back(&n);
     const int width = options_.beam_width;
-    if (static_cast<int>(merged.size()) <= width) return merged;
-    const int lean = options_.memory_capacity_bytes > 0 ? width / 4 : 0;
-    std::vector<State> kept(std::make_move_iterator(merged.begin()),
-                            std::make_move_iterator(merged.begin() + (width - lean)));
-    std::vector<State> rest(std::make_move_iterator(merged.begin() + (width - lean)),
-                            std::make_move_iterator(merged.end()));
-    std::stable_sort(rest.begin(), rest.end(),
-                     [](const State& a, const State& b) { return a.peak_bytes < b.peak_bytes; });
-    for (int k = 0; k < lean && k < static_cast<int>(rest.size()); ++k)
-      kept.push_back(std::move(rest[k]));
-    std::stable_sort(kept.begin(), kept.end(), [this](const State& a, const State& b) {
-      return leanest_ ? std::make_pair(a.peak_bytes, a.rank_us()) <
-                            std::make_pair(b.peak_bytes, b.rank_us())
-                      : a.rank_us() < b.rank_us();
-    });
-    return kept;
+    std::vector<const Successor*> kept;
+    if (static_cast<int>(merged.size()) <= width) {
+      kept = merged;
+    } else {
+      const int lean = options_.memory_capacity_bytes > 0 ? width / 4 : 0;
+      kept.assign(merged.begin(), merged.begin() + (width - lean));
+      std::vector<const Successor*> rest(merged.begin() + (width - lean), merged.end());
+      std::stable_sort(rest.begin(), rest.end(), [](const Successor* a, const Successor* b) {
+        return a->peak_bytes < b->peak_bytes;
+      });
+      for (int k = 0; k < lean && k < static_cast<int>(rest.size()); ++k) kept.push_back(rest[k]);
+      std::stable_sort(kept.begin(), kept.end(),
+                       [&](const Successor* a, const Successor* b) { return better(*a, *b); });
+    }
+    std::vector<State> out;
+    out.reserve(kept.size());
+    for (const Successor* n : kept) out.push_back(materialise(beam[n->parent], *n, i));
+    return out;
   }
 
   StepLayout layout_of(const State& s) const {
@@ -450,6 +582,9 @@ class Search {
   bool leanest_ = false;
   PlacementTable table_;
   std::vector<Lifetime> lives_;
+  // By op index: tensors born there, dying there (alive before, not at it), read there
+  // for the last time.
+  std::vector<std::vector<TensorId>> born_, dying_, last_;
   std::unordered_map<int64_t, int64_t> bytes_;  // (tensor, placements id) -> local bytes
   std::vector<int> last_use_;
   std::vector<TensorId> seed_of_;
