@@ -153,7 +153,7 @@ TEST(DataflowEvaluation, Llama405bWithMegatronSpLayoutsPaysExactlyItsFourCollect
   // gathered input, or the Partial output before it is scattered. The MLP's second
   // projection reads the gather its first one made; nothing else moves.
   const Scenario scenario =
-      load_scenario(std::string(SYMMESH_SOURCE_DIR) + "/scenarios/llama3-405b-layer-sp.yaml");
+      load_scenario(std::string(SYMMESH_SOURCE_DIR) + "/scenarios/llama3-405b-layer-tp.yaml");
   const auto model = scenario_cost_model(scenario, true);
   const strategies::PlannedWorkload planned = strategies::plan_workload(scenario, *model);
   std::vector<std::string> paid;

@@ -123,16 +123,17 @@ TEST_P(EstimateAgainstProgram, OpsAreExactAndTheProgramHasNoSlack) {
   EXPECT_GE(e.program_bytes, actual.ops * static_cast<int64_t>(sizeof(StreamOp)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, EstimateAgainstProgram,
-                         ::testing::Values(SizedCase{"ring-allgather-8gpu.yaml", 0, {}},
-                                           SizedCase{"moe-expert-bmm.yaml", 0, {}},
-                                           SizedCase{"llama3-70b-layer-tp8.yaml", 0, {}},
-                                           SizedCase{"llama3-70b-layer-tp8.yaml", 8, {8, 8}},
-                                           SizedCase{"llama3-70b-layer-tp8.yaml", 8, {2, 32}},
-                                           SizedCase{"llama3-405b-layer-tp.yaml", 0, {}},
-                                           // fused all-gather + mm (strategies/collective_matmul)
-                                           SizedCase{"async-tp-linear.yaml", 0, {}},
-                                           SizedCase{"linear-mlp.yaml", 0, {}}));
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, EstimateAgainstProgram,
+    ::testing::Values(SizedCase{"ring-allgather-8gpu.yaml", 0, {}},
+                      SizedCase{"moe-expert-bmm.yaml", 0, {}},
+                      SizedCase{"version1-by-hand/llama3-70b-layer-tp8.yaml", 0, {}},
+                      SizedCase{"version1-by-hand/llama3-70b-layer-tp8.yaml", 8, {8, 8}},
+                      SizedCase{"version1-by-hand/llama3-70b-layer-tp8.yaml", 8, {2, 32}},
+                      SizedCase{"version1-by-hand/llama3-405b-layer-tp.yaml", 0, {}},
+                      // fused all-gather + mm (strategies/collective_matmul)
+                      SizedCase{"async-tp-linear.yaml", 0, {}},
+                      SizedCase{"linear-mlp.yaml", 0, {}}));
 
 TEST(MemoryEstimate, EmulatedBytesAreTheBuffersAndTheInputValues) {
   // Small shapes, so emulation is cheap; a column-sharded b gathered over tp.
@@ -156,7 +157,7 @@ workload:
 }
 
 TEST(MemoryGuard, SimulateRefusesUpFrontNamingTheScenarioAndBothFigures) {
-  const Scenario s = load_scenario(kScenarios + "llama3-70b-layer-tp8.yaml");
+  const Scenario s = load_scenario(kScenarios + "version1-by-hand/llama3-70b-layer-tp8.yaml");
   EvaluationOptions options;
   options.host_memory = HostMemory{1'000'000, ""};  // 1 MB
   const HostMemoryEstimate e = estimate_scenario_memory(s, options);
@@ -165,7 +166,7 @@ TEST(MemoryGuard, SimulateRefusesUpFrontNamingTheScenarioAndBothFigures) {
     prepare_scenario(s, options);
     FAIL() << "expected a refusal";
   } catch (const InvalidArgument& err) {
-    EXPECT_EQ(err.where(), kScenarios + "llama3-70b-layer-tp8.yaml");
+    EXPECT_EQ(err.where(), kScenarios + "version1-by-hand/llama3-70b-layer-tp8.yaml");
     EXPECT_THAT(err.message(), HasSubstr("scenario 'llama3-70b-layer-tp8' needs about " +
                                          gigabytes_text(e.total_bytes()) +
                                          " of host memory to simulate; 1 MB available"));

@@ -357,10 +357,10 @@ TEST(ScenarioShipped, EveryShippedScenarioLoads) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_THAT(names,
-              ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml", "llama3-405b-layer-sp.yaml",
-                          "llama3-405b-layer-tp.yaml", "llama3-70b-layer-tp8.yaml",
-                          "llama3-70b-layer-train.yaml", "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml",
-                          "pingpong.yaml", "quickstart.yaml", "ring-allgather-8gpu.yaml"));
+              ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml", "llama3-405b-layer-tp.yaml",
+                          "llama3-70b-layer-tp8.yaml", "llama3-70b-layer-train.yaml",
+                          "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml", "pingpong.yaml",
+                          "quickstart.yaml", "ring-allgather-8gpu.yaml"));
 }
 
 TEST(ScenarioShipped, EveryShippedClusterLoads) {
@@ -375,6 +375,24 @@ TEST(ScenarioShipped, EveryShippedClusterLoads) {
   std::sort(names.begin(), names.end());
   EXPECT_THAT(names, ElementsAre("dgx-h100.yaml", "dgx-h200.yaml", "h200-ib-rail-4node.yaml",
                                  "ib-fattree-4node.yaml", "ib-rail-4node.yaml", "pcie-8gpu.yaml"));
+}
+
+TEST(ScenarioShipped, TheLlamaLayersAreVersionTwoWithTheirVersionOneCopiesKept) {
+  for (const char* name : {"llama3-70b-layer-tp8", "llama3-405b-layer-tp"}) {
+    SCOPED_TRACE(name);
+    const Scenario now = load_scenario(kScenarios + "/" + name + ".yaml");
+    const Scenario before = load_scenario(kScenarios + "/version1-by-hand/" + name + ".yaml");
+    EXPECT_EQ(now.version, 2);
+    EXPECT_EQ(before.version, 1);
+    EXPECT_EQ(now.mesh_shape, before.mesh_shape);
+    ASSERT_EQ(now.workload.size(), before.workload.size());
+    // The same five GEMMs: names and shapes agree, only where placements come from changes.
+    for (size_t i = 0; i < now.workload.size(); ++i) {
+      EXPECT_EQ(now.workload[i].name, before.workload[i].name);
+      EXPECT_EQ(now.workload[i].a, before.workload[i].a);
+      EXPECT_EQ(now.workload[i].b, before.workload[i].b);
+    }
+  }
 }
 
 TEST(ScenarioShipped, TheVersionOneTrainingStepByHandLoads) {
@@ -436,7 +454,7 @@ TEST(ScenarioShipped, ClusterFigures) {
 }
 
 TEST(ScenarioShipped, Llama70bLayer) {
-  const Scenario s = load_scenario(kScenarios + "/llama3-70b-layer-tp8.yaml");
+  const Scenario s = load_scenario(kScenarios + "/version1-by-hand/llama3-70b-layer-tp8.yaml");
   EXPECT_EQ(s.cluster.nodes, 4);
   EXPECT_THAT(s.mesh_shape, ElementsAre(4, 8));
   ASSERT_EQ(s.workload.size(), 5u);
@@ -451,7 +469,7 @@ TEST(ScenarioShipped, Llama70bLayer) {
 }
 
 TEST(ScenarioShipped, Llama405bLayerAndCommunicationScenarios) {
-  const Scenario big = load_scenario(kScenarios + "/llama3-405b-layer-tp.yaml");
+  const Scenario big = load_scenario(kScenarios + "/version1-by-hand/llama3-405b-layer-tp.yaml");
   EXPECT_EQ(big.cluster.inter_node.kind, "fat-tree");
   EXPECT_THAT(big.workload[0].b, ElementsAre(16384, 18432));  // 16384 + 2 x 8 x 128
   EXPECT_THAT(big.workload[2].b, ElementsAre(16384, 53248));
@@ -522,7 +540,7 @@ workload: [{op: all_to_all, bytes: 2 MB}]
 }
 
 TEST(ScenarioResize, WithClusterSize) {
-  const Scenario s = load_scenario(kScenarios + "/llama3-70b-layer-tp8.yaml");
+  const Scenario s = load_scenario(kScenarios + "/version1-by-hand/llama3-70b-layer-tp8.yaml");
   const Scenario two = with_cluster_size(s, 2, {2, 8});
   EXPECT_EQ(two.cluster.nodes, 2);
   EXPECT_EQ(two.cluster.num_gpus(), 16);

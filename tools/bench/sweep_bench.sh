@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wall time of `symmesh sweep` on a realistic capacity question: the GEMMs of one Llama 3
-# 405B layer (scenarios/llama3-405b-layer-tp.yaml) swept over 1-64 nodes of 8 GPUs, every
+# 405B layer (scenarios/version1-by-hand/llama3-405b-layer-tp.yaml) swept over 1-64 nodes of 8 GPUs, every
 # 2-D mesh (mesh: auto: 4+5+6+7+8+9+10 = 49 points), once per --jobs setting.
 #
 #   tools/bench/sweep_bench.sh [--symmesh PATH] [--nodes "1 2 4 8 16 32 64"] [--jobs "1 2"]
@@ -16,7 +16,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 symmesh="$root/build/symmesh"
-scenario="$root/scenarios/llama3-405b-layer-tp.yaml"
+scenario="$root/scenarios/version1-by-hand/llama3-405b-layer-tp.yaml"
 nodes="1 2 4 8 16 32 64"
 jobs_list="1 $(nproc 2>/dev/null || echo 2)"
 cost_model=""
