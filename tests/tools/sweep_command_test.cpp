@@ -312,6 +312,11 @@ TEST(SweepCommand, BreakdownOfManyOpsSumsThemIntoFewBars) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(breakdown_bars(dir), want);
     EXPECT_THAT(read_file((dir / "breakdown.gp").string()), HasSubstr("ops summed"));
+    // Tables too wide for a line sum the ops; the answer's own table lists every op.
+    const std::string summary = read_file((dir / "summary.md").string());
+    EXPECT_THAT(summary, HasSubstr("| sum forward (us) |"));
+    EXPECT_THAT(summary, HasSubstr(name == std::string("flat") ? "| p119 |" : "| l29.b |"));
+    EXPECT_THAT(r.out, HasSubstr("sum forward (us)"));
   }
 }
 

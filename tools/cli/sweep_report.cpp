@@ -81,6 +81,23 @@ std::string work_group(const std::string& name) {
   return "forward";
 }
 
+// The groups the op columns are summed into when there are too many; none otherwise.
+std::vector<std::string> work_groups(const std::vector<OpColumn>& columns) {
+  std::vector<std::string> groups;
+  if (columns.size() > kMaxTerminalOpColumns)
+    for (const auto& c : columns)
+      if (std::find(groups.begin(), groups.end(), work_group(c.name)) == groups.end())
+        groups.push_back(work_group(c.name));
+  return groups;
+}
+
+double group_time_s(const SweepPoint& p, const std::string& group) {
+  double sum_s = 0;
+  for (const auto& op : p.report.ops)
+    if (work_group(op.name) == group) sum_s += op.time_s;
+  return sum_s;
+}
+
 std::string meets_cell(const SweepOutcome& o, const SweepPoint& p) {
   if (!o.answer.max_time_s || !p.simulated()) return "";
   return meets_objective(p, o.answer.max_time_s) ? "yes" : "no";
@@ -180,10 +197,15 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
   std::string align = "|---:|---:|---|---:|";
   if (o.answer.max_time_s)
     header.push_back("meets " + format_time(*o.answer.max_time_s)), align += "---|";
-  for (const auto& c : columns) {
-    header.push_back(c.name + in_unit), align += "---:|";
-    if (c.first->input_placements) header.push_back(c.name + " strategy"), align += "---|";
-  }
+  // Past kMaxTerminalOpColumns ops the table sums them by group, as the terminal does;
+  // the answer's own table below lists every op.
+  const std::vector<std::string> groups = work_groups(columns);
+  if (groups.empty())
+    for (const auto& c : columns) {
+      header.push_back(c.name + in_unit), align += "---:|";
+      if (c.first->input_placements) header.push_back(c.name + " strategy"), align += "---|";
+    }
+  for (const auto& g : groups) header.push_back("sum " + g + in_unit), align += "---:|";
   out += "## Points\n\n" + markdown_row(header) + align + "\n";
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
@@ -197,11 +219,13 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
     const bool best = o.answer.best == i;
     row.push_back(best ? "**" + unit.cell(p.total_time_s()) + "**" : unit.cell(p.total_time_s()));
     if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
-    for (const auto& c : columns) {
-      const OpReport* op = op_in(p, c.name);
-      row.push_back(op ? unit.cell(op->time_s) : "-");
-      if (c.first->input_placements) row.push_back(op ? strategy_text(*op) : "-");
-    }
+    if (groups.empty())
+      for (const auto& c : columns) {
+        const OpReport* op = op_in(p, c.name);
+        row.push_back(op ? unit.cell(op->time_s) : "-");
+        if (c.first->input_placements) row.push_back(op ? strategy_text(*op) : "-");
+      }
+    for (const auto& g : groups) row.push_back(unit.cell(group_time_s(p, g)));
     out += markdown_row(row);
   }
   if (o.answer.best)
@@ -365,11 +389,7 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
   std::vector<std::string> header{"", "nodes", "GPUs", "mesh", "total" + in_unit};
   if (o.answer.max_time_s) header.push_back("meets " + format_time(*o.answer.max_time_s));
   // Too many ops for a terminal line: their times summed by group instead.
-  std::vector<std::string> groups;
-  if (columns.size() > kMaxTerminalOpColumns)
-    for (const auto& c : columns)
-      if (std::find(groups.begin(), groups.end(), work_group(c.name)) == groups.end())
-        groups.push_back(work_group(c.name));
+  const std::vector<std::string> groups = work_groups(columns);
   if (groups.empty())
     for (const auto& c : columns) header.push_back(c.name + in_unit);
   else
@@ -389,12 +409,7 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
           const OpReport* op = op_in(p, c.name);
           row.push_back(op ? unit.cell(op->time_s) : "-");
         }
-      for (const auto& g : groups) {
-        double sum_s = 0;
-        for (const auto& op : p.report.ops)
-          if (work_group(op.name) == g) sum_s += op.time_s;
-        row.push_back(unit.cell(sum_s));
-      }
+      for (const auto& g : groups) row.push_back(unit.cell(group_time_s(p, g)));
     }
     table.add_row(row);
   }
