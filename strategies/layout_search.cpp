@@ -101,6 +101,9 @@ class Search {
     // A forward output's placements are read again through its seed.
     for (TensorId t = 0; t < n; ++t)
       if (seed_of_[t] >= 0) last_use_[t] = std::max(last_use_[t], last_use_[seed_of_[t]]);
+    has_gradient_.assign(n, false);
+    for (const GraphTensor& x : g_.tensors)
+      if (x.is_parameter_gradient) has_gradient_[x.of] = true;
     const int ops = static_cast<int>(g_.ops.size());
     born_.resize(ops);
     dying_.resize(ops + 1);
@@ -248,7 +251,7 @@ class Search {
           const Placements stored = as_read(c.input_placements[k], in);
           option.places.emplace_back(in.tensor, table_.intern(stored));
           option.new_static_bytes += parameter_static_bytes(g_, in.tensor, stored, mesh_);
-          if (g_.training)
+          if (has_gradient_[in.tensor])  // a bias has none derived: nothing to foresee
             option.foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
         }
         group += to_string(problem.inputs[k].placements) + "|";
@@ -582,6 +585,7 @@ class Search {
   bool leanest_ = false;
   PlacementTable table_;
   std::vector<Lifetime> lives_;
+  std::vector<bool> has_gradient_;  // by parameter: a wgrad derives its gradient
   // By op index: tensors born there, dying there (alive before, not at it), read there
   // for the last time.
   std::vector<std::vector<TensorId>> born_, dying_, last_;

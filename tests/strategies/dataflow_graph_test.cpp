@@ -101,6 +101,23 @@ TEST(DataflowGraph, ATensorReadTwiceAccumulatesItsGradientWithAddmm) {
   EXPECT_EQ(g.tensors[second.output].shape, (Shape{64, 32}));
 }
 
+TEST(DataflowGraph, BatchedBackwardTransposesTheLastTwoDims) {
+  // s = q[4,8,6] · k[4,6,10] (bmm) = [4,8,10]: dq = ds · kᵀ with kᵀ [4,10,6], dk = qᵀ · ds
+  // with qᵀ [4,6,8], giving [4,6,10] = k's shape.
+  DataflowScenario s({2}, {"dp"});
+  s.input("q", {4, 8, 6}, "S(0)").parameter("k", {4, 6, 10});
+  s.op("scores", OpKind::bmm, "q", "k", "s").training();
+  const Scenario scenario = s.build();
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const GraphOp& dq = op_named(g, "scores.dgrad");
+  const GraphOp& dk = op_named(g, "scores.wgrad");
+  EXPECT_EQ(dq.kind, OpKind::bmm);
+  EXPECT_EQ(g.shape_read(dq.inputs[1]), (Shape{4, 10, 6}));
+  EXPECT_EQ(g.tensors[dq.output].shape, (Shape{4, 8, 6}));
+  EXPECT_EQ(g.shape_read(dk.inputs[0]), (Shape{4, 6, 8}));
+  EXPECT_EQ(g.tensors[dk.output].shape, (Shape{4, 6, 10}));
+}
+
 TEST(DataflowGraph, TransposedViewsSwapTheLastTwoDims) {
   EXPECT_EQ(transposed_shape({4, 8}), (Shape{8, 4}));
   EXPECT_EQ(transposed_shape({2, 4, 8}), (Shape{2, 8, 4}));
