@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "scenario/scenario_loader.hpp"
 
 namespace symmesh::scenario {
@@ -14,8 +16,13 @@ namespace {
 
 const std::string kClusters = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/";
 
+// Each test is its own process under ctest -j: a file name shared between them raced (one
+// read the other's half-written file), so the name carries the process id and a count.
 ClusterSpec read_back(const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / "symmesh_cluster_writer_test.yaml";
+  static int count = 0;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("symmesh_cluster_writer_" + std::to_string(getpid()) + "_" +
+                     std::to_string(count++) + ".yaml");
   std::ofstream(path) << text;
   ClusterSpec c = load_cluster(path.string());
   std::filesystem::remove(path);
