@@ -226,25 +226,44 @@ const Group& Program::group(GroupId id) const {
   return groups_[id];
 }
 
+namespace {
+
+// total += bytes, refusing what int64 cannot hold (a 999999 TiB put on 8 ranks does not
+// fit the program's byte counts; signed overflow would be undefined).
+void add_bytes(int64_t& total, int64_t bytes, const char* where) {
+  if (__builtin_add_overflow(total, bytes, &total))
+    throw InvalidArgument("the program's buffers exceed 2^63 bytes", where);
+}
+
+int64_t times(int64_t bytes, size_t count, const char* where) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(bytes, static_cast<int64_t>(count), &out))
+    throw InvalidArgument("the program's buffers exceed 2^63 bytes", where);
+  return out;
+}
+
+}  // namespace
+
 SymmetricHandle Program::symm_alloc(GroupId group_id, int64_t bytes) {
   const Group& g = group(group_id);
   if (bytes < 0) throw InvalidArgument("negative size", "Program::symm_alloc");
+  const int64_t all_ranks = times(bytes, g.ranks.size(), "Program::symm_alloc");
+  for (int r : g.ranks) add_bytes(allocated_[r], bytes, "Program::symm_alloc");
+  add_bytes(counts_.buffer_bytes, all_ranks, "Program::symm_alloc");
   SymmetricHandle handle{static_cast<int>(symmetric_.size()), group_id, bytes};
   symmetric_.push_back(handle);
-  for (int r : g.ranks) allocated_[r] += bytes;
   ++counts_.symmetric_allocations;
-  counts_.buffer_bytes += bytes * static_cast<int64_t>(g.ranks.size());
   return handle;
 }
 
 BufferRef Program::local_alloc(int rank, int64_t bytes) {
   check_rank(rank, "Program::local_alloc");
   if (bytes < 0) throw InvalidArgument("negative size", "Program::local_alloc");
+  add_bytes(allocated_[rank], bytes, "Program::local_alloc");
+  add_bytes(counts_.buffer_bytes, bytes, "Program::local_alloc");
   const int id = static_cast<int>(local_.size());
   local_.push_back({id, rank, bytes, {}});
-  allocated_[rank] += bytes;
   ++counts_.local_allocations;
-  counts_.buffer_bytes += bytes;
   return {BufferRef::Space::local, id, 0, bytes};
 }
 

@@ -1,5 +1,6 @@
 #include "strategies/workload_lowering.hpp"
 
+#include <cstdint>
 #include <map>
 #include <random>
 
@@ -274,6 +275,15 @@ LoweredWorkload lower_workload(const Scenario& scenario,
         flowing[op.output_tensor] = unsharded_result(problem, rounded);
       }
     } else if (op.kind == OpKind::put_signal) {
+      // Refused before anything is allocated: the source buffer and the symmetric
+      // destination (double: twice a huge count does not overflow).
+      if (capacity > 0 && 2.0 * static_cast<double>(op.bytes) > static_cast<double>(capacity))
+        throw InvalidArgument(
+            "op '" + op.name + "' " +
+                does_not_fit_text(op.bytes > INT64_MAX / 2 ? INT64_MAX : 2 * op.bytes,
+                                  "its source buffer and the symmetric destination",
+                                  scenario.cluster),
+            where_of(op));
       lower_put_signal(p, op);
     } else if (op.kind == OpKind::barrier) {
       // Version 2: each rank's main stream first waits for its reductions so far.
@@ -283,6 +293,12 @@ LoweredWorkload lower_workload(const Scenario& scenario,
           p.wait_event(r, p.stream(r, "main"), done, {op.name, OpCategory::sync});
         }
       p.barrier(world, "main", {op.name, OpCategory::sync, "barrier"});
+    } else if (capacity > 0 && op.bytes > capacity) {
+      throw InvalidArgument(
+          "op '" + op.name + "' " +
+              does_not_fit_text(op.bytes, "its buffer alone, before the algorithm's staging",
+                                scenario.cluster),
+          where_of(op));
     } else if (planned->on_comm_stream[i]) {
       // After the gradient is made (the main stream's last op), on the comm stream.
       for (int r = 0; r < p.world_size(); ++r) {

@@ -114,3 +114,21 @@ TEST(Program, CountingHoldsNothingAndCountsExactly) {
 
 }  // namespace
 }  // namespace symmesh
+
+namespace symmesh {
+namespace {
+
+TEST(ProgramBytes, AllocationsBeyondInt64AreRefusedNotWrapped) {
+  // 2^61 bytes on each of 4 ranks is 2^63 in all: one more than int64 holds. The program
+  // must refuse it (a clear error) rather than overflow its byte counts.
+  Program p(4);
+  const int64_t huge = int64_t{1} << 61;
+  EXPECT_THROW(p.symm_alloc(p.world_group(), huge), InvalidArgument);
+  // On one rank, one 2^62 fits; a second makes 2^63, one past the largest int64.
+  Program q(1);
+  q.local_alloc(0, int64_t{1} << 62);
+  EXPECT_THROW(q.local_alloc(0, int64_t{1} << 62), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace symmesh
