@@ -78,15 +78,7 @@ StepReport step_report(const strategies::PlannedWorkload& planned, const Cluster
   out.search_s = layout.stats.seconds;
   out.beam_width = layout.stats.beam_width;
   out.gradient_reductions = static_cast<int>(layout.reductions.size());
-  // The graph op where memory peaks, by position among the planned matrix ops.
-  int matrix = -1;
-  for (size_t i = 0, seen = 0; i < layout.ops.size(); ++i)
-    if (layout.ops[i] && static_cast<int>(i) == layout.memory.peak_op)
-      matrix = static_cast<int>(seen);
-    else if (layout.ops[i])
-      ++seen;
-  for (size_t i = 0, seen = 0; i < planned.ops.size() && matrix >= 0; ++i)
-    if (planned.plans[i] && static_cast<int>(seen++) == matrix) out.peak_op = planned.ops[i].name;
+  out.peak_op = planned.peak_op;
   return out;
 }
 

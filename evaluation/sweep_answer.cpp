@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "strategies/dataflow_graph.hpp"
+
 namespace symmesh::evaluation {
 namespace {
 
@@ -24,9 +26,7 @@ std::string strategies_line(const SweepPoint& p) {
   std::string out;
   int listed = 0, left = 0;
   for (const auto& op : p.report.ops) {
-    if (forward_only && (op.name.find(".dgrad") != std::string::npos ||
-                         op.name.find(".wgrad") != std::string::npos))
-      continue;
+    if (forward_only && strategies::work_group_of(op.name) == "backward") continue;
     if (forward_only && op.input_placements && listed >= kMaxListed) {
       ++left;  // a whole model's forward is still too long for one line
       continue;

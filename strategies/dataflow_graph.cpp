@@ -205,6 +205,14 @@ std::string to_string(Pass pass) {
   return "?";
 }
 
+std::string work_group_of(std::string_view name) {
+  if (name.find(".grad_") != std::string_view::npos) return "grad reductions";
+  if (name.find(".dgrad") != std::string_view::npos ||
+      name.find(".wgrad") != std::string_view::npos)
+    return "backward";
+  return "forward";
+}
+
 Shape transposed_shape(Shape shape) {
   if (shape.size() >= 2) std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
   return shape;

@@ -15,6 +15,7 @@
 // The bias gradient of addmm/baddbmm/linear (a column sum, memory-bound) is not derived.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/scenario.hpp"
@@ -85,6 +86,11 @@ DataflowGraph build_dataflow_graph(const Scenario& scenario);
 // layout the search chooses when free[k], else a step input at its placements; the output
 // is required at problem.output_target when there is one. Forward only.
 DataflowGraph single_op_graph(const OpProblem& problem, const std::vector<bool>& free);
+
+// What a workload op's name says it does in a step, by the names this graph and the
+// lowering give: "backward" (<op>.dgrad…, <op>.wgrad), "grad reductions"
+// (<parameter>.grad_<collective>), "forward" for everything else. Reports group by it.
+std::string work_group_of(std::string_view op_name);
 
 // The placements of a transposed view of a rank-`rank` tensor: shards of the last two
 // dims swap; Replicate and Partial stay.

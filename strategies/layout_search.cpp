@@ -158,9 +158,7 @@ class Search {
 
   // Placements input `k` of op `i` is read with in `state`; nullopt for a free parameter.
   std::optional<Placements> read_placements(const State& state, const GraphInput& in) const {
-    int id = state.placed[in.tensor];
-    if (id < 0 && g_.tensors[in.tensor].kind == GraphTensor::Kind::seed)
-      id = state.placed[g_.tensors[in.tensor].of];
+    const int id = placed_after(state, nullptr, in.tensor);
     if (id < 0) {
       if (g_.tensors[in.tensor].kind != GraphTensor::Kind::parameter)
         throw InvalidArgument(
@@ -168,10 +166,7 @@ class Search {
             "layout search");
       return std::nullopt;
     }
-    const Placements& p = table_.at(id);
-    return in.transposed
-               ? transposed_placements(p, static_cast<int>(g_.tensors[in.tensor].shape.size()))
-               : p;
+    return as_read(table_.at(id), in);
   }
 
   // Placements of `in`'s tensor as `in` reads them (a transposed read swaps them; the

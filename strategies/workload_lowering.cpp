@@ -151,6 +151,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       }
     }
   }
+  const int peak = layout.memory.peak_op;
+  if (peak >= 0 && graph.ops[peak].output >= 0) out.peak_op = graph.ops[peak].name;
   out.layout = std::move(layout);
 }
 

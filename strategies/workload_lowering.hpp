@@ -65,6 +65,7 @@ struct PlannedWorkload {
   bool dataflow = false;                       // version 2: no barrier between ops
   std::vector<std::vector<TensorRead>> reads;  // version 2, by op: inputs in ATen order
   std::optional<StepLayout> layout;  // version 2: what the search chose, its memory, its stats
+  std::string peak_op;               // version 2: the matrix op where the step's memory peaks
 };
 
 struct LoweredOp {

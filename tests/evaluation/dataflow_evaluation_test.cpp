@@ -13,6 +13,7 @@
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "strategies/sharded_result.hpp"
+#include "tests/llama70b_sized_step.hpp"
 
 namespace symmesh::evaluation {
 namespace {
@@ -119,21 +120,10 @@ TEST(DataflowEvaluation, PureDataParallel70BIsRefusedWithItsMemoryFigures) {
   //   gradients   the same, 131.25 GiB
   //   Adam state  x 12 B = 845,571,686,400 B = 787.50 GiB
   // far over an H100's 80 GiB, whatever the activations.
-  std::string yaml = "version: 2\nname: dp-70b\n" + cluster_yaml(8) +
-                     "mesh: {shape: [8], names: [dp]}\ncost_model: analytic\n"
-                     "tensors:\n  x0: {shape: [8192, 8192], placements: [\"S(0)\"]}\n";
-  for (int l = 0; l < 8; ++l) {
-    const std::string n = std::to_string(l);
-    yaml += "  a" + n + ": {shape: [8192, 537600], parameter: true, placements: [R]}\n";
-    yaml += "  b" + n + ": {shape: [537600, 8192], parameter: true, placements: [R]}\n";
-  }
-  yaml += "training: {optimizer: adam}\nworkload:\n";
-  for (int l = 0; l < 8; ++l) {
-    const std::string n = std::to_string(l), next = std::to_string(l + 1);
-    yaml += "  - {name: up" + n + ", op: mm, a: x" + n + ", b: a" + n + ", output: h" + n + "}\n";
-    yaml +=
-        "  - {name: down" + n + ", op: mm, a: h" + n + ", b: b" + n + ", output: x" + next + "}\n";
-  }
+  const std::string yaml = symmesh::testing::llama70b_sized_step(
+      "version: 2\nname: dp-70b\n" + cluster_yaml(8) +
+          "mesh: {shape: [8], names: [dp]}\ncost_model: analytic\n",
+      ", placements: [R]");
   const Scenario scenario = load_scenario_text(yaml, "dp-70b.yaml");
   try {
     size_scenario(scenario, EvaluationOptions{});

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "tests/llama70b_sized_step.hpp"
 #include "tests/tools/sweep_test_support.hpp"
 
 namespace {
@@ -325,22 +326,10 @@ TEST(SweepCommand, AStepTooLargeForTheGpusIsSkippedWithItsNeedNeverTheAnswer) {
   // trained with Adam need 16 B each: on 8 GPUs, even sharded 8 ways, 131.25 GiB per GPU
   // before any activation, over an H100's 80 GiB. The 1-node point is skipped with that
   // reason; the answer is a larger point.
-  std::string body = "version: 2\nname: dp-70b\ncluster: " + kScenarioDir +
-                     "clusters/dgx-h100.yaml\nmesh: {shape: [8], names: [dp]}\n"
-                     "cost_model: analytic\ntensors:\n"
-                     "  x0: {shape: [8192, 8192], placements: [\"S(0)\"]}\n";
-  for (int l = 0; l < 8; ++l) {
-    const std::string n = std::to_string(l);
-    body += "  a" + n + ": {shape: [8192, 537600], parameter: true}\n";
-    body += "  b" + n + ": {shape: [537600, 8192], parameter: true}\n";
-  }
-  body += "training: {optimizer: adam}\nworkload:\n";
-  for (int l = 0; l < 8; ++l) {
-    const std::string n = std::to_string(l), next = std::to_string(l + 1);
-    body += "  - {name: up" + n + ", op: mm, a: x" + n + ", b: a" + n + ", output: h" + n + "}\n";
-    body +=
-        "  - {name: down" + n + ", op: mm, a: h" + n + ", b: b" + n + ", output: x" + next + "}\n";
-  }
+  std::string body = symmesh::testing::llama70b_sized_step(
+      "version: 2\nname: dp-70b\ncluster: " + kScenarioDir +
+          "clusters/dgx-h100.yaml\nmesh: {shape: [8], names: [dp]}\ncost_model: analytic\n",
+      "");
   body += "sweep: {nodes: [1, 2]}\n";
   const auto scenario = write_temp_scenario("dp70b", body);
   const auto dir = fresh_dir("dp70b");

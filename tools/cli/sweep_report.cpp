@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 
+#include "strategies/dataflow_graph.hpp"
 #include "tools/cli/simulation_output.hpp"
 #include "tools/cli/text_table.hpp"
 
@@ -74,27 +75,21 @@ const OpReport* op_in(const SweepPoint& p, const std::string& name) {
 // do (forward, backward, gradient reductions, other), so a whole model stays readable.
 constexpr size_t kMaxTerminalOpColumns = 8;
 
-std::string work_group(const std::string& name) {
-  if (name.find(".grad_") != std::string::npos) return "grad reductions";
-  if (name.find(".dgrad") != std::string::npos || name.find(".wgrad") != std::string::npos)
-    return "backward";
-  return "forward";
-}
-
 // The groups the op columns are summed into when there are too many; none otherwise.
 std::vector<std::string> work_groups(const std::vector<OpColumn>& columns) {
   std::vector<std::string> groups;
   if (columns.size() > kMaxTerminalOpColumns)
     for (const auto& c : columns)
-      if (std::find(groups.begin(), groups.end(), work_group(c.name)) == groups.end())
-        groups.push_back(work_group(c.name));
+      if (std::find(groups.begin(), groups.end(), strategies::work_group_of(c.name)) ==
+          groups.end())
+        groups.push_back(strategies::work_group_of(c.name));
   return groups;
 }
 
 double group_time_s(const SweepPoint& p, const std::string& group) {
   double sum_s = 0;
   for (const auto& op : p.report.ops)
-    if (work_group(op.name) == group) sum_s += op.time_s;
+    if (strategies::work_group_of(op.name) == group) sum_s += op.time_s;
   return sum_s;
 }
 
