@@ -73,6 +73,7 @@ StepReport step_report(const strategies::PlannedWorkload& planned, const Cluster
   out.capacity_bytes = static_cast<int64_t>(cluster.gpu.memory_capacity_bytes);
   out.gpu = cluster.gpu.name;
   out.serial_estimate_s = layout.serial_cost_us * 1e-6;
+  out.overlapped_estimate_s = layout.step_cost_us * 1e-6;
   out.layouts_priced = layout.stats.layouts_priced;
   out.states_expanded = layout.stats.states_expanded;
   out.search_s = layout.stats.seconds;

@@ -54,7 +54,8 @@ struct StepReport {
   std::string peak_op;            // where it peaks
   int64_t capacity_bytes = 0;
   std::string gpu;
-  double serial_estimate_s = 0;  // the search's objective: every op and reduction in series
+  double serial_estimate_s = 0;      // every op and reduction in series
+  double overlapped_estimate_s = 0;  // the search's objective: reductions on the comm stream
   int64_t layouts_priced = 0;
   int64_t states_expanded = 0;
   double search_s = 0;

@@ -37,6 +37,10 @@ struct Option {
   int64_t transient_bytes = 0;
   int64_t new_static_bytes = 0;  // free parameters placed here
   double cost_us = 0;            // the op's, plus its gradient reduction's
+  double reduction_us = 0;       // the gradient reduction's share, on the comm stream
+  double compute_us = 0;         // the op's local matmul (the rest of its cost moves data)
+  uint32_t net_links = 0;        // link classes the op's own redistributions use
+  uint32_t reduction_links = 0;  // and its gradient reduction
   // Training: the gradient reductions the parameters placed here will need, foreseen
   // (ranking only), and the parameter whose foreseen reduction this op settles.
   std::vector<std::pair<TensorId, double>> foreseen_us;
@@ -52,9 +56,36 @@ struct Choice {
   std::shared_ptr<const Option> option;
 };
 
+// The two streams of every rank as the lowering runs them: matrix ops one after another
+// on `main`; each gradient reduction on `comm` once its gradient is made (after its
+// wgrad's main-stream time) and after the reductions before it. A reduction hides under
+// main-stream compute, but not under main-stream communication over the same links
+// (NVLink, or the NICs between nodes): there the two share the bandwidth, so while both
+// run each goes at half speed (fair share) and the overlap is paid by both.
+struct Streams {
+  double main_us = 0;
+  double comm_us = 0;       // when the comm stream is free
+  uint32_t comm_links = 0;  // link classes the comm stream's work in flight uses
+  double step_us() const { return std::max(main_us, comm_us); }
+  Streams after(const Option& op) const {
+    const double op_us = op.cost_us - op.reduction_us;
+    const double net_us = std::max(0.0, op_us - op.compute_us);
+    const double in_flight_us = std::max(0.0, comm_us - main_us);
+    const double shared_us = (op.net_links & comm_links) ? std::min(net_us, in_flight_us) : 0.0;
+    Streams n{main_us + op_us + shared_us, comm_us + shared_us, comm_links};
+    if (op.reduction_us > 0) {
+      if (n.comm_us <= n.main_us) n.comm_links = 0;  // idle when the gradient is made
+      n.comm_us = std::max(n.comm_us, n.main_us) + op.reduction_us;
+      n.comm_links |= op.reduction_links;
+    }
+    return n;
+  }
+};
+
 struct State {
   std::vector<int> placed;  // per tensor: interned placements, -1 while unknown
-  double cost_us = 0;
+  double cost_us = 0;       // every op and reduction in series
+  Streams streams;          // the same, overlapped as the schedule runs them
   int64_t static_bytes = 0;
   int64_t peak_bytes = 0;  // static + live + transient, the most so far
   int64_t live_bytes = 0;  // tensors (and copies) alive at the last op processed
@@ -64,11 +95,6 @@ struct State {
   // forward, the layouts whose price comes only in the backward (replicated weights).
   std::vector<std::pair<TensorId, double>> foreseen_us;
   std::vector<std::pair<TensorId, int>> copies;  // (tensor, placements) also held, sorted
-  double rank_us() const {
-    double r = cost_us;
-    for (const auto& f : foreseen_us) r += f.second;
-    return r;
-  }
 };
 
 Placements without_partial(Placements p) {
@@ -271,6 +297,13 @@ class Search {
       const Placements ends = problem.output_target.value_or(priced.output_placements);
       option.places.emplace_back(op.output, table_.intern(ends));
       option.cost_us = priced.cost_us;
+      option.compute_us = priced.compute_us;
+      for (int d = 0; d < mesh_.ndim(); ++d) {
+        bool moves = ends[d] != priced.output_placements[d];
+        for (size_t k = 0; k < op.inputs.size(); ++k)
+          moves = moves || problem.inputs[k].placements[d] != priced.input_placements[k][d];
+        if (moves) option.net_links |= links(d);
+      }
       for (size_t k = 0; k < op.inputs.size(); ++k)
         if (problem.inputs[k].placements != priced.input_placements[k]) {
           option.transient_bytes +=
@@ -338,6 +371,10 @@ class Search {
     }
     r.step_cost_us = model_.step_costs_us(spec, plan_transitions(grad, target), mesh_);
     option.cost_us += r.cost_us();
+    option.reduction_us = r.cost_us();
+    for (const RedistributionStep& step : r.redistribution.steps)
+      if (step.collective != CollectiveKind::local_chunk)
+        option.reduction_links |= links(step.mesh_dim);
     option.reduction = std::move(r);
     return true;
   }
@@ -347,13 +384,18 @@ class Search {
     int parent = -1;
     std::shared_ptr<const Option> option;
     double cost_us = 0, rank_us = 0;
+    Streams streams;
     int64_t static_bytes = 0, peak_bytes = 0, live_bytes = 0;
     uint64_t key = 0;
   };
 
   // A placed tensor still to be read contributes to a state's key; two states with the
   // same key have the same future (up to hash collisions, 2^-64 per pair).
-  static uint64_t contribution(TensorId t, int id, uint64_t salt) {
+  // Placements that differ only on mesh dims of size 1 hold the same data (a shard of one,
+  // a partial sum of one), so they key alike: otherwise on a 8x1 mesh the beam fills with
+  // copies of one layout and loses the better ones.
+  uint64_t contribution(TensorId t, int id, uint64_t salt) {
+    id = canonical_id(id);
     uint64_t x = (static_cast<uint64_t>(t) << 32 | static_cast<uint32_t>(id)) ^ salt;
     x ^= x >> 33;  // splitmix-style finaliser
     x *= 0xff51afd7ed558ccdULL;
@@ -363,6 +405,30 @@ class Search {
   }
   static constexpr uint64_t kPlacedSalt = 0x9e3779b97f4a7c15ULL;
   static constexpr uint64_t kCopySalt = 0x632be59bd9b4e019ULL;
+
+  // The link class mesh dim d's collectives are bound by: NVLink inside a node (bit 0) or
+  // the NICs between nodes (bit 1), mesh ranks laid on GPUs node-major. Without the node
+  // size every dim shares one class.
+  uint32_t links(int d) const {
+    if (options_.gpus_per_node <= 0) return 1;
+    int64_t stride = 1;
+    for (int e = d + 1; e < mesh_.ndim(); ++e) stride *= mesh_.shape()[e];
+    return stride * mesh_.shape()[d] > options_.gpus_per_node ? 2 : 1;
+  }
+
+  int canonical_id(int id) {
+    if (id >= static_cast<int>(canonical_.size())) canonical_.resize(id + 1, -1);
+    if (canonical_[id] < 0) {
+      Placements p = table_.at(id);
+      for (int d = 0; d < mesh_.ndim(); ++d)
+        if (mesh_.shape()[d] == 1) p[d] = Placement::replicate();
+      const int c = table_.intern(p);
+      if (c >= static_cast<int>(canonical_.size())) canonical_.resize(c + 1, -1);
+      canonical_[id] = c;
+      canonical_[c] = c;
+    }
+    return canonical_[id];
+  }
 
   int64_t bytes_of(TensorId t, int id) {
     const int64_t key = static_cast<int64_t>(t) << 32 | id;
@@ -429,13 +495,10 @@ class Search {
 
   State materialise(const State& s, const Successor& n, int i) const {
     const Option& option = *n.option;
-    State out{s.placed,
-              n.cost_us,
-              n.static_bytes,
-              n.peak_bytes,
-              n.live_bytes,
-              n.key,
-              std::make_shared<const Choice>(Choice{s.history, i, n.option})};
+    State out{s.placed,     n.cost_us,
+              n.streams,    n.static_bytes,
+              n.peak_bytes, n.live_bytes,
+              n.key,        std::make_shared<const Choice>(Choice{s.history, i, n.option})};
     for (const auto& [t, id] : option.places) {
       out.placed[t] = id;
       if (seed_of_[t] >= 0) out.placed[seed_of_[t]] = id;
@@ -473,9 +536,14 @@ class Search {
     return sum;
   }
 
-  // Past an op with no tensors (put_signal, collectives): only lifetimes move.
+  // Past an op with no tensors (put_signal, collectives): only lifetimes move, and a
+  // barrier waits for the reductions issued before it.
   void pass(std::vector<State>& beam, int i) {
-    for (State& s : beam) move_past(s, nullptr, i, s.live_bytes, s.key);
+    const bool barrier = g_.ops[i].source && g_.ops[i].source->kind == OpKind::barrier;
+    for (State& s : beam) {
+      move_past(s, nullptr, i, s.live_bytes, s.key);
+      if (barrier) s.streams.main_us = s.streams.comm_us = s.streams.step_us();
+    }
   }
 
   std::vector<State> advance(const std::vector<State>& beam, int i) {
@@ -493,7 +561,10 @@ class Search {
           continue;
         }
         n.cost_us = s.cost_us + option->cost_us;
-        n.rank_us = n.cost_us + foreseen_sum(s, *option);
+        // Ranked by the overlapped time, plus the reductions foreseen for parameters placed
+        // so far (counted whole: how much of them the backward will hide is not known yet).
+        n.streams = s.streams.after(*option);
+        n.rank_us = n.streams.step_us() + foreseen_sum(s, *option);
         move_past(s, option.get(), i, n.live_bytes, n.key);
         n.peak_bytes =
             std::max(s.peak_bytes, n.static_bytes + n.live_bytes + option->transient_bytes);
@@ -558,6 +629,7 @@ class Search {
     }
     std::reverse(out.reductions.begin(), out.reductions.end());
     out.serial_cost_us = s.cost_us;
+    out.step_cost_us = s.streams.step_us();
     out.memory = step_memory(g_, out.placements, out.transient_bytes, mesh_);
     out.fits = !over_capacity(out.memory.peak_bytes());
     return out;
@@ -585,6 +657,7 @@ class Search {
   // for the last time.
   std::vector<std::vector<TensorId>> born_, dying_, last_;
   std::unordered_map<int64_t, int64_t> bytes_;  // (tensor, placements id) -> local bytes
+  std::vector<int> canonical_;  // placements id -> id with size-1 mesh dims replicated
   std::vector<int> last_use_;
   std::vector<TensorId> seed_of_;
   std::map<std::string, std::vector<std::shared_ptr<const Option>>> memo_;

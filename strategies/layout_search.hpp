@@ -19,8 +19,12 @@
 // at its first reader, the placements each strategy wants (it is stored that way), so its
 // layout is chosen with the op's strategy — every rule of the op is open here, even from
 // replicated inputs (DTensor drops Shard rules then; a planner asked to shard must not).
-// The objective is the serial step time (communication + compute of every op and every
-// gradient reduction), as the cost model prices them; layouts whose static memory
+// The objective is the step time as the schedule overlaps it (matrix ops in series on the
+// main stream, each gradient reduction on the comm stream from its wgrad on, hidden under
+// main-stream compute but sharing the links with main-stream communication over the same
+// kind of link), from the cost model's prices; the serial time (everything in series) is
+// reported beside it. Placements that differ only on mesh dims of size 1 are one state.
+// Layouts whose static memory
 // (parameters, gradients, optimizer state) already exceeds the GPU are dropped, and of the
 // finished ones the cheapest whose whole-step peak fits is taken.
 #include <cstdint>
@@ -53,6 +57,9 @@ struct GradientReduction {
 struct LayoutSearchOptions {
   int beam_width = 256;
   int64_t memory_capacity_bytes = 0;  // per GPU; 0: unknown (nothing is dropped)
+  // Which mesh dims cross nodes, for the overlap estimate (mesh ranks node-major); 0:
+  // unknown, every dim's traffic shares one network.
+  int gpus_per_node = 0;
 };
 
 struct LayoutSearchStats {
@@ -67,7 +74,8 @@ struct StepLayout {
   std::vector<std::optional<OpLayout>> ops;  // per graph op; matrix ops only
   std::vector<GradientReduction> reductions;
   std::vector<int64_t> transient_bytes;  // per graph op
-  double serial_cost_us = 0;
+  double serial_cost_us = 0;             // every op and reduction in series
+  double step_cost_us = 0;  // the search's objective: reductions overlapped, as scheduled
   StepMemory memory;
   bool fits = true;  // memory.peak_bytes() <= the capacity (or the capacity is unknown)
   LayoutSearchStats stats;

@@ -88,6 +88,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   LayoutSearchOptions search;
   search.beam_width = options.beam_width;
   search.memory_capacity_bytes = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
+  search.gpus_per_node = scenario.cluster.gpus_per_node;
   StepLayout layout = search_layout(graph, out.mesh, model, search);
   if (!layout.fits)
     throw InvalidArgument(

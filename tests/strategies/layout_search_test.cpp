@@ -120,7 +120,9 @@ TEST(LayoutSearch, MemoryForcesShardedWeightsWhenReplicasDoNotFit) {
   // activation. On a GPU of exactly 512 MiB no such layout fits, so the search must shard
   // a weight over dp too (FSDP/ZeRO-3 style), paying its all-gathers.
   DataflowScenario s({2, 4}, {"dp", "tp"});
-  s.input("x", {4096, 4096}, "S(0),R").parameter("w1", {4096, 16384}).parameter("w2", {16384, 4096});
+  s.input("x", {4096, 4096}, "S(0),R")
+      .parameter("w1", {4096, 16384})
+      .parameter("w2", {16384, 4096});
   s.op("up", OpKind::mm, "x", "w1", "h").op("down", OpKind::mm, "h", "w2", "y").training();
   const Scenario scenario = s.build();
   const DataflowGraph g = build_dataflow_graph(scenario);
@@ -138,7 +140,65 @@ TEST(LayoutSearch, MemoryForcesShardedWeightsWhenReplicasDoNotFit) {
   };
   EXPECT_TRUE(over_dp("w1").is_shard() || over_dp("w2").is_shard());
   // Fitting costs time, never saves it.
-  EXPECT_GE(sharded.serial_cost_us, roomy.serial_cost_us);
+  EXPECT_GE(sharded.step_cost_us, roomy.step_cost_us);
+}
+
+// The quickstart's MLP (x [32768, 4096] split by rows, two free 4096 x 14336 weights), a
+// training step with Adam.
+Scenario quickstart_mlp(std::vector<int> mesh, std::vector<std::string> names,
+                        const std::string& x_placements, const std::string& y_placements) {
+  DataflowScenario s(std::move(mesh), std::move(names));
+  s.input("x", {32768, 4096}, x_placements)
+      .parameter("w_up", {4096, 14336})
+      .parameter("w_down", {14336, 4096})
+      .output("y", y_placements);
+  s.op("up", OpKind::mm, "x", "w_up", "h").op("down", OpKind::mm, "h", "w_down", "y").training();
+  return s.build();
+}
+
+TEST(LayoutSearch, AMeshDimOfSizeOneChangesNothing) {
+  // A dim of one GPU splits nothing: S(d), R and P(sum) over it hold the same data, so
+  // [8 dp] and [8 dp, 1 tp] are the same step and must be searched to the same layout.
+  // (The beam used to fill with copies of one layout differing on the size-1 dim, and on
+  // [8, 1] lost the pure data-parallel layout that [8] finds.)
+  const Scenario flat = quickstart_mlp({8}, {"dp"}, "S(0)", "S(0)");
+  const Scenario with_one = quickstart_mlp({8, 1}, {"dp", "tp"}, "S(0),R", "S(0),R");
+  const auto model = analytic(flat.cluster);
+  const StepLayout a = search_layout(build_dataflow_graph(flat), DeviceMesh({8}, {"dp"}), *model);
+  const StepLayout b =
+      search_layout(build_dataflow_graph(with_one), DeviceMesh({8, 1}, {"dp", "tp"}), *model);
+  EXPECT_NEAR(b.step_cost_us, a.step_cost_us, 1e-9 * a.step_cost_us);
+  EXPECT_NEAR(b.serial_cost_us, a.serial_cost_us, 1e-9 * a.serial_cost_us);
+  const DataflowGraph g = build_dataflow_graph(with_one);
+  for (const char* w : {"w_up", "w_down"})
+    EXPECT_EQ(b.placements[tensor_named(g, w)][0],
+              a.placements[tensor_named(build_dataflow_graph(flat), w)][0])
+        << w;
+}
+
+TEST(LayoutSearch, ObjectiveOverlapsGradientReductionsWithTheBackward) {
+  // Pure data parallelism over 8 GPUs: every matmul splits the tokens, nothing moves but
+  // the two weight gradients, each all-reduced on the comm stream after its wgrad. w_down's
+  // (made first) runs under up's dgrad and wgrad; w_up's, made last, is all exposed. So
+  // the overlapped step is the 6 matmuls plus one reduction, the serial one plus both:
+  // serial - overlapped = w_down's reduction.
+  const Scenario scenario = quickstart_mlp({8}, {"dp"}, "S(0)", "S(0)");
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const StepLayout layout = search_layout(g, DeviceMesh({8}, {"dp"}), *analytic(scenario.cluster));
+  ASSERT_EQ(layout.reductions.size(), 2u);
+  for (const char* w : {"w_up", "w_down"})
+    EXPECT_EQ(to_string(layout.placements[tensor_named(g, w)]), "R") << w;
+  const GradientReduction& first = layout.reductions[0];
+  EXPECT_EQ(g.tensors[first.parameter].name, "w_down");
+  // Reductions of the same bytes over the same group: one price each.
+  EXPECT_NEAR(layout.reductions[1].cost_us(), first.cost_us(), 1e-9 * first.cost_us());
+  double matmuls_us = 0;
+  for (const auto& op : layout.ops) matmuls_us += op->candidate.cost_us;
+  // w_down's reduction hides only if up's dgrad and wgrad (graph ops 4 and 5) outlast it.
+  ASSERT_EQ(g.ops[4].name + " " + g.ops[5].name, "up.dgrad up.wgrad");
+  ASSERT_LT(first.cost_us(), layout.ops[4]->candidate.cost_us + layout.ops[5]->candidate.cost_us);
+  EXPECT_NEAR(layout.serial_cost_us, matmuls_us + 2 * first.cost_us(), 1e-6 * matmuls_us);
+  EXPECT_NEAR(layout.step_cost_us, matmuls_us + first.cost_us(), 1e-6 * matmuls_us);
 }
 
 }  // namespace
