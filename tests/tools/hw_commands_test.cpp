@@ -21,6 +21,9 @@ using symmesh::testing::run_symmesh;
 using ::testing::HasSubstr;
 
 const std::string kScenarios = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/";
+// The version-1 quickstart: three ops of the three kinds (matmul, put_signal, all-reduce)
+// and shapes small enough for `run --check` to emulate.
+const std::string kQuickstartV1 = kScenarios + "version1-by-hand/quickstart.yaml";
 
 int visible_gpus() {
 #ifdef SYMMESH_HAVE_HW
@@ -57,18 +60,18 @@ TEST(RunCommand, NeedsAScenario) {
 }
 
 TEST(RunCommand, UnknownBackendIsBadInput) {
-  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --backend sim");
+  const auto r = run_symmesh("run " + kQuickstartV1 + " --backend sim");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown backend 'sim'"));
   EXPECT_THAT(r.err, HasSubstr("--backend"));
 }
 
 TEST(RunCommand, BadOptionsAreBadInput) {
-  EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --collectives mpi").exit_code, 2);
-  EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --collectives nccl:").exit_code, 2);
-  EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --timeout 0").exit_code, 2);
-  EXPECT_EQ(run_symmesh("run " + kScenarios + "quickstart.yaml --warmup -1").exit_code, 2);
-  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --trace /no/such/dir/t.json");
+  EXPECT_EQ(run_symmesh("run " + kQuickstartV1 + " --collectives mpi").exit_code, 2);
+  EXPECT_EQ(run_symmesh("run " + kQuickstartV1 + " --collectives nccl:").exit_code, 2);
+  EXPECT_EQ(run_symmesh("run " + kQuickstartV1 + " --timeout 0").exit_code, 2);
+  EXPECT_EQ(run_symmesh("run " + kQuickstartV1 + " --warmup -1").exit_code, 2);
+  const auto r = run_symmesh("run " + kQuickstartV1 + " --trace /no/such/dir/t.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--trace"));
   const auto missing = run_symmesh("run /no/such/scenario.yaml");
@@ -94,15 +97,15 @@ TEST(RunCommand, ScenarioErrorsAreFoundWithoutAGpu) {
 
 TEST(RunCommand, WithoutEnoughGpusItSaysWhyAndExits1) {
   if (visible_gpus() >= 8) GTEST_SKIP() << "8 GPUs visible: quickstart would run";
+  expect_cannot_run_here(run_symmesh("run " + kQuickstartV1 + " --backend nccl"), "symmesh run", 8);
+  expect_cannot_run_here(run_symmesh("run " + kQuickstartV1 + " --backend nccl --check --json"),
+                         "symmesh run", 8);
   expect_cannot_run_here(run_symmesh("run " + kScenarios + "quickstart.yaml --backend nccl"),
                          "symmesh run", 8);
-  expect_cannot_run_here(
-      run_symmesh("run " + kScenarios + "quickstart.yaml --backend nccl --check --json"),
-      "symmesh run", 8);
 }
 
 TEST(RunCommand, DryRunShowsTheHardwarePlanWithoutAGpu) {
-  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run");
+  const auto r = run_symmesh("run " + kQuickstartV1 + " --dry-run");
 #ifndef SYMMESH_HAVE_HW
   EXPECT_EQ(r.exit_code, 1);
 #else
@@ -114,44 +117,56 @@ TEST(RunCommand, DryRunShowsTheHardwarePlanWithoutAGpu) {
   EXPECT_THAT(r.out, HasSubstr("# handoff: put_signal 0 -> 4"));
   EXPECT_THAT(r.out, HasSubstr("# grads: ring reduce_scatter step 1/1"));
   EXPECT_THAT(r.out, HasSubstr("launches: barrier 24,"));
-  const auto native =
-      run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --collectives nccl");
+  const auto native = run_symmesh("run " + kQuickstartV1 + " --dry-run --collectives nccl");
   ASSERT_EQ(native.exit_code, 0) << native.err;
   EXPECT_THAT(native.out, HasSubstr("collectives nccl"));
   EXPECT_THAT(native.out, HasSubstr("nccl all_reduce on comm"));
   EXPECT_THAT(native.out, HasSubstr("nccl all_reduce 8"));  // 8 ranks: one call each
-  const auto some =
-      run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --collectives nccl:handoff");
+  const auto some = run_symmesh("run " + kQuickstartV1 + " --dry-run --collectives nccl:handoff");
   ASSERT_EQ(some.exit_code, 0) << some.err;
   EXPECT_THAT(some.out, ::testing::Not(HasSubstr("nccl all_reduce")));  // grads not named
 #endif
 }
 
 // A misspelt name would leave that op one-sided while the plan said "nccl": bad input,
-// found before any GPU is needed, listing the scenario's ops (quickstart.yaml's three).
+// found before any GPU is needed, listing the scenario's ops (the version-1 quickstart's three).
 TEST(RunCommand, NativeCollectivesMustNameOpsOfTheScenario) {
   for (const char* command : {"run", "compare"}) {
-    const auto r = run_symmesh(std::string(command) + " " + kScenarios +
-                               "quickstart.yaml --collectives nccl:handoff,grad");
+    const auto r = run_symmesh(std::string(command) + " " + kQuickstartV1 +
+                               " --collectives nccl:handoff,grad");
     EXPECT_EQ(r.exit_code, 2) << command << r.err;
     EXPECT_THAT(r.err, HasSubstr("--collectives"));
-    EXPECT_THAT(r.err, HasSubstr("no op named 'grad' in scenario 'quickstart'"));
+    EXPECT_THAT(r.err, HasSubstr("no op named 'grad' in scenario 'quickstart-v1'"));
     EXPECT_THAT(r.err, HasSubstr("(its ops: proj, handoff, grads)"));
   }
 }
 
+TEST(RunCommand, DryRunLowersAVersionTwoStepOnTwoStreams) {
+  // The shipped quickstart (version 2): its derived backward runs on the main stream and
+  // each gradient reduction on the comm stream, after an event from the wgrad.
+  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run");
+#ifndef SYMMESH_HAVE_HW
+  EXPECT_EQ(r.exit_code, 1);
+#else
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("hardware plan: 8 ranks, one GPU each, collectives one-sided"));
+  EXPECT_THAT(r.out, HasSubstr("# up.wgrad: mm"));
+  EXPECT_THAT(r.out, HasSubstr("[comm] wait event 0   # w_down.grad_all_reduce"));
+  EXPECT_THAT(r.out, HasSubstr("[main] wait event"));  // the step ends when comm is done
+#endif
+}
+
 TEST(RunCommand, DryRunRefusesReportOptions) {
-  const auto r = run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --json");
+  const auto r = run_symmesh("run " + kQuickstartV1 + " --dry-run --json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--dry-run"));
 }
 
 TEST(CompareCommand, ArgumentsAndMachineChecks) {
   EXPECT_EQ(run_symmesh("compare").exit_code, 2);
-  EXPECT_EQ(run_symmesh("compare " + kScenarios + "quickstart.yaml --collectives x").exit_code, 2);
+  EXPECT_EQ(run_symmesh("compare " + kQuickstartV1 + " --collectives x").exit_code, 2);
   if (visible_gpus() >= 8) GTEST_SKIP() << "8 GPUs visible";
-  expect_cannot_run_here(run_symmesh("compare " + kScenarios + "quickstart.yaml"),
-                         "symmesh compare", 8);
+  expect_cannot_run_here(run_symmesh("compare " + kQuickstartV1), "symmesh compare", 8);
 }
 
 std::string num(double v) {

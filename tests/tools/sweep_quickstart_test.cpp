@@ -1,8 +1,17 @@
-// symmesh sweep on the shipped quickstart (1, 2 and 4 DGX H100 nodes, every 2-D mesh):
-// golden summary.md / results.csv / results.json, and expectations worked out
-// independently of them — the points are the hand-counted factorisations, a point's total
-// is the sum of its ops, the all-reduce follows the ring closed form, and the answer is
-// the smallest cluster meeting the objective, recomputed here from results.json.
+// symmesh sweep on the shipped quickstart: a two-matmul MLP the size of Llama 3 8B's,
+// trained one step with Adam (version 2: weights placed by the planner, backward derived,
+// gradient reductions sized from the mesh and overlapped), on 1, 2 and 4 DGX H100 nodes,
+// every 2-D mesh. Expectations worked out independently of the implementation:
+//   - the points are the hand-counted factorisations of 8, 16 and 32;
+//   - at 8x1 the step is pure data parallelism: six matmuls of the roofline's closed form
+//     (core/roofline.hpp) in series plus one exposed ring all-reduce (closed form); the
+//     other reduction hides under the backward;
+//   - at 2x8 each weight is split 8 ways over tp and its gradient all-reduced over the 2
+//     dp ranks, one per node: the ring closed form across the NICs, on 1/8 of the bytes;
+//   - the answer is the fewest GPUs within 3.5 ms, recomputed here from results.json;
+//   - at the file's own size the free layouts simulate no slower than the layouts a user
+//     would declare (Megatron's column/row pair, or plain data parallelism);
+//   - memory: parameters, gradients and Adam state counted by hand.
 //
 // Regenerate the goldens (only after checking a change is intended):
 //   PATH=/nonexistent build/symmesh sweep scenarios/quickstart.yaml --out /tmp/q
@@ -10,9 +19,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
-#include "tests/tools/sweep_test_support.hpp"
+#include "tests/tools/quickstart_sweep_fixture.hpp"
 
 namespace {
 
@@ -20,98 +30,123 @@ using namespace symmesh::testing;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// dgx-h100.yaml: NVSwitch 450 GB/s per GPU per direction, 1 us; between nodes one
-// 400 Gb/s (50 GB/s) NIC per GPU, 3 us.
+// dgx-h100.yaml: bf16 peak 989.4 TFLOP/s; NVSwitch 450 GB/s per GPU per direction, 1 us;
+// between nodes one 400 Gb/s (50 GB/s) NIC per GPU, 3 us.
+constexpr double kPeak = 989.4e12;
 constexpr double kAlpha = 1e-6, kBeta = 450e9;
 constexpr double kAlphaInter = 3e-6, kBetaInter = 50e9;
-constexpr double kGradsBytes = 8.0 * 1024 * 1024;  // quickstart's all_reduce, 8 MiB
-constexpr double kMaxTime = 9.5e-6;                // quickstart's objective
+constexpr double kWeightBytes = 4096.0 * 14336 * 2;  // one bf16 weight: 117,440,512 B
+constexpr double kMaxTime = 3.5e-3;                  // the quickstart's objective
 
-class SweepQuickstart : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = fresh_dir("quickstart");
-    // Without gnuplot on PATH, so that the files (and summary.md's list of them) do not
-    // depend on the machine.
-    run_ = run_sweep_shell("PATH=" + path_without_gnuplot(),
-                           kScenarioDir + "quickstart.yaml --out " + dir_.string() + " --jobs 2");
-    if (fs::exists(dir_ / "results.json"))
-      json_ = nlohmann::json::parse(read_file((dir_ / "results.json").string()));
-  }
-  void SetUp() override {
-    ASSERT_EQ(run_.exit_code, 0) << run_.err;
-    ASSERT_TRUE(json_.is_object());
-  }
+// core/roofline.hpp: 2mnk / (peak x 0.85 x s(m)s(n)s(k)) + 5 us, s(x) = x / (x + 64).
+double matmul_s(double m, double n, double k) {
+  const auto s = [](double x) { return x / (x + 64); };
+  return 2 * m * n * k / (kPeak * 0.85 * s(m) * s(n) * s(k)) + 5e-6;
+}
+// Ring all-reduce over p ranks: 2(p-1) steps of alpha + (bytes/p)/beta.
+double ring_all_reduce_s(int p, double bytes, double alpha, double beta) {
+  return 2 * (p - 1) * (alpha + bytes / p / beta);
+}
 
-  static const nlohmann::json& point(int nodes, const std::vector<int>& mesh) {
-    for (const auto& p : json_["points"])
-      if (p["nodes"] == nodes && p["mesh"] == nlohmann::json(mesh)) return p;
-    throw std::runtime_error("no point");
-  }
-  static double op_time(const nlohmann::json& p, const std::string& name) {
-    for (const auto& op : p["ops"])
-      if (op["name"] == name) return op["time_s"].get<double>();
-    throw std::runtime_error("no op " + name);
-  }
-
-  static inline fs::path dir_;
-  static inline RunResult run_;
-  static inline nlohmann::json json_;
+struct SweepQuickstartFile {
+  static constexpr const char* kPath = "quickstart.yaml";
+  static constexpr const char* kName = "quickstart";
 };
+using SweepQuickstart = QuickstartSweep<SweepQuickstartFile>;
 
 TEST_F(SweepQuickstart, PointsAreEveryFactorisationOfEachGpuCount) {
-  // 8 GPUs into 2 dims: 1x8 2x4 4x2 8x1; 16: 1x16 2x8 4x4 8x2 16x1; 32: six. 15 points.
-  const std::vector<std::pair<int, std::vector<int>>> expected{
-      {1, {1, 8}},  {1, {2, 4}}, {1, {4, 2}}, {1, {8, 1}},  {2, {1, 16}},
-      {2, {2, 8}},  {2, {4, 4}}, {2, {8, 2}}, {2, {16, 1}}, {4, {1, 32}},
-      {4, {2, 16}}, {4, {4, 8}}, {4, {8, 4}}, {4, {16, 2}}, {4, {32, 1}}};
-  const auto& points = json_["points"];
-  ASSERT_EQ(points.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(points[i]["nodes"], expected[i].first) << i;
-    EXPECT_EQ(points[i]["gpus"], expected[i].first * 8) << i;
-    EXPECT_EQ(points[i]["mesh"], nlohmann::json(expected[i].second)) << i;
-    EXPECT_EQ(points[i]["status"], "ok") << i;
-  }
+  expect_every_factorisation();
 }
 
-TEST_F(SweepQuickstart, TotalIsTheSumOfTheOpsRunInOrder) {
+TEST_F(SweepQuickstart, EveryPointRunsTheForwardAndTheDerivedBackward) {
+  // Two forward matmuls, their dgrad and wgrad (x's gradient is a step output too), then
+  // a reduction per weight wherever the weight is replicated somewhere.
   for (const auto& p : json_["points"]) {
-    double sum = 0;
-    for (const auto& op : p["ops"]) sum += op["time_s"].get<double>();
-    EXPECT_NEAR(p["total_time_s"].get<double>(), sum, 1e-9 * sum) << p["mesh"];
-    ASSERT_EQ(p["ops"].size(), 3u);
+    std::vector<std::string> matmuls;
+    for (const auto& o : p["ops"])
+      if (o["op"] == "mm") matmuls.push_back(o["name"]);
+    EXPECT_EQ(matmuls, (std::vector<std::string>{"up", "down", "down.dgrad", "down.wgrad",
+                                                 "up.dgrad", "up.wgrad"}))
+        << p["mesh"];
   }
 }
 
-TEST_F(SweepQuickstart, AllReduceFollowsTheRingClosedForm) {
-  // Ring all-reduce over p ranks of a node: 2(p-1) steps of alpha + (bytes/p)/beta.
-  auto ring = [](int p, double alpha, double beta) {
-    return 2 * (p - 1) * (alpha + kGradsBytes / p / beta);
-  };
-  EXPECT_NEAR(op_time(point(1, {8, 1}), "grads"), ring(8, kAlpha, kBeta),
-              0.01 * ring(8, kAlpha, kBeta));
-  EXPECT_NEAR(op_time(point(1, {4, 2}), "grads"), ring(4, kAlpha, kBeta),
-              0.01 * ring(4, kAlpha, kBeta));
-  EXPECT_NEAR(op_time(point(1, {2, 4}), "grads"), ring(2, kAlpha, kBeta),
-              0.01 * ring(2, kAlpha, kBeta));
-  EXPECT_EQ(op_time(point(1, {1, 8}), "grads"), 0.0);  // dp of size 1: nothing to reduce
-  // 16 ranks over 2 nodes: every step waits for its slowest hop, the one between nodes.
-  EXPECT_NEAR(op_time(point(2, {16, 1}), "grads"), ring(16, kAlphaInter, kBetaInter),
-              0.01 * ring(16, kAlphaInter, kBetaInter));
-  // The put_signal from GPU 0 to GPU 4 stays in node 0 at every size: alpha + 1 MiB/beta.
-  for (const auto& p : json_["points"])
-    EXPECT_NEAR(op_time(p, "handoff"), kAlpha + 1048576.0 / kBeta, 0.005 * 3.33e-6) << p["mesh"];
+TEST_F(SweepQuickstart, TotalIsTheMakespanOfTwoStreams) {
+  // An op's span is its first start to its last end over the ranks, so the spans of
+  // consecutive ops may overlap (one rank starts the next op while another finishes);
+  // but each rank starts its main-stream ops in order, so their first starts do too, and
+  // every rank's streams run without gaps from the step's start: the spans cover it.
+  for (const auto& p : json_["points"]) {
+    double last_end = 0, main_start = 0, all_sum = 0;
+    for (const auto& o : p["ops"]) {
+      last_end = std::max(last_end, o["end_s"].get<double>());
+      all_sum += o["time_s"].get<double>();
+      EXPECT_NEAR(o["end_s"].get<double>() - o["start_s"].get<double>(), o["time_s"].get<double>(),
+                  1e-12)
+          << o["name"];
+      if (o["stream"] == "main") {
+        EXPECT_GE(o["start_s"].get<double>(), main_start) << p["mesh"] << o["name"];
+        main_start = o["start_s"].get<double>();
+      } else {
+        EXPECT_EQ(o["stream"], "comm") << o["name"];
+      }
+    }
+    const double total = p["total_time_s"].get<double>();
+    EXPECT_NEAR(total, last_end, 1e-9 * total) << p["mesh"];
+    EXPECT_LE(total, all_sum * (1 + 1e-9)) << p["mesh"];
+  }
+}
+
+TEST_F(SweepQuickstart, PureDataParallelPointIsMatmulsPlusOneExposedAllReduce) {
+  // 8x1: 4096 tokens per GPU; every matmul is 4096 x 14336 x 4096 in some order, e.g. up
+  // m=4096 n=14336 k=4096, down.wgrad (h^T dy) m=14336 n=4096 k=4096: 0.5976 ms each.
+  const auto& p = point(1, {8, 1});
+  const double mm = matmul_s(4096, 14336, 4096);
+  for (const char* name : {"up", "down", "down.dgrad", "down.wgrad", "up.dgrad", "up.wgrad"}) {
+    EXPECT_NEAR(op(p, name)["time_s"].get<double>(), mm, 0.001 * mm) << name;
+    EXPECT_EQ(op(p, name)["comm_time_s"].get<double>(), 0.0) << name;  // nothing moves
+  }
+  // Each replicated weight's whole gradient, ring all-reduced over the 8 GPUs:
+  // 14 x (1 us + 14,680,064 B / 450 GB/s) = 0.4707 ms.
+  const double ar = ring_all_reduce_s(8, kWeightBytes, kAlpha, kBeta);
+  for (const char* name : {"w_down.grad_all_reduce", "w_up.grad_all_reduce"}) {
+    EXPECT_EQ(op(p, name)["bytes"].get<double>(), kWeightBytes) << name;
+    EXPECT_NEAR(op(p, name)["time_s"].get<double>(), ar, 0.005 * ar) << name;
+  }
+  // w_down's gradient is made after down.wgrad and reduced under up's dgrad and wgrad
+  // (1.195 ms > 0.471 ms): hidden. w_up's comes last: all exposed.
+  EXPECT_EQ(op(p, "w_down.grad_all_reduce")["exposed_comm_s"].get<double>(), 0.0);
+  EXPECT_NEAR(p["total_time_s"].get<double>(), 6 * mm + ar, 0.002 * (6 * mm + ar));
+}
+
+TEST_F(SweepQuickstart, GradientSyncIsSizedFromTheMeshAcrossNodes) {
+  // 2x8 on 2 nodes: each weight split 8 ways over tp (column then row parallel), so each
+  // gradient all-reduce moves 1/8 of the weight over the 2 dp ranks, one in each node:
+  // 2 x (3 us + 7,340,032 B / 50 GB/s) = 0.2996 ms on the NICs.
+  const auto& p = point(2, {2, 8});
+  const double ar = ring_all_reduce_s(2, kWeightBytes / 8, kAlphaInter, kBetaInter);
+  for (const char* name : {"w_down.grad_all_reduce", "w_up.grad_all_reduce"}) {
+    EXPECT_EQ(op(p, name)["bytes"].get<double>(), kWeightBytes / 8) << name;
+    EXPECT_NEAR(op(p, name)["time_s"].get<double>(), ar, 0.01 * ar) << name;
+  }
+  // And at 16x1 the whole 112 MiB gradient goes round 16 ranks across the NICs:
+  // 30 x (3 us + 7,340,032 B / 50 GB/s) = 4.49 ms at least, so pure data parallelism,
+  // the fastest layout on one node, misses the objective on two.
+  const auto& dp16 = point(2, {16, 1});
+  EXPECT_GE(dp16["total_time_s"].get<double>(),
+            ring_all_reduce_s(16, kWeightBytes, kAlphaInter, kBetaInter));
+  EXPECT_EQ(dp16["meets_objective"], false);
 }
 
 TEST_F(SweepQuickstart, AnswerIsTheSmallestClusterMeetingTheObjective) {
-  // Recomputed from the points: fewest GPUs among those within 9.5 us, then the fastest.
+  // Recomputed from the points: fewest GPUs among those within 3.5 ms, then the fastest.
   const auto& points = json_["points"];
-  int best = -1;
+  int best = -1, meeting = 0;
   for (int i = 0; i < static_cast<int>(points.size()); ++i) {
     const double t = points[i]["total_time_s"].get<double>();
     EXPECT_EQ(points[i]["meets_objective"].get<bool>(), t <= kMaxTime) << i;
     if (t > kMaxTime) continue;
+    ++meeting;
     if (best < 0 || points[i]["gpus"] < points[best]["gpus"] ||
         (points[i]["gpus"] == points[best]["gpus"] &&
          t < points[best]["total_time_s"].get<double>()))
@@ -121,60 +156,39 @@ TEST_F(SweepQuickstart, AnswerIsTheSmallestClusterMeetingTheObjective) {
   const auto& answer = json_["answer"];
   EXPECT_EQ(answer["met"], true);
   EXPECT_EQ(answer["point"], best);
+  EXPECT_EQ(answer["points_meeting"], meeting);
   EXPECT_EQ(answer["nodes"], points[best]["nodes"]);
-  EXPECT_EQ(answer["gpus"], points[best]["gpus"]);
   EXPECT_EQ(answer["mesh"], points[best]["mesh"]);
   EXPECT_NEAR(answer["objective_max_time_s"].get<double>(), kMaxTime, 1e-18);
-  // Every 8-GPU point misses it, so the answer is bigger than one node.
+  // The six matmuls alone, perfectly split over 8 GPUs at the roofline's best, take
+  // 6 x 0.5976 ms = 3.59 ms > 3.5 ms: no one-node point can meet it.
+  EXPECT_GT(6 * matmul_s(4096, 14336, 4096), kMaxTime);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(points[i]["meets_objective"], false) << i;
-  ASSERT_EQ(answer["strategies"].size(), 1u);
-  EXPECT_EQ(answer["strategies"][0]["name"], "proj");
-  EXPECT_EQ(answer["strategies"][0]["strategy"], points[best]["ops"][0]["strategy"]);
+  // The answer lists every matmul's strategy, as the point ran it.
+  std::vector<nlohmann::json> matmuls;
+  for (const auto& o : points[best]["ops"])
+    if (o.contains("strategy")) matmuls.push_back(o);
+  ASSERT_EQ(answer["strategies"].size(), 6u);
+  ASSERT_EQ(matmuls.size(), 6u);
+  for (size_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(answer["strategies"][k]["name"], matmuls[k]["name"]);
+    EXPECT_EQ(answer["strategies"][k]["strategy"], matmuls[k]["strategy"]);
+  }
 }
 
-TEST_F(SweepQuickstart, PointsCarryTheKeysOfSimulateJson) {
-  const auto& p = point(1, {2, 4});
-  for (const char* key : {"nodes", "gpus", "mesh", "total_time_s", "meets_objective", "ops"})
-    EXPECT_TRUE(p.contains(key)) << key;
-  // At the scenario's own size the ops are exactly what `symmesh simulate --json` reports.
-  const auto simulate = nlohmann::json::parse(read_file(kGoldenDir + "simulate-quickstart.json"));
-  expect_same_json(p["ops"], simulate["ops"], "ops");
-  EXPECT_NEAR(p["total_time_s"].get<double>(), simulate["total_time_s"].get<double>(), 1e-15);
-}
-
-TEST_F(SweepQuickstart, CsvHasTheDocumentedColumnsAndOneRowPerPointAndOp) {
+TEST_F(SweepQuickstart, CsvHasOneRowPerPointAndOp) {
   const auto rows = parse_csv(read_file((dir_ / "results.csv").string()));
-  const std::vector<std::string> columns{"nodes",
-                                         "gpus",
-                                         "mesh",
-                                         "status",
-                                         "total_time_s",
-                                         "meets_objective",
-                                         "op",
-                                         "kind",
-                                         "time_s",
-                                         "comm_time_s",
-                                         "compute_time_s",
-                                         "peak_memory_bytes_per_rank",
-                                         "bytes",
-                                         "input_placements",
-                                         "output_placements",
-                                         "reason"};
   ASSERT_FALSE(rows.empty());
-  EXPECT_EQ(rows[0], columns);
-  ASSERT_EQ(rows.size(), 1 + 15 * 3u);
-  size_t r = 1;
+  EXPECT_EQ(rows[0][6], "op");
+  size_t expected = 1, r = 1;
+  for (const auto& p : json_["points"]) expected += p["ops"].size();
+  ASSERT_EQ(rows.size(), expected);
   for (const auto& p : json_["points"])
-    for (const auto& op : p["ops"]) {
+    for (const auto& o : p["ops"]) {
       const auto& row = rows[r++];
-      ASSERT_EQ(row.size(), columns.size());
-      EXPECT_EQ(row[2], std::to_string(p["mesh"][0].get<int>()) + "x" +
-                            std::to_string(p["mesh"][1].get<int>()));
-      EXPECT_EQ(row[6], op["name"]);
-      EXPECT_EQ(std::stod(row[8]), op["time_s"].get<double>());  // shortest round trip
-      EXPECT_EQ(row[5], p["meets_objective"].get<bool>() ? "true" : "false");
+      EXPECT_EQ(row[6], o["name"]);
+      EXPECT_EQ(std::stod(row[8]), o["time_s"].get<double>());  // shortest round trip
     }
-  EXPECT_EQ(rows[1][13], "S(0),R x R,S(1)");  // quoted in the file: it holds commas
 }
 
 TEST_F(SweepQuickstart, MatchesTheGoldenFiles) {
@@ -183,50 +197,18 @@ TEST_F(SweepQuickstart, MatchesTheGoldenFiles) {
   expect_same_json(json_,
                    nlohmann::json::parse(read_file(kGoldenDir + "sweep-quickstart-results.json")),
                    "results");
-  const auto got = parse_csv(read_file((dir_ / "results.csv").string()));
-  const auto want = parse_csv(read_file(kGoldenDir + "sweep-quickstart-results.csv"));
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t r = 0; r < want.size(); ++r) {
-    ASSERT_EQ(got[r].size(), want[r].size()) << r;
-    for (size_t c = 0; c < want[r].size(); ++c) {
-      char* end = nullptr;
-      const double w = std::strtod(want[r][c].c_str(), &end);
-      const bool numeric = r > 0 && !want[r][c].empty() && *end == '\0';
-      if (numeric)
-        EXPECT_NEAR(std::stod(got[r][c]), w, 1e-9 * std::abs(w)) << r << "," << c;
-      else
-        EXPECT_EQ(got[r][c], want[r][c]) << r << "," << c;
-    }
-  }
 }
 
 TEST_F(SweepQuickstart, PrintsTheAnswerThenTheTable) {
-  EXPECT_THAT(run_.out,
-              StartsWith("Answer: 2 nodes (16 GPUs), mesh 1x16 (dp,tp) meets the 9.5 us"));
-  const auto second = run_.out.find('\n') + 1;
-  EXPECT_EQ(run_.out.substr(second, 12), "Strategies: ");
-  EXPECT_THAT(run_.out, HasSubstr("nodes  GPUs  mesh  total (us)  meets 9.5 us  proj (us)  handoff (us)  grads (us)"));
+  const auto& answer = json_["answer"];
+  EXPECT_THAT(run_.out, StartsWith("Answer: " + std::to_string(answer["nodes"].get<int>()) +
+                                   " nodes (" + std::to_string(answer["gpus"].get<int>()) +
+                                   " GPUs), mesh " + std::to_string(answer["mesh"][0].get<int>()) +
+                                   "x" + std::to_string(answer["mesh"][1].get<int>()) +
+                                   " (dp,tp) meets the 3.5 ms objective"));
+  // Ten ops do not fit a terminal line as columns: the table sums them by pass.
+  EXPECT_THAT(run_.out, HasSubstr("sum forward (ms)  sum backward (ms)  sum grad reductions (ms)"));
   EXPECT_THAT(run_.out, HasSubstr("Outputs in " + dir_.string()));
-  // Not a terminal: no progress bar.
-  EXPECT_THAT(run_.err, ::testing::Not(HasSubstr("points ")));
-}
-
-TEST_F(SweepQuickstart, WithoutGnuplotWritesDataAndScriptsAndSaysHowToRender) {
-  EXPECT_THAT(run_.err, HasSubstr("gnuplot not found"));
-  EXPECT_THAT(run_.err, HasSubstr("gnuplot step-time.gp breakdown.gp"));
-  EXPECT_EQ(std::count(run_.err.begin(), run_.err.end(), '\n'), 1) << run_.err;
-  for (const char* f : {"summary.md", "results.csv", "results.json", "best-trace.json",
-                        "step-time.dat", "step-time.gp", "breakdown.dat", "breakdown.gp"})
-    EXPECT_TRUE(fs::is_regular_file(dir_ / f)) << f;
-  for (const auto& entry : fs::directory_iterator(dir_)) {
-    const std::string ext = entry.path().extension().string();
-    EXPECT_TRUE(ext != ".svg" && ext != ".png" && ext != ".tmp") << entry.path();
-  }
-  // One data block per mesh kind (*x1 … *x32) and the objective line in the script.
-  const std::string dat = read_file((dir_ / "step-time.dat").string());
-  EXPECT_EQ(std::count(dat.begin(), dat.end(), '\n') - 2 /* header */ - 6 /* kinds */ - 10, 15)
-      << dat;
-  EXPECT_THAT(read_file((dir_ / "step-time.gp").string()), HasSubstr("objective 9.5 us"));
 }
 
 TEST_F(SweepQuickstart, TraceIsTheAnswersTimeline) {
@@ -234,8 +216,55 @@ TEST_F(SweepQuickstart, TraceIsTheAnswersTimeline) {
   std::set<int> ranks;
   for (const auto& e : trace["traceEvents"])
     if (e["ph"] == "X") ranks.insert(e["pid"].get<int>());
-  // 16 GPUs; rank 0 and 4 run the put, all of them the matmul.
-  EXPECT_EQ(ranks.size(), 16u);
+  EXPECT_EQ(ranks.size(), static_cast<size_t>(json_["answer"]["gpus"].get<int>()));
+}
+
+// The shipped file at its own size (2x4) with the weights declared instead of free.
+std::string declared(const std::string& w_up, const std::string& w_down) {
+  std::string body = read_file(kScenarioDir + "quickstart.yaml");
+  body = body.substr(0, body.find("\nsweep:") + 1);  // no sweep, no objective
+  const auto place = [&](const std::string& name, const std::string& placements) {
+    const std::string key = "  " + name + ":";
+    const size_t line = body.find(key);
+    const size_t end = body.find("parameter: true}", line);
+    body.replace(end, 16, "parameter: true, placements: " + placements + "}");
+  };
+  place("w_up", w_up);
+  place("w_down", w_down);
+  const size_t cluster = body.find("cluster: clusters/");
+  body.replace(cluster, 18, "cluster: " + kScenarioDir + "clusters/");
+  return write_temp_scenario("quickstart_declared", body);
+}
+
+double simulated_total(const std::string& scenario) {
+  const auto r = run_symmesh("simulate " + scenario + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out)["total_time_s"].get<double>();
+}
+
+TEST(QuickstartLayouts, FreeWeightsSimulateNoSlowerThanDeclaredOnes) {
+  // The simulator is the referee: whatever the search picks must not lose to the layouts
+  // a user would write by hand. (Before the search ranked overlapped time, it picked
+  // Megatron's pair at 4.74 ms while plain data parallelism takes 4.50 ms here.)
+  const double free_s = simulated_total(kScenarioDir + "quickstart.yaml");
+  const double megatron_s = simulated_total(declared(R"p(["R", "S(1)"])p", R"p(["R", "S(0)"])p"));
+  const double data_parallel_s = simulated_total(declared(R"p(["R", "R"])p", R"p(["R", "R"])p"));
+  EXPECT_LE(free_s, megatron_s * (1 + 1e-9));
+  EXPECT_LE(free_s, data_parallel_s * (1 + 1e-9));
+}
+
+TEST(QuickstartLayouts, MemoryCountsWeightsGradientsAndAdamStateByHand) {
+  // Replicated (pure data parallelism, what the search takes at 2x4), each GPU holds both
+  // weights: 2 x 58,720,256 parameters x 2 B = 224 MiB, as much again for the gradients,
+  // and Adam's 12 B per parameter: 1,409,286,144 B = 1.31 GiB.
+  const auto r =
+      run_symmesh("simulate " + declared(R"p(["R", "R"])p", R"p(["R", "R"])p") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto step = nlohmann::json::parse(r.out)["step"];
+  EXPECT_THAT(step["memory_breakdown"].get<std::string>(),
+              StartsWith("parameters 224.00 MiB, gradients 224.00 MiB, optimizer state 1.31 GiB"));
+  EXPECT_GE(step["peak_memory_bytes_per_gpu"].get<double>(), 4 * 117440512.0 + 1409286144.0);
+  EXPECT_EQ(step["gpu_memory_bytes"].get<double>(), 80.0 * 1024 * 1024 * 1024);  // 80 GiB
 }
 
 }  // namespace

@@ -1,0 +1,209 @@
+// symmesh sweep on the version-1 quickstart (scenarios/version1-by-hand/quickstart.yaml,
+// the quickstart before it became a version-2 training step; 1, 2 and 4 DGX H100 nodes,
+// every 2-D mesh), which keeps the version-1 sweep machinery under test:
+// golden summary.md / results.csv / results.json, and expectations worked out
+// independently of them — the points are the hand-counted factorisations, a point's total
+// is the sum of its ops, the all-reduce follows the ring closed form, and the answer is
+// the smallest cluster meeting the objective, recomputed here from results.json.
+//
+// Regenerate the goldens (only after checking a change is intended):
+//   PATH=/nonexistent build/symmesh sweep scenarios/version1-by-hand/quickstart.yaml --out /tmp/q
+//   cp /tmp/q/summary.md tests/tools/golden/sweep-quickstart-v1-summary.md   (and .csv, .json)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/tools/quickstart_sweep_fixture.hpp"
+
+namespace {
+
+using namespace symmesh::testing;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// dgx-h100.yaml: NVSwitch 450 GB/s per GPU per direction, 1 us; between nodes one
+// 400 Gb/s (50 GB/s) NIC per GPU, 3 us.
+constexpr double kAlpha = 1e-6, kBeta = 450e9;
+constexpr double kAlphaInter = 3e-6, kBetaInter = 50e9;
+constexpr double kGradsBytes = 8.0 * 1024 * 1024;  // quickstart's all_reduce, 8 MiB
+constexpr double kMaxTime = 9.5e-6;                // quickstart's objective
+
+struct SweepQuickstartV1File {
+  static constexpr const char* kPath = "version1-by-hand/quickstart.yaml";
+  static constexpr const char* kName = "quickstart-v1";
+};
+using SweepQuickstartV1 = QuickstartSweep<SweepQuickstartV1File>;
+
+TEST_F(SweepQuickstartV1, PointsAreEveryFactorisationOfEachGpuCount) {
+  expect_every_factorisation();
+}
+
+TEST_F(SweepQuickstartV1, TotalIsTheSumOfTheOpsRunInOrder) {
+  for (const auto& p : json_["points"]) {
+    double sum = 0;
+    for (const auto& op : p["ops"]) sum += op["time_s"].get<double>();
+    EXPECT_NEAR(p["total_time_s"].get<double>(), sum, 1e-9 * sum) << p["mesh"];
+    ASSERT_EQ(p["ops"].size(), 3u);
+  }
+}
+
+TEST_F(SweepQuickstartV1, AllReduceFollowsTheRingClosedForm) {
+  // Ring all-reduce over p ranks of a node: 2(p-1) steps of alpha + (bytes/p)/beta.
+  auto ring = [](int p, double alpha, double beta) {
+    return 2 * (p - 1) * (alpha + kGradsBytes / p / beta);
+  };
+  EXPECT_NEAR(op_time(point(1, {8, 1}), "grads"), ring(8, kAlpha, kBeta),
+              0.01 * ring(8, kAlpha, kBeta));
+  EXPECT_NEAR(op_time(point(1, {4, 2}), "grads"), ring(4, kAlpha, kBeta),
+              0.01 * ring(4, kAlpha, kBeta));
+  EXPECT_NEAR(op_time(point(1, {2, 4}), "grads"), ring(2, kAlpha, kBeta),
+              0.01 * ring(2, kAlpha, kBeta));
+  EXPECT_EQ(op_time(point(1, {1, 8}), "grads"), 0.0);  // dp of size 1: nothing to reduce
+  // 16 ranks over 2 nodes: every step waits for its slowest hop, the one between nodes.
+  EXPECT_NEAR(op_time(point(2, {16, 1}), "grads"), ring(16, kAlphaInter, kBetaInter),
+              0.01 * ring(16, kAlphaInter, kBetaInter));
+  // The put_signal from GPU 0 to GPU 4 stays in node 0 at every size: alpha + 1 MiB/beta.
+  for (const auto& p : json_["points"])
+    EXPECT_NEAR(op_time(p, "handoff"), kAlpha + 1048576.0 / kBeta, 0.005 * 3.33e-6) << p["mesh"];
+}
+
+TEST_F(SweepQuickstartV1, AnswerIsTheSmallestClusterMeetingTheObjective) {
+  // Recomputed from the points: fewest GPUs among those within 9.5 us, then the fastest.
+  const auto& points = json_["points"];
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(points.size()); ++i) {
+    const double t = points[i]["total_time_s"].get<double>();
+    EXPECT_EQ(points[i]["meets_objective"].get<bool>(), t <= kMaxTime) << i;
+    if (t > kMaxTime) continue;
+    if (best < 0 || points[i]["gpus"] < points[best]["gpus"] ||
+        (points[i]["gpus"] == points[best]["gpus"] &&
+         t < points[best]["total_time_s"].get<double>()))
+      best = i;
+  }
+  ASSERT_GE(best, 0);
+  const auto& answer = json_["answer"];
+  EXPECT_EQ(answer["met"], true);
+  EXPECT_EQ(answer["point"], best);
+  EXPECT_EQ(answer["nodes"], points[best]["nodes"]);
+  EXPECT_EQ(answer["gpus"], points[best]["gpus"]);
+  EXPECT_EQ(answer["mesh"], points[best]["mesh"]);
+  EXPECT_NEAR(answer["objective_max_time_s"].get<double>(), kMaxTime, 1e-18);
+  // Every 8-GPU point misses it, so the answer is bigger than one node.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(points[i]["meets_objective"], false) << i;
+  ASSERT_EQ(answer["strategies"].size(), 1u);
+  EXPECT_EQ(answer["strategies"][0]["name"], "proj");
+  EXPECT_EQ(answer["strategies"][0]["strategy"], points[best]["ops"][0]["strategy"]);
+}
+
+TEST_F(SweepQuickstartV1, PointsCarryTheKeysOfSimulateJson) {
+  const auto& p = point(1, {2, 4});
+  for (const char* key : {"nodes", "gpus", "mesh", "total_time_s", "meets_objective", "ops"})
+    EXPECT_TRUE(p.contains(key)) << key;
+  // At the scenario's own size the ops are exactly what `symmesh simulate --json` reports.
+  const auto simulate =
+      nlohmann::json::parse(read_file(kGoldenDir + "simulate-quickstart-v1.json"));
+  expect_same_json(p["ops"], simulate["ops"], "ops");
+  EXPECT_NEAR(p["total_time_s"].get<double>(), simulate["total_time_s"].get<double>(), 1e-15);
+}
+
+TEST_F(SweepQuickstartV1, CsvHasTheDocumentedColumnsAndOneRowPerPointAndOp) {
+  const auto rows = parse_csv(read_file((dir_ / "results.csv").string()));
+  const std::vector<std::string> columns{"nodes",
+                                         "gpus",
+                                         "mesh",
+                                         "status",
+                                         "total_time_s",
+                                         "meets_objective",
+                                         "op",
+                                         "kind",
+                                         "time_s",
+                                         "comm_time_s",
+                                         "compute_time_s",
+                                         "peak_memory_bytes_per_rank",
+                                         "bytes",
+                                         "input_placements",
+                                         "output_placements",
+                                         "reason"};
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0], columns);
+  ASSERT_EQ(rows.size(), 1 + 15 * 3u);
+  size_t r = 1;
+  for (const auto& p : json_["points"])
+    for (const auto& op : p["ops"]) {
+      const auto& row = rows[r++];
+      ASSERT_EQ(row.size(), columns.size());
+      EXPECT_EQ(row[2], std::to_string(p["mesh"][0].get<int>()) + "x" +
+                            std::to_string(p["mesh"][1].get<int>()));
+      EXPECT_EQ(row[6], op["name"]);
+      EXPECT_EQ(std::stod(row[8]), op["time_s"].get<double>());  // shortest round trip
+      EXPECT_EQ(row[5], p["meets_objective"].get<bool>() ? "true" : "false");
+    }
+  EXPECT_EQ(rows[1][13], "S(0),R x R,S(1)");  // quoted in the file: it holds commas
+}
+
+TEST_F(SweepQuickstartV1, MatchesTheGoldenFiles) {
+  EXPECT_EQ(read_file((dir_ / "summary.md").string()),
+            read_file(kGoldenDir + "sweep-quickstart-v1-summary.md"));
+  expect_same_json(
+      json_, nlohmann::json::parse(read_file(kGoldenDir + "sweep-quickstart-v1-results.json")),
+      "results");
+  const auto got = parse_csv(read_file((dir_ / "results.csv").string()));
+  const auto want = parse_csv(read_file(kGoldenDir + "sweep-quickstart-v1-results.csv"));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t r = 0; r < want.size(); ++r) {
+    ASSERT_EQ(got[r].size(), want[r].size()) << r;
+    for (size_t c = 0; c < want[r].size(); ++c) {
+      char* end = nullptr;
+      const double w = std::strtod(want[r][c].c_str(), &end);
+      const bool numeric = r > 0 && !want[r][c].empty() && *end == '\0';
+      if (numeric)
+        EXPECT_NEAR(std::stod(got[r][c]), w, 1e-9 * std::abs(w)) << r << "," << c;
+      else
+        EXPECT_EQ(got[r][c], want[r][c]) << r << "," << c;
+    }
+  }
+}
+
+TEST_F(SweepQuickstartV1, PrintsTheAnswerThenTheTable) {
+  EXPECT_THAT(run_.out,
+              StartsWith("Answer: 2 nodes (16 GPUs), mesh 1x16 (dp,tp) meets the 9.5 us"));
+  const auto second = run_.out.find('\n') + 1;
+  EXPECT_EQ(run_.out.substr(second, 12), "Strategies: ");
+  EXPECT_THAT(
+      run_.out,
+      HasSubstr(
+          "nodes  GPUs  mesh  total (us)  meets 9.5 us  proj (us)  handoff (us)  grads (us)"));
+  EXPECT_THAT(run_.out, HasSubstr("Outputs in " + dir_.string()));
+  // Not a terminal: no progress bar.
+  EXPECT_THAT(run_.err, ::testing::Not(HasSubstr("points ")));
+}
+
+TEST_F(SweepQuickstartV1, WithoutGnuplotWritesDataAndScriptsAndSaysHowToRender) {
+  EXPECT_THAT(run_.err, HasSubstr("gnuplot not found"));
+  EXPECT_THAT(run_.err, HasSubstr("gnuplot step-time.gp breakdown.gp"));
+  EXPECT_EQ(std::count(run_.err.begin(), run_.err.end(), '\n'), 1) << run_.err;
+  for (const char* f : {"summary.md", "results.csv", "results.json", "best-trace.json",
+                        "step-time.dat", "step-time.gp", "breakdown.dat", "breakdown.gp"})
+    EXPECT_TRUE(fs::is_regular_file(dir_ / f)) << f;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    const std::string ext = entry.path().extension().string();
+    EXPECT_TRUE(ext != ".svg" && ext != ".png" && ext != ".tmp") << entry.path();
+  }
+  // One data block per mesh kind (*x1 … *x32) and the objective line in the script.
+  const std::string dat = read_file((dir_ / "step-time.dat").string());
+  EXPECT_EQ(std::count(dat.begin(), dat.end(), '\n') - 2 /* header */ - 6 /* kinds */ - 10, 15)
+      << dat;
+  EXPECT_THAT(read_file((dir_ / "step-time.gp").string()), HasSubstr("objective 9.5 us"));
+}
+
+TEST_F(SweepQuickstartV1, TraceIsTheAnswersTimeline) {
+  const auto trace = nlohmann::json::parse(read_file((dir_ / "best-trace.json").string()));
+  std::set<int> ranks;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X") ranks.insert(e["pid"].get<int>());
+  // 16 GPUs; rank 0 and 4 run the put, all of them the matmul.
+  EXPECT_EQ(ranks.size(), 16u);
+}
+
+}  // namespace
