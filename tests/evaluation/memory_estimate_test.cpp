@@ -89,10 +89,10 @@ workload:
 }
 
 TEST(MemoryEstimate, APlannedMatmulCountsItsCollectivesAndCopies) {
-  // mesh-2x8-mm's up_proj at 16 ranks: a [8192,8192] S(0),R; b [8192,28672] R,S(1). The
-  // analytic plan keeps both as they are (no redistribution: a row shard times a column
-  // shard is local), so 16 matmuls + 16 barriers = 32 ops.
-  const Scenario s = load_scenario(kScenarios + "mesh-2x8-mm.yaml");
+  // mesh-2x8-mm's up_proj at 16 ranks (version 1): a [8192,8192] S(0),R; b [8192,28672]
+  // R,S(1). The analytic plan keeps both as they are (no redistribution: a row shard times
+  // a column shard is local), so 16 matmuls + 16 barriers = 32 ops.
+  const Scenario s = load_scenario(kScenarios + "version1-by-hand/mesh-2x8-mm.yaml");
   EXPECT_EQ(estimate(s, false).stream_ops, 32);
   EXPECT_EQ(lowered_size(s, false).ops, 32);
 }
@@ -126,7 +126,8 @@ TEST_P(EstimateAgainstProgram, OpsAreExactAndTheProgramHasNoSlack) {
 INSTANTIATE_TEST_SUITE_P(
     Scenarios, EstimateAgainstProgram,
     ::testing::Values(SizedCase{"ring-allgather-8gpu.yaml", 0, {}},
-                      SizedCase{"moe-expert-bmm.yaml", 0, {}},
+                      SizedCase{"moe-expert-bmm.yaml", 0, {}},  // version 2
+                      SizedCase{"version1-by-hand/moe-expert-bmm.yaml", 0, {}},
                       SizedCase{"version1-by-hand/llama3-70b-layer-tp8.yaml", 0, {}},
                       SizedCase{"version1-by-hand/llama3-70b-layer-tp8.yaml", 8, {8, 8}},
                       SizedCase{"version1-by-hand/llama3-70b-layer-tp8.yaml", 8, {2, 32}},
