@@ -76,6 +76,12 @@ std::string to_string(Optimizer optimizer);
 struct TrainingSpec {
   bool backward = true;
   Optimizer optimizer = Optimizer::adam;
+  // ZeRO stage (Rajbhandari et al., SC'20): 0 none; 1 the optimizer state of a parameter
+  // is sharded over the mesh dims where the parameter is replicated, its gradient
+  // reduce-scattered there and the updated parameter all-gathered after the step; 2 the
+  // gradient buffer sharded too. (Stage 3 shards the parameters: declare them so, or leave
+  // them to the planner.)
+  int zero_stage = 0;
   SourceLocation where;
 };
 

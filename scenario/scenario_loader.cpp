@@ -153,7 +153,7 @@ ObjectiveSpec read_objective(const Value& value) {
 }
 
 TrainingSpec read_training(const Value& value) {
-  const MapReader training(value, {"backward", "optimizer"});
+  const MapReader training(value, {"backward", "optimizer", "zero"});
   TrainingSpec spec;
   spec.where = value.location();
   if (auto v = training.get("backward")) spec.backward = v->as_bool();
@@ -166,6 +166,14 @@ TrainingSpec read_training(const Value& value) {
     else
       v->fail("unknown training.optimizer '" + name + "'" +
               scenario::suggestion(name, kOptimizers));
+  }
+  if (auto v = training.get("zero")) {
+    spec.zero_stage = v->as_int(0, "a ZeRO stage: 0, 1 or 2");
+    if (spec.zero_stage == 3)
+      v->fail(
+          "training.zero 3 is not a stage here: stage 3 shards the parameters, so declare "
+          "them sharded over the data-parallel dims, or leave them to the planner");
+    if (spec.zero_stage > 3) v->fail("training.zero must be 0, 1 or 2 (a ZeRO stage)");
   }
   return spec;
 }

@@ -30,7 +30,10 @@ class GraphBuilder {
         graph_.tensors[it->second].required = decl.placements;
       }
     graph_.training = scenario_.training && scenario_.training->backward;
-    if (scenario_.training) graph_.optimizer = scenario_.training->optimizer;
+    if (scenario_.training) {
+      graph_.optimizer = scenario_.training->optimizer;
+      graph_.zero_stage = scenario_.training->zero_stage;
+    }
     if (graph_.training) add_backward();
     return std::move(graph_);
   }
@@ -206,7 +209,9 @@ std::string to_string(Pass pass) {
 }
 
 std::string work_group_of(std::string_view name) {
-  if (name.find(".grad_") != std::string_view::npos) return "grad reductions";
+  if (name.find(".grad_") != std::string_view::npos ||
+      name.find(".param_") != std::string_view::npos)
+    return "grad reductions";  // and ZeRO's parameter gathers after them
   if (name.find(".dgrad") != std::string_view::npos ||
       name.find(".wgrad") != std::string_view::npos)
     return "backward";

@@ -69,6 +69,7 @@ struct DataflowGraph {
   std::vector<GraphOp> ops;  // forward in file order, then backward in reverse order
   bool training = false;
   Optimizer optimizer = Optimizer::adam;
+  int zero_stage = 0;  // training.zero (core/scenario.hpp)
 
   // The shape `input` is read with (transposed when the read is).
   Shape shape_read(const GraphInput& input) const;

@@ -357,8 +357,11 @@ class Search {
     int id = state.placed[param];
     for (const auto& [t, placed] : option.places)
       if (t == param) id = placed;
-    const Placements& target = table_.at(id);
-    if (grad == target) return true;
+    const Placements& placed = table_.at(id);
+    // ZeRO: the gradient goes to where the optimizer state is, and the updated shard of
+    // the parameter comes back.
+    const Placements target = optimizer_state_placements(g_, param, placed, mesh_);
+    if (grad == target && target == placed) return true;
     GradientReduction r;
     r.parameter = param;
     r.gradient = op.output;
@@ -370,11 +373,19 @@ class Search {
       return false;  // e.g. a sharded gradient for a Partial parameter: not this strategy
     }
     r.step_cost_us = model_.step_costs_us(spec, plan_transitions(grad, target), mesh_);
+    if (target != placed) {
+      const TensorSpec state{out.shape, out.dtype, target};
+      r.parameter_gather = plan_redistribution(state, placed, mesh_);
+      r.gather_step_cost_us = model_.step_costs_us(state, plan_transitions(target, placed), mesh_);
+    }
     option.cost_us += r.cost_us();
     option.reduction_us = r.cost_us();
-    for (const RedistributionStep& step : r.redistribution.steps)
-      if (step.collective != CollectiveKind::local_chunk)
-        option.reduction_links |= links(step.mesh_dim);
+    for (const Redistribution* moves :
+         {&r.redistribution, r.parameter_gather ? &*r.parameter_gather : nullptr})
+      for (const RedistributionStep& step :
+           moves ? moves->steps : std::vector<RedistributionStep>{})
+        if (step.collective != CollectiveKind::local_chunk)
+          option.reduction_links |= links(step.mesh_dim);
     option.reduction = std::move(r);
     return true;
   }
@@ -669,7 +680,8 @@ class Search {
 }  // namespace
 
 double GradientReduction::cost_us() const {
-  return std::accumulate(step_cost_us.begin(), step_cost_us.end(), 0.0);
+  return std::accumulate(step_cost_us.begin(), step_cost_us.end(), 0.0) +
+         std::accumulate(gather_step_cost_us.begin(), gather_step_cost_us.end(), 0.0);
 }
 
 StepLayout search_layout(const DataflowGraph& graph, const DeviceMesh& mesh, const CostModel& model,

@@ -44,13 +44,17 @@ struct OpLayout {
   Candidate candidate;  // the chosen strategy, priced on `problem`
 };
 
-// A parameter's final gradient brought to the parameter's placements.
+// A parameter's final gradient brought to the parameter's placements — with ZeRO, to its
+// optimizer state's placements (a reduce-scatter where it would be all-reduced), and then
+// the updated parameter gathered back to its own placements.
 struct GradientReduction {
   TensorId parameter = -1;
   TensorId gradient = -1;
   int after_op = -1;  // the graph op that produced the gradient
   Redistribution redistribution;
   std::vector<double> step_cost_us;
+  std::optional<Redistribution> parameter_gather;  // ZeRO: state placements -> parameter's
+  std::vector<double> gather_step_cost_us;
   double cost_us() const;
 };
 

@@ -18,15 +18,36 @@ int64_t local_bytes(const Shape& shape, DType dtype, const Placements& placement
   return max_local_bytes(TensorSpec{shape, dtype, placements}, mesh);
 }
 
-int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
+Placements optimizer_state_placements(const DataflowGraph& graph, TensorId parameter,
+                                      const Placements& placements, const DeviceMesh& mesh) {
+  if (!graph.training || graph.zero_stage < 1) return placements;
+  const Shape& shape = graph.tensors.at(parameter).shape;
+  int largest = 0;
+  for (int d = 1; d < static_cast<int>(shape.size()); ++d)
+    if (shape[d] > shape[largest]) largest = d;
+  Placements out = placements;
+  for (int d = 0; d < mesh.ndim(); ++d)
+    if (out[d].is_replicate() && mesh.shape()[d] > 1) out[d] = Placement::shard(largest);
+  return out;
+}
+
+ParameterBytes parameter_bytes(const DataflowGraph& graph, TensorId parameter,
                                const Placements& placements, const DeviceMesh& mesh) {
   const GraphTensor& t = graph.tensors.at(parameter);
-  const int64_t shard = local_bytes(t.shape, t.dtype, placements, mesh);
-  if (!graph.training) return shard;
-  int64_t bytes = 2 * shard;  // the weights and their gradient buffer
+  ParameterBytes out;
+  out.weights = local_bytes(t.shape, t.dtype, placements, mesh);
+  if (!graph.training) return out;
+  const Placements state = optimizer_state_placements(graph, parameter, placements, mesh);
+  const int64_t state_shard = local_bytes(t.shape, t.dtype, state, mesh);
+  out.gradient = graph.zero_stage >= 2 ? state_shard : out.weights;
   if (graph.optimizer == Optimizer::adam)
-    bytes += kAdamStateBytesPerElement * (shard / element_size_bytes(t.dtype));
-  return bytes;
+    out.optimizer = kAdamStateBytesPerElement * (state_shard / element_size_bytes(t.dtype));
+  return out;
+}
+
+int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
+                               const Placements& placements, const DeviceMesh& mesh) {
+  return parameter_bytes(graph, parameter, placements, mesh).total();
 }
 
 std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph) {
@@ -56,6 +77,7 @@ std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph) {
 StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,
                        const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh) {
   StepMemory out;
+  out.zero_stage = graph.training ? graph.zero_stage : 0;
   const int ops = static_cast<int>(graph.ops.size());
   const std::vector<Lifetime> lives = tensor_lifetimes(graph);
   // Live bytes over the schedule as a difference array: +bytes at birth, -bytes at death.
@@ -64,13 +86,10 @@ StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>
   for (TensorId id = 0; id < static_cast<TensorId>(graph.tensors.size()); ++id) {
     const GraphTensor& t = graph.tensors[id];
     if (t.kind == GraphTensor::Kind::parameter) {
-      const int64_t static_bytes = parameter_static_bytes(graph, id, placements.at(id), mesh);
-      const int64_t shard = local_bytes(t.shape, t.dtype, placements.at(id), mesh);
-      out.parameters_bytes += shard;
-      if (graph.training) {
-        out.gradients_bytes += shard;
-        out.optimizer_bytes += static_bytes - 2 * shard;
-      }
+      const ParameterBytes bytes = parameter_bytes(graph, id, placements.at(id), mesh);
+      out.parameters_bytes += bytes.weights;
+      out.gradients_bytes += bytes.gradient;
+      out.optimizer_bytes += bytes.optimizer;
       continue;
     }
     if (lives[id].birth < 0) continue;
@@ -96,7 +115,9 @@ StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>
 std::string memory_breakdown_text(const StepMemory& m) {
   std::string out = "parameters " + format_bytes(m.parameters_bytes);
   if (m.gradients_bytes) out += ", gradients " + format_bytes(m.gradients_bytes);
-  if (m.optimizer_bytes) out += ", optimizer state " + format_bytes(m.optimizer_bytes);
+  if (m.optimizer_bytes)
+    out += ", optimizer state " + format_bytes(m.optimizer_bytes) +
+           (m.zero_stage ? " (ZeRO-" + std::to_string(m.zero_stage) + ")" : "");
   out += ", activations " + format_bytes(m.activations_bytes);
   out += ", transient " + format_bytes(m.transient_bytes);
   return out;

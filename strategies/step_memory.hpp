@@ -3,9 +3,12 @@
 // holds torch.chunk's largest pieces):
 //   parameters   every parameter's local shard
 //   gradients    training: one gradient buffer per parameter, placed as the parameter
+//                (ZeRO-2: as its optimizer state)
 //   optimizer    training: adam keeps fp32 master weights, momentum and variance, 12 B
 //                per local parameter element (Rajbhandari et al., ZeRO, SC'20, §3.1:
-//                "2Ψ + 2Ψ + 12Ψ" for mixed-precision Adam); sgd keeps nothing more
+//                "2Ψ + 2Ψ + 12Ψ" for mixed-precision Adam); sgd keeps nothing more. With
+//                ZeRO-1 or -2 the state is sharded over the mesh dims where the parameter
+//                is replicated (optimizer_state_placements)
 //   activations  the tensors alive at the peak: produced (or given) and not yet read for
 //                the last time, forward tensors kept for the backward included
 //   transient    the peak op's redistributed copies of its inputs (and its output before
@@ -29,6 +32,7 @@ struct StepMemory {
   int64_t activations_bytes = 0;  // live at the peak
   int64_t transient_bytes = 0;    // at the peak
   int peak_op = -1;               // graph op index where the peak is reached
+  int zero_stage = 0;             // the graph's, for the breakdown text
   int64_t peak_bytes() const {
     return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
            transient_bytes;
@@ -49,8 +53,24 @@ struct Lifetime {
 };
 std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph);
 
-// The static bytes one parameter adds (its shard, and in training its gradient and
-// optimizer state).
+// Where a parameter stored at `placements` keeps its optimizer state: with ZeRO (stage 1
+// or 2) every mesh dim of size > 1 where the parameter is replicated shards the
+// parameter's largest dim (the evenest split) — the ranks that hold the same weights
+// each update a slice; without ZeRO, `placements`.
+Placements optimizer_state_placements(const DataflowGraph& graph, TensorId parameter,
+                                      const Placements& placements, const DeviceMesh& mesh);
+
+// What one parameter holds per rank: its shard, and in training its gradient buffer and
+// optimizer state.
+struct ParameterBytes {
+  int64_t weights = 0;
+  int64_t gradient = 0;
+  int64_t optimizer = 0;
+  int64_t total() const { return weights + gradient + optimizer; }
+};
+ParameterBytes parameter_bytes(const DataflowGraph& graph, TensorId parameter,
+                               const Placements& placements, const DeviceMesh& mesh);
+// Their sum.
 int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
                                const Placements& placements, const DeviceMesh& mesh);
 

@@ -131,14 +131,17 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     auto& reads = out.reads.emplace_back();
     for (const GraphInput& in : g.inputs)
       reads.push_back({graph.tensors[in.tensor].name, in.transposed});
-    for (const GradientReduction& r : layout.reductions) {
-      if (r.after_op != static_cast<int>(i)) continue;
-      const auto& steps = r.redistribution.steps;
+    // Each gradient reduction's collectives, then (ZeRO) the updated parameter's gathers:
+    // "<parameter>.grad_<collective>" and "<parameter>.param_<collective>", numbered when
+    // there are several steps.
+    const auto add_steps = [&](TensorId parameter, const Redistribution& moves,
+                               const std::string& what) {
+      const auto& steps = moves.steps;
       for (size_t k = 0; k < steps.size(); ++k) {
         const auto collective = collective_op_of(steps[k].collective);
         if (!collective) continue;  // a local step moves nothing
         WorkloadOp c;
-        c.name = graph.tensors[r.parameter].name + ".grad_" + to_string(steps[k].collective) +
+        c.name = graph.tensors[parameter].name + what + to_string(steps[k].collective) +
                  (steps.size() > 1 ? "." + std::to_string(k) : "");
         c.kind = op_kind_of(*collective);
         c.bytes = steps[k].buffer_bytes;
@@ -150,6 +153,11 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
         out.on_comm_stream.push_back(true);
         out.reads.emplace_back();
       }
+    };
+    for (const GradientReduction& r : layout.reductions) {
+      if (r.after_op != static_cast<int>(i)) continue;
+      add_steps(r.parameter, r.redistribution, ".grad_");
+      if (r.parameter_gather) add_steps(r.parameter, *r.parameter_gather, ".param_");
     }
   }
   const int peak = layout.memory.peak_op;

@@ -171,7 +171,7 @@ tensors:
   w1: {shape: [8192, 28672], parameter: true}
   w2: {shape: [28672, 8192], parameter: true, placements: ["R", "S(0)"]}
   y:  {placements: ["S(0)", "R"]}
-training: {backward: true, optimizer: adam}
+training: {backward: true, optimizer: adam, zero: 2}
 workload:
   - {name: up,   op: mm, a: x, b: w1, output: h}
   - {name: down, op: mm, a: h, b: w2, output: y}
@@ -212,6 +212,7 @@ workload:
   ASSERT_TRUE(s.training.has_value());
   EXPECT_TRUE(s.training->backward);
   EXPECT_EQ(s.training->optimizer, Optimizer::adam);
+  EXPECT_EQ(s.training->zero_stage, 2);
   EXPECT_EQ(s.training->where.line, 9);
   EXPECT_EQ(s.training->where.column, 11);
 
@@ -267,6 +268,7 @@ workload:
   ASSERT_TRUE(s.training.has_value());
   EXPECT_FALSE(s.training->backward);
   EXPECT_EQ(s.training->optimizer, Optimizer::sgd);
+  EXPECT_EQ(s.training->zero_stage, 0);  // the default
   ASSERT_EQ(s.workload.size(), 3u);
 
   // linear with a bias.

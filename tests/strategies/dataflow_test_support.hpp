@@ -40,7 +40,9 @@ class DataflowScenario {
     return *this;
   }
   DataflowScenario& training(Optimizer optimizer = Optimizer::adam) {
-    s_.training = TrainingSpec{true, optimizer, {}};
+    TrainingSpec training;
+    training.optimizer = optimizer;
+    s_.training = training;
     return *this;
   }
   // An op reading tensors a and b (shapes looked up from what is declared or produced).

@@ -176,6 +176,52 @@ TEST(LayoutSearch, AMeshDimOfSizeOneChangesNothing) {
         << w;
 }
 
+TEST(LayoutSearch, ZeroShardsTheOptimizerStateAndSplitsTheAllReduce) {
+  // Pure data parallelism over 8 GPUs (as above), with ZeRO. Each weight is 4096 x 14336 =
+  // 58,720,256 elements (117,440,512 B in bf16), replicated on the 8 GPUs.
+  //   stage 0: weights 2 x 117,440,512 B, gradients the same, Adam 12 B x 2 x 58,720,256;
+  //   stage 1: Adam's state sharded 8 ways: 12 x 2 x 58,720,256 / 8 = 176,160,768 B;
+  //   stage 2: the gradient buffers too: 2 x 117,440,512 / 8 = 29,360,128 B.
+  // Each reduction becomes a reduce-scatter of the gradient to the state's shard and an
+  // all-gather of the updated weight: ring RS + AG move what a ring all-reduce moves, so
+  // the priced time is the same (ZeRO §7.2.1: "no additional communication").
+  for (int stage : {0, 1, 2}) {
+    DataflowScenario s({8}, {"dp"});
+    s.input("x", {32768, 4096}, "S(0)")
+        .parameter("w_up", {4096, 14336}, "R")
+        .parameter("w_down", {14336, 4096}, "R")
+        .output("y", "S(0)");
+    s.op("up", OpKind::mm, "x", "w_up", "h").op("down", OpKind::mm, "h", "w_down", "y").training();
+    Scenario scenario = s.build();
+    scenario.training->zero_stage = stage;
+    const DataflowGraph g = build_dataflow_graph(scenario);
+    const StepLayout layout =
+        search_layout(g, DeviceMesh({8}, {"dp"}), *analytic(scenario.cluster));
+    SCOPED_TRACE("stage " + std::to_string(stage));
+    EXPECT_EQ(layout.memory.parameters_bytes, 2 * 117440512);
+    EXPECT_EQ(layout.memory.gradients_bytes, stage >= 2 ? 29360128 : 2 * 117440512);
+    EXPECT_EQ(layout.memory.optimizer_bytes, stage >= 1 ? 176160768 : 1409286144);
+    ASSERT_EQ(layout.reductions.size(), 2u);
+    for (const GradientReduction& r : layout.reductions) {
+      ASSERT_EQ(r.redistribution.steps.size(), 1u);
+      if (stage == 0) {
+        EXPECT_EQ(r.redistribution.steps[0].collective, CollectiveKind::all_reduce);
+        EXPECT_FALSE(r.parameter_gather);
+        continue;
+      }
+      // The state is split along the weight's longer dim (14336): w_up's columns, w_down's rows.
+      const int dim = g.tensors[r.parameter].name == "w_up" ? 1 : 0;
+      EXPECT_EQ(to_string(r.redistribution.to), "S(" + std::to_string(dim) + ")");
+      EXPECT_EQ(r.redistribution.steps[0].collective, CollectiveKind::reduce_scatter);
+      ASSERT_TRUE(r.parameter_gather);
+      ASSERT_EQ(r.parameter_gather->steps.size(), 1u);
+      EXPECT_EQ(r.parameter_gather->steps[0].collective, CollectiveKind::all_gather);
+      EXPECT_EQ(to_string(r.parameter_gather->to), "R");
+      EXPECT_EQ(r.parameter_gather->steps[0].buffer_bytes, 117440512);  // the whole weight
+    }
+  }
+}
+
 TEST(LayoutSearch, ObjectiveOverlapsGradientReductionsWithTheBackward) {
   // Pure data parallelism over 8 GPUs: every matmul splits the tokens, nothing moves but
   // the two weight gradients, each all-reduced on the comm stream after its wgrad. w_down's

@@ -267,4 +267,43 @@ TEST(QuickstartLayouts, MemoryCountsWeightsGradientsAndAdamStateByHand) {
   EXPECT_EQ(step["gpu_memory_bytes"].get<double>(), 80.0 * 1024 * 1024 * 1024);  // 80 GiB
 }
 
+TEST(QuickstartLayouts, ZeroOneOnEightGpusCostsWhatAllReducesCostAndHoldsAnEighthOfTheState) {
+  // The quickstart on one node as 8x1 (pure data parallelism) with ZeRO-1: each gradient is
+  // reduce-scattered over the 8 GPUs and each updated weight all-gathered, ring closed
+  // forms 7 x (1 us + 14,680,064 B / 450 GB/s) = 0.2354 ms each; together what the ring
+  // all-reduce costs, so the step is still six matmuls plus w_up's exposed RS + AG.
+  std::string body = read_file(kScenarioDir + "quickstart.yaml");
+  body = body.substr(0, body.find("\nsweep:") + 1);
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = body.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    body.replace(at, from.size(), to);
+  };
+  replace("cluster: clusters/", "cluster: " + kScenarioDir + "clusters/");
+  replace("mesh: {shape: [2, 4]", "mesh: {shape: [8, 1]");
+  replace("training: {optimizer: adam}", "training: {optimizer: adam, zero: 1}");
+  const auto r =
+      run_symmesh("simulate " + write_temp_scenario("quickstart_zero1", body) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const double leg = 7 * (kAlpha + kWeightBytes / 8 / kBeta);
+  std::set<std::string> names;
+  for (const auto& o : j["ops"]) {
+    names.insert(o["name"].get<std::string>());
+    if (o["op"] == "reduce_scatter" || o["op"] == "all_gather") {
+      EXPECT_EQ(o["bytes"].get<double>(), kWeightBytes) << o["name"];
+      EXPECT_NEAR(o["time_s"].get<double>(), leg, 0.005 * leg) << o["name"];
+    }
+  }
+  for (const char* w : {"w_up", "w_down"}) {
+    EXPECT_TRUE(names.count(std::string(w) + ".grad_reduce_scatter")) << w;
+    EXPECT_TRUE(names.count(std::string(w) + ".param_all_gather")) << w;
+  }
+  const double mm = matmul_s(4096, 14336, 4096);
+  EXPECT_NEAR(j["total_time_s"].get<double>(), 6 * mm + 2 * leg, 0.002 * (6 * mm + 2 * leg));
+  // Adam's 12 B x 117,440,512 parameters / 8 = 168 MiB per GPU.
+  EXPECT_THAT(j["step"]["memory_breakdown"].get<std::string>(),
+              HasSubstr("optimizer state 168.00 MiB (ZeRO-1)"));
+}
+
 }  // namespace
