@@ -14,4 +14,54 @@ std::string format_bytes(int64_t bytes) {
   return buffer;
 }
 
+namespace {
+
+std::string hex_byte(unsigned char c) {
+  const char* digits = "0123456789ABCDEF";
+  std::string out = "0x";
+  out += digits[c >> 4];
+  out += digits[c & 15];
+  return out;
+}
+
+}  // namespace
+
+std::string unprintable_reason(std::string_view text) {
+  const auto at = [](size_t i) { return " at byte " + std::to_string(i + 1); };
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7F) return "a control character (" + hex_byte(c) + ")" + at(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // Lead byte: the sequence length and the smallest code point it may encode.
+    size_t length = 0;
+    uint32_t code = 0, least = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2, code = c & 0x1F, least = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3, code = c & 0x0F, least = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4, code = c & 0x07, least = 0x10000;
+    } else {
+      return "a byte that is not valid UTF-8 (" + hex_byte(c) + ")" + at(i);
+    }
+    if (i + length > text.size()) return "a truncated UTF-8 sequence (" + hex_byte(c) + ")" + at(i);
+    for (size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80)
+        return "a byte that is not valid UTF-8 (" + hex_byte(next) + ")" + at(i + k);
+      code = code << 6 | (next & 0x3F);
+    }
+    if (code < least || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
+      return "a byte that is not valid UTF-8 (" + hex_byte(c) + ")" + at(i);
+    if (code >= 0x80 && code <= 0x9F)
+      return "a control character (U+00" + hex_byte(static_cast<unsigned char>(code)).substr(2) +
+             ")" + at(i);
+    i += length;
+  }
+  return "";
+}
+
 }  // namespace symmesh

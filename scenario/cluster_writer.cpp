@@ -23,17 +23,29 @@ std::string scientific(double value, int significant_digits) {
   return std::string(buffer, end);
 }
 
+// A YAML double-quoted scalar: quote and backslash escaped, a control character as '?'
+// (the loader refuses them), so that a name measured on a machine (a GPU's, or one in a
+// --from file) cannot end the line and add keys.
 std::string quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+      out += '?';
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
   return out + "\"";
 }
 
+// A comment line: a line break or control character inside it becomes '?'.
 void comment(std::ostringstream& y, const std::string& line, const std::string& indent = "") {
-  if (!line.empty()) y << indent << "# " << line << "\n";
+  if (line.empty()) return;
+  std::string text = line;
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  y << indent << "# " << text << "\n";
 }
 
 }  // namespace
@@ -67,7 +79,7 @@ std::string cluster_file_text(const ClusterSpec& c, const ClusterFileNotes& note
   };
   std::ostringstream y;
   for (const std::string& line : notes.header) comment(y, line);
-  if (!c.name.empty()) y << "name: " << c.name << "\n";
+  if (!c.name.empty()) y << "name: " << quoted(c.name) << "\n";
   y << "nodes: " << c.nodes << "\n";
   y << "gpus_per_node: " << c.gpus_per_node << "\n";
   comment(y, notes.gpu);

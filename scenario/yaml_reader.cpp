@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace symmesh::scenario {
 namespace {
@@ -17,6 +18,16 @@ std::string join_quoted(const std::vector<std::string>& words) {
   for (const auto& word : words) {
     if (!out.empty()) out.append(", ");
     out.append(word);
+  }
+  return out;
+}
+
+// The printable start of `text`, for naming it in an error.
+std::string printable_prefix(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F) break;
+    out += c;
   }
   return out;
 }
@@ -262,9 +273,51 @@ Value MapReader::require(std::string_view key) const {
   map_.fail("missing key '" + std::string(key) + "'" + in);
 }
 
+// Every key and value must be printable UTF-8: names reach terminals, tables, CSV, plots
+// and YAML, and a newline or an escape sequence in one would forge rows or drive the
+// terminal. Walked with a stack (no recursion on deep files) and a cap on the nodes
+// visited, since aliases can make a small file expand without bound.
+static constexpr int64_t kMaxYamlNodes = int64_t{1} << 24;
+
+static void check_printable(const YAML::Node& root, const std::string& file) {
+  std::vector<YAML::Node> stack{root};
+  int64_t visited = 0;
+  const auto check = [&](const YAML::Node& node) {
+    const std::string why = unprintable_reason(node.Scalar());
+    if (!why.empty())
+      throw InvalidArgument("text '" + printable_prefix(node.Scalar()) + "…' contains " + why +
+                                ": names and values must be printable UTF-8",
+                            location_of(node.Mark(), file).to_string());
+  };
+  while (!stack.empty()) {
+    const YAML::Node node = stack.back();
+    stack.pop_back();
+    if (++visited > kMaxYamlNodes)
+      throw InvalidArgument("the file expands to more than " + std::to_string(kMaxYamlNodes) +
+                                " YAML nodes (through aliases?); symmesh reads at most that many",
+                            file);
+    if (node.IsScalar()) {
+      check(node);
+    } else if (node.IsMap() || node.IsSequence()) {
+      // Children pushed in reverse, so that the first bad text in the file is the one named.
+      std::vector<YAML::Node> children;
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        if (node.IsMap()) {
+          children.push_back(it->first);
+          children.push_back(it->second);
+        } else {
+          children.push_back(*it);
+        }
+      }
+      stack.insert(stack.end(), children.rbegin(), children.rend());
+    }
+  }
+}
+
 Value parse_yaml_text(const std::string& text, const std::string& file) {
   try {
     const YAML::Node root = YAML::Load(text);
+    check_printable(root, file);
     YAML::Mark start;
     start.line = 0;
     start.column = 0;

@@ -64,6 +64,23 @@ TEST(ClusterWriter, EveryShippedClusterReadsBackExactly) {
   EXPECT_GE(files, 5);
 }
 
+TEST(ClusterWriter, NamesAndNotesCannotAddKeys) {
+  // A GPU name as calibrate may read it (from the driver, or a --from file someone else
+  // wrote), with a quote, a backslash and a line break followed by a key: written back,
+  // the file must hold the same keys, the name as one value with the break as '?'.
+  ClusterSpec c = load_cluster(kClusters + "dgx-h100.yaml");
+  c.gpu.name = "H100 \"SXM\" \\ x\nnodes: 99";
+  c.name = "lab\ngpus_per_node: 1";
+  const std::string text =
+      cluster_file_text(c, {{"measured\nnodes: 7"}, "gpu note\rinter_node: {}", "", ""});
+  const ClusterSpec back = read_back(text);
+  EXPECT_EQ(back.nodes, c.nodes);
+  EXPECT_EQ(back.gpus_per_node, c.gpus_per_node);
+  EXPECT_EQ(back.gpu.name, "H100 \"SXM\" \\ x?nodes: 99");
+  EXPECT_EQ(back.name, "lab?gpus_per_node: 1");
+  EXPECT_NE(text.find("# measured?nodes: 7\n"), std::string::npos);
+}
+
 TEST(ClusterWriter, DecimalsInTheReadersUnits) {
   EXPECT_EQ(decimal_in_unit(989.4e12, 12), "989.4");
   EXPECT_EQ(decimal_in_unit(400e9 / 8 * 8, 9), "400");

@@ -24,10 +24,29 @@ namespace fs = std::filesystem;
 const char* const kPlots[] = {"step-time", "breakdown"};
 
 // gnuplot strings are double-quoted; keep names printable and quote-free.
+// Text from the scenario (its name, mesh names, op names) is data, never gnuplot code.
+// In a script it is a single-quoted string: gnuplot substitutes `command` (running it in a
+// shell) inside double quotes but not inside single quotes, where the only escape is ''
+// for a quote. Control characters (a newline would end the command) become '?'.
 std::string gp_string(const std::string& text) {
-  std::string out;
-  for (char c : text) out += (c == '"' || c == '\\' || c == '\n') ? '\'' : c;
-  return "\"" + out + "\"";
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'')
+      out += "''";
+    else
+      out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  }
+  return out + "'";
+}
+
+// A label in a data file: gnuplot reads a double-quoted column there (no substitution in
+// data); a double quote or backslash inside it, or a control character, would split the
+// row, so they become '?' too.
+std::string gp_data_label(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text)
+    out += c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  return out + "\"";
 }
 
 std::string unit_value(double seconds, const SweepTimeUnit& unit) {
@@ -183,7 +202,7 @@ std::pair<std::string, std::string> breakdown_sources(const SweepOutcome& o) {
     title += " at " + std::to_string(best.gpus) + " GPUs, mesh " + mesh_text(best.mesh);
     std::string how;
     for (const Bar& bar : breakdown_bars(best.report.ops, how))
-      dat += gp_string(bar.label) + " " + unit_value(bar.comm_s, unit) + " " +
+      dat += gp_data_label(bar.label) + " " + unit_value(bar.comm_s, unit) + " " +
              unit_value(bar.compute_s, unit) + " " + unit_value(bar.time_s, unit) + "\n";
     if (!how.empty()) title += " (" + how + ")";
   }
@@ -210,7 +229,8 @@ int run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::s
   char log_path[] = "/tmp/symmesh_gnuplot_XXXXXX";
   const int log_fd = mkstemp(log_path);
   if (log_fd < 0) return -1;
-  const std::string vars = "svg_out='" + svg_tmp + "'; png_out='" + png_tmp + "'";
+  // The paths hold the user's --out folder: quoted as data as well.
+  const std::string vars = "svg_out=" + gp_string(svg_tmp) + "; png_out=" + gp_string(png_tmp);
   const pid_t pid = fork();
   if (pid == 0) {
     const int null_fd = open("/dev/null", O_RDWR);

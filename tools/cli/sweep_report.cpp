@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <map>
 
 #include "strategies/dataflow_graph.hpp"
@@ -20,8 +21,19 @@ std::string number_text(double value) {
   return std::string(buffer, end);
 }
 
-// RFC 4180: quote cells holding a comma, a quote or a line break; double the quotes.
-std::string csv_cell(const std::string& cell) {
+bool is_number(const std::string& cell) {
+  char* end = nullptr;
+  std::strtod(cell.c_str(), &end);
+  return !cell.empty() && end == cell.c_str() + cell.size();
+}
+
+// RFC 4180: quote cells holding a comma, a quote or a line break; double the quotes. A
+// text cell that a spreadsheet would run as a formula (=, +, - or @ first: names come
+// from the scenario) is prefixed with ', as OWASP's CSV-injection guidance says.
+std::string csv_cell(const std::string& text) {
+  const bool formula =
+      !text.empty() && std::string("=+-@").find(text[0]) != std::string::npos && !is_number(text);
+  const std::string cell = formula ? "'" + text : text;
   if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
   std::string out = "\"";
   for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -34,9 +46,16 @@ std::string csv_line(const std::vector<std::string>& cells) {
   return out + "\n";
 }
 
+// Scenario text in Markdown: no raw HTML (a name "<script>" stays text) and no entity.
+std::string markdown_text(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '<' ? "&lt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return out;
+}
+
 std::string markdown_cell(const std::string& cell) {
   std::string out;
-  for (char c : cell) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  for (char c : markdown_text(cell)) out += c == '|' ? std::string("\\|") : std::string(1, c);
   return out;
 }
 
@@ -158,22 +177,23 @@ std::string sweep_scope_text(const Scenario& scenario) {
 std::string sweep_summary_markdown(const SweepOutcome& o) {
   const Scenario& s = o.scenario;
   const auto& points = o.run.points;
-  std::string out = "# symmesh sweep: " + s.name + "\n\n";
+  std::string out = "# symmesh sweep: " + markdown_text(s.name) + "\n\n";
   // The answer's lines as paragraphs, the first one bold.
   const std::string answer = answer_text(o.answer, points, s.mesh_names);
   for (size_t begin = 0, end; begin < answer.size(); begin = end + 1) {
     end = answer.find('\n', begin);
-    const std::string line = answer.substr(begin, end - begin);
+    const std::string line = markdown_text(answer.substr(begin, end - begin));
     out += (begin == 0 ? "**" + line + "**" : line) + "\n\n";
   }
   const ClusterSpec& c = s.cluster;
-  out += "- Cluster: " + c.name + ", " + std::to_string(c.gpus_per_node) + " x " + c.gpu.name +
-         " per node (" + c.intra_node.kind + " inside a node, " + c.inter_node.kind +
-         " between nodes)\n";
+  out += "- Cluster: " + markdown_text(c.name) + ", " + std::to_string(c.gpus_per_node) + " x " +
+         markdown_text(c.gpu.name) + " per node (" + c.intra_node.kind + " inside a node, " +
+         c.inter_node.kind + " between nodes)\n";
   out += "- Swept: " + sweep_scope_text(s) + "\n";
   out += "- Mesh dims: " + (s.mesh_names.empty() ? std::string("unnamed") : [&] {
     std::string n;
-    for (const auto& name : s.mesh_names) n.append(n.empty() ? "" : " x ").append(name);
+    for (const auto& name : s.mesh_names)
+      n.append(n.empty() ? "" : " x ").append(markdown_text(name));
     return n;
   }()) + "\n";
   out += "- Objective: " +
@@ -240,7 +260,7 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
     const SweepPoint& best = points[*o.answer.best];
     out += "\n## " + std::string(o.answer.met ? "Answer" : "Fastest point") + ": " +
            nodes_text(best.nodes) + " (" + std::to_string(best.gpus) + " GPUs), mesh " +
-           named_mesh_text(best.mesh, s.mesh_names) + "\n\n";
+           markdown_text(named_mesh_text(best.mesh, s.mesh_names)) + "\n\n";
     out += markdown_row({"op", "kind", "time" + in_unit, "comm" + in_unit, "compute" + in_unit,
                          "strategy / bytes"}) +
            "|---|---|---:|---:|---:|---|\n";
@@ -249,7 +269,7 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
                            unit.cell(op.compute_time_s),
                            op.input_placements ? strategy_text(op) : format_bytes(op.bytes)});
     out += "\ncomm and compute are the busiest rank's time in each; they may overlap.\n";
-    for (const auto& w : best.report.warnings) out += "\nwarning: " + w + "\n";
+    for (const auto& w : best.report.warnings) out += "\nwarning: " + markdown_text(w) + "\n";
   }
   if (!o.files.empty()) {
     out += "\n## Files\n\n";
