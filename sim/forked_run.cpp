@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +69,7 @@ SimulationProcess::SimulationProcess(const Program& program, const ClusterSpec& 
   if (pipe2(fds, O_CLOEXEC) != 0)
     throw BackendError(std::string("pipe failed: ") + std::strerror(errno), "run_simulation");
   std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) {
     const int err = errno;
@@ -76,6 +78,10 @@ SimulationProcess::SimulationProcess(const Program& program, const ClusterSpec& 
     throw BackendError(std::string("fork failed: ") + std::strerror(err), "run_simulation");
   }
   if (pid_ == 0) {
+    // The child dies with its parent, however the parent ends (SIGKILL included): an
+    // orphaned simulation would run on with gigabytes of memory. The parent may have died
+    // between fork and prctl; then the child has been re-parented already.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(4);
     close(fds[0]);
     child_main(fds[1], program, cluster, options);
   }
