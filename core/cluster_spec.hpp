@@ -4,6 +4,7 @@
 // loader; read by the simulator's platform builder and the analytic cost model.
 #include <map>
 #include <string>
+#include <vector>
 
 namespace symmesh {
 
@@ -32,6 +33,9 @@ struct InterNodeSpec {
 
 struct ClusterSpec {
   std::string name;  // free text, e.g. "dgx-h100"
+  // The files it was read from (its own and its base: chain), so that no command writes
+  // an output over one of them.
+  std::vector<std::string> source_files;
   int nodes = 1;
   int gpus_per_node = 1;
   GpuSpec gpu;

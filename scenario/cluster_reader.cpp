@@ -68,6 +68,7 @@ class ClusterBuilder {
   Value apply_root(const std::string& file, const std::string& canonical,
                    std::vector<std::string>& chain) {
     const Value root = file_root(file);
+    spec_.source_files.push_back(file);
     chain.push_back(canonical);
     apply_map(root, /*is_file=*/true, chain);
     chain.pop_back();

@@ -79,15 +79,10 @@ std::string measurement_lines(const nlohmann::json& m) {
   return out;
 }
 
-void check_writable(const std::string& path, const std::string& what) {
-  const auto parent = std::filesystem::absolute(path).parent_path();
-  if (!std::filesystem::is_directory(parent))
-    throw InvalidArgument("cannot write '" + path + "': no directory " + parent.string(), what);
-}
-
 int run_calibrate(const CalibrateArgs& args) {
-  check_writable(args.out, "--out");
-  if (!args.save.empty()) check_writable(args.save, "--save-measurements");
+  // Neither output may be an input (--from, --base) or the other output.
+  check_output_path(args.out, "--out", {args.from, args.base, args.save});
+  check_output_path(args.save, "--save-measurements", {args.from, args.base});
   std::optional<ClusterSpec> base;
   if (!args.base.empty()) base = load_cluster(args.base);  // bad base: exit 2 before measuring
   const std::string command = "symmesh calibrate";

@@ -34,13 +34,6 @@ struct RunArgs {
   bool no_fuse = false;
 };
 
-void check_output_path(const std::string& path, const std::string& what) {
-  if (path.empty()) return;
-  const auto parent = std::filesystem::absolute(path).parent_path();
-  if (!std::filesystem::is_directory(parent))
-    throw InvalidArgument("cannot write '" + path + "': no directory " + parent.string(), what);
-}
-
 std::string run_text(const HardwareEvaluation& evaluation) {
   std::string text = simulation_report_text(evaluation.report);
   const std::string simulate = "symmesh simulate:";
@@ -61,6 +54,7 @@ int run_run(const RunArgs& args) {
     throw InvalidArgument("--dry-run prints the hardware plan only; drop --json, --trace, --check",
                           "--dry-run");
   const Scenario scenario = load_scenario(args.scenario);
+  check_output_path(args.trace, "--trace", files_read_for(scenario));
   HardwareOptions options;
   options.collectives = collectives;
   options.trace = !args.trace.empty();

@@ -25,6 +25,7 @@ struct SimulateArgs {
 
 int run_simulate(const SimulateArgs& args) {
   const Scenario scenario = load_scenario(args.scenario);
+  check_output_path(args.trace, "--trace", files_read_for(scenario));
   EvaluationOptions options;
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;

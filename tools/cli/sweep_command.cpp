@@ -74,6 +74,12 @@ int run_sweep_command(const SweepArgs& args) {
   const Scenario scenario = load_scenario(args.scenario);
   const std::string dir = args.out.empty() ? default_out_dir(scenario.name) : args.out;
   prepare_out_dir(dir);
+  // No output may land on the scenario or its cluster files (a scenario kept in its own
+  // output folder as results.json, say), nor on anything but a regular file.
+  for (const char* name : {"summary.md", "results.csv", "results.json", "best-trace.json",
+                           "step-time.dat", "step-time.gp", "step-time.svg", "step-time.png",
+                           "breakdown.dat", "breakdown.gp", "breakdown.svg", "breakdown.png"})
+    check_output_path((fs::path(dir) / name).string(), "--out", files_read_for(scenario));
   if (!scenario.sweep) std::cerr << "symmesh sweep: note: " << sweep_scope_text(scenario) << "\n";
 
   SweepOptions options;
