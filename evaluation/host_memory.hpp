@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace symmesh::evaluation {
 
@@ -15,13 +17,35 @@ struct HostMemory {
   // Said after the figure when not the usual MemAvailable ("physical memory;
   // /proc/meminfo unreadable"); empty otherwise.
   std::string source;
+  // The address-space limit (RLIMIT_AS) less what this process maps, when there is one: a
+  // forked simulation's memory AND its reserved actor stacks count against it.
+  std::optional<int64_t> address_space_bytes;
+  std::string address_space_source;
 };
 
-// MemAvailable of /proc/meminfo (what the kernel can give without swapping). Fallback when
-// that file cannot be read or has no MemAvailable line: the machine's physical memory
-// (sysconf), a looser ceiling that still catches "more than the machine has". nullopt
-// when neither is known: then nothing is guarded and runs behave as before.
+// The tightest of what this process may use:
+//   MemAvailable of /proc/meminfo (what the kernel can give without swapping), or when
+//     that cannot be read the machine's physical memory (sysconf), a looser ceiling;
+//   the memory cgroup's limit less its usage: cgroup v2 memory.max - memory.current, or
+//     v1 memory.limit_in_bytes - memory.usage_in_bytes, for the cgroup of /proc/self/cgroup;
+// and apart, since it also counts memory only reserved: the address-space limit
+// (RLIMIT_AS, e.g. `prlimit --as`) less this process's own address space (VmSize of
+// /proc/self/status), as a forked simulation starts with a copy of it.
+// `source` names the limit when it is not MemAvailable. nullopt when nothing is known:
+// then nothing is guarded and runs behave as before.
 std::optional<HostMemory> host_memory();
+
+// The pieces, for tests. Each nullopt when absent, unlimited or malformed.
+// "VmSize:  123456 kB" of a /proc/self/status text, in bytes.
+std::optional<int64_t> parse_vm_size(const std::string& status_text);
+// A cgroup limit file's text: "max\n" (v2, unlimited) or a byte count; v1 writes a huge
+// number (>= 2^62) for no limit.
+std::optional<int64_t> parse_cgroup_limit(const std::string& text);
+// The cgroup paths of a /proc/self/cgroup text: {v2 path ("0::/x"), v1 memory path
+// ("4:memory:/y")}, each empty when absent.
+std::pair<std::string, std::string> parse_cgroup_paths(const std::string& text);
+// The smallest of the figures present (empty source: MemAvailable).
+std::optional<HostMemory> tightest(const std::vector<HostMemory>& candidates);
 
 // The MemAvailable figure of a /proc/meminfo text in bytes ("MemAvailable: 6062244 kB");
 // nullopt when absent or malformed.
@@ -38,12 +62,15 @@ enum class Admission {
   wait,   // fits alone: start it once running points have finished
   skip,   // does not fit even alone
 };
+// `reserved_bytes`: address space the point reserves beyond `need_bytes` (actor stacks),
+// checked against available->address_space_bytes only — per process, so never summed with
+// the points in flight.
 Admission admit(int64_t need_bytes, int64_t committed_bytes,
-                const std::optional<HostMemory>& available);
+                const std::optional<HostMemory>& available, int64_t reserved_bytes = 0);
 
 // "needs about 9.1 GB of host memory to simulate; 6.2 GB available"; `what` is the verb
 // phrase ("to simulate", "to emulate").
 std::string not_enough_memory_text(int64_t need_bytes, const HostMemory& available,
-                                   const std::string& what);
+                                   const std::string& what, int64_t reserved_bytes = 0);
 
 }  // namespace symmesh::evaluation

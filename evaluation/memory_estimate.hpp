@@ -10,6 +10,9 @@
 //               and the global input values kept for the report
 //   simulator   1 MiB per simulated rank: the budget tests/sim/memory_budget_test.cpp
 //               holds the simulator to (actors, stacks, link state)
+//   stacks      address space only, not memory: SimGrid reserves each actor's stack whole
+//               (contexts/stack-size, 8 MiB by default in 3.32), one actor per stream per
+//               rank and an anchor per rank; it counts against an address-space limit
 //   timeline    when recorded: one entry per op, in the simulation process and the caller
 //
 // The forked simulation shares the parent's Program (copy on write), so a point in flight
@@ -29,7 +32,8 @@ struct HostMemoryEstimate {
   int64_t program_bytes = 0;   // the Program in memory
   int64_t emulated_bytes = 0;  // emulation: every rank's real buffers; 0 for timing only
   int64_t simulator_bytes = 0;
-  int64_t timeline_bytes = 0;  // 0 unless the timeline is recorded
+  int64_t timeline_bytes = 0;        // 0 unless the timeline is recorded
+  int64_t stack_reserved_bytes = 0;  // address space, not counted in total_bytes()
   int64_t total_bytes() const {
     return program_bytes + emulated_bytes + simulator_bytes + timeline_bytes;
   }

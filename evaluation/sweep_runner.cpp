@@ -42,6 +42,7 @@ struct Sized {
   size_t index;
   std::unique_ptr<SizedScenario> sized;
   int64_t need_bytes() const { return sized->estimate.total_bytes(); }
+  int64_t reserved_bytes() const { return sized->estimate.stack_reserved_bytes; }
 };
 
 // The point's scenario moved to its size, planned, and its lowering counted (the host
@@ -196,14 +197,16 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
           continue;
         }
       }
-      const Admission admission = admit(waiting_point->need_bytes(), committed_bytes, memory);
+      const Admission admission = admit(waiting_point->need_bytes(), committed_bytes, memory,
+                                        waiting_point->reserved_bytes());
       if (admission == Admission::wait) break;  // until a point in flight finishes
       Sized sized = std::move(*waiting_point);
       waiting_point.reset();
       SweepPoint& point = run.points[sized.index];
       const int64_t need_bytes = sized.need_bytes();
       if (admission == Admission::skip) {
-        point.skip_reason = not_enough_memory_text(need_bytes, *memory, "to simulate");
+        point.skip_reason =
+            not_enough_memory_text(need_bytes, *memory, "to simulate", sized.reserved_bytes());
         record(sized.index, false);
         continue;
       }
