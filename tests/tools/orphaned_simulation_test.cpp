@@ -53,25 +53,8 @@ bool alive(pid_t pid) {
 class OrphanedSimulation : public ::testing::TestWithParam<int> {};
 
 TEST_P(OrphanedSimulation, TheChildDiesWithSymmesh) {
-  const std::string scenario = write_temp_scenario("slow", R"y(
-name: slow
-cluster: {base: )y" + kScenarioDir + R"y(clusters/dgx-h100.yaml, nodes: 64}
-mesh: {shape: [512]}
-workload:
-  - {name: a, op: all_reduce, bytes: 1 GiB, mesh_dim: 0}
-  - {name: b, op: all_reduce, bytes: 1 GiB, mesh_dim: 0}
-  - {name: c, op: all_reduce, bytes: 1 GiB, mesh_dim: 0}
-  - {name: d, op: all_reduce, bytes: 1 GiB, mesh_dim: 0}
-)y");
-  const pid_t symmesh = fork();
+  const pid_t symmesh = spawn_symmesh({"simulate", slow_scenario("slow", 4)});
   ASSERT_GE(symmesh, 0);
-  if (symmesh == 0) {
-    const int null_fd = open("/dev/null", O_RDWR);
-    dup2(null_fd, STDOUT_FILENO);
-    dup2(null_fd, STDERR_FILENO);
-    execl(SYMMESH_BINARY, "symmesh", "simulate", scenario.c_str(), nullptr);
-    _exit(127);
-  }
   // Wait (at most 20 s) for the simulation's child to exist.
   std::vector<pid_t> simulation;
   for (int i = 0; i < 2000 && simulation.empty(); ++i) {

@@ -2,6 +2,7 @@
 // Helpers for the `symmesh sweep` tests: run the binary through a shell (so a test can set
 // PATH or the working folder), fresh temporary folders, CSV parsing, tolerant JSON
 // comparison.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +60,31 @@ inline std::string write_temp_scenario(const std::string& name, const std::strin
   const fs::path path = fresh_dir("scenario_" + name) / (name + ".yaml");
   std::ofstream(path) << body;
   return path.string();
+}
+
+// A scenario whose simulation keeps its child busy for seconds: `all_reduces` all-reduces of
+// 1 GiB over 512 GPUs (64 DGX H100 nodes), 1,024 SimGrid actors.
+inline std::string slow_scenario(const std::string& name, int all_reduces) {
+  std::string body = "name: slow\ncluster: {base: " + kScenarioDir +
+                     "clusters/dgx-h100.yaml, nodes: 64}\nmesh: {shape: [512]}\nworkload:\n";
+  for (int i = 0; i < all_reduces; ++i)
+    body += "  - {name: r" + std::to_string(i) + ", op: all_reduce, bytes: 1 GiB, mesh_dim: 0}\n";
+  return write_temp_scenario(name, body);
+}
+
+// Starts the built symmesh with `args` in the background, its output discarded; the
+// caller kills and reaps it.
+inline pid_t spawn_symmesh(const std::vector<std::string>& args) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  const int null_fd = open("/dev/null", O_RDWR);
+  dup2(null_fd, STDOUT_FILENO);
+  dup2(null_fd, STDERR_FILENO);
+  std::vector<char*> argv{const_cast<char*>("symmesh")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(SYMMESH_BINARY, argv.data());
+  _exit(127);
 }
 
 // RFC 4180 rows: quoted cells may hold commas and doubled quotes.

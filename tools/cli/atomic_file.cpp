@@ -66,49 +66,94 @@ std::vector<std::string> files_read_for(const Scenario& scenario) {
   return files;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text,
-                           const std::string& what) {
-  check_output_path(path, what);
-  // The reason ("No such file or directory", "Is a directory") tells the user what to fix.
-  auto fail = [&](const std::string& reason) {
-    return InvalidArgument("cannot write '" + path + "': " + reason, what);
-  };
-  // A name of our own, created exclusively: never a file or link that was there before.
-  std::string name = path + ".XXXXXX.tmp";
+namespace {
+
+// An exclusive temporary beside `path`; its descriptor open for writing.
+int make_temporary(const std::string& path, std::string& name) {
+  name = path + ".XXXXXX.tmp";
   const int fd = mkstemps(name.data(), 4);
-  if (fd < 0) throw fail(std::strerror(errno));
-  const std::string tmp = name;
-  const auto drop = [&] {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
+  if (fd >= 0) {
+    // Readable as a file made by ofstream would be (mkstemp makes it 0600).
+    const mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+  }
+  return fd;
+}
+
+}  // namespace
+
+StagedOutputs::~StagedOutputs() {
+  std::error_code ignored;
+  for (const auto& [path, tmp] : staged_) std::filesystem::remove(tmp, ignored);
+}
+
+void StagedOutputs::stage(const std::string& path, const std::string& text) {
+  check_output_path(path, what_);
+  auto fail = [&](const std::string& reason) {
+    return InvalidArgument("cannot write '" + path + "': " + reason, what_);
   };
+  std::string tmp;
+  const int fd = make_temporary(path, tmp);
+  if (fd < 0) throw fail(std::strerror(errno));
+  staged_.emplace_back(path, tmp);  // removed by the destructor if anything below fails
   for (size_t done = 0; done < text.size();) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const std::string reason = n < 0 ? std::strerror(errno) : "write failed";
       close(fd);
-      drop();
       throw fail(reason);
     }
     done += static_cast<size_t>(n);
   }
-  // Readable as an ofstream-made file would be (mkstemp makes it 0600).
-  const mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  if (close(fd) != 0) {
-    const std::string reason = std::strerror(errno);
-    drop();
-    throw fail(reason);
+  if (close(fd) != 0) throw fail(std::strerror(errno));
+}
+
+std::string StagedOutputs::temporary_for(const std::string& path) {
+  check_output_path(path, what_);
+  std::string tmp;
+  const int fd = make_temporary(path, tmp);
+  if (fd < 0) throw InvalidArgument("cannot write '" + path + "': " + std::strerror(errno), what_);
+  close(fd);
+  staged_.emplace_back(path, tmp);
+  return tmp;
+}
+
+void StagedOutputs::discard(const std::string& path) {
+  std::error_code ignored;
+  for (auto it = staged_.begin(); it != staged_.end();)
+    if (it->first == path) {
+      std::filesystem::remove(it->second, ignored);
+      it = staged_.erase(it);
+    } else {
+      ++it;
+    }
+}
+
+std::string StagedOutputs::temporary_of(const std::string& path) const {
+  for (const auto& [staged, tmp] : staged_)
+    if (staged == path) return tmp;
+  return "";
+}
+
+void StagedOutputs::commit() {
+  for (const auto& [path, tmp] : staged_) {
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw InvalidArgument("cannot write '" + path + "': " + ec.message(), what_);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    const std::string reason = ec.message();
-    drop();
-    throw fail(reason);
-  }
+  staged_.clear();
+  std::error_code ignored;
+  for (const std::string& path : stale_) std::filesystem::remove(path, ignored);
+  stale_.clear();
+}
+
+void write_file_atomically(const std::string& path, const std::string& text,
+                           const std::string& what) {
+  StagedOutputs one(what);
+  one.stage(path, text);
+  one.commit();
 }
 
 }  // namespace symmesh::cli

@@ -1,6 +1,7 @@
 #pragma once
 // Output files written so that a reader never sees half a file.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/scenario.hpp"
@@ -18,9 +19,38 @@ void check_output_path(const std::string& path, const std::string& what,
 // The files a loaded scenario was read from: itself, its cluster file and their bases.
 std::vector<std::string> files_read_for(const Scenario& scenario);
 
-// Writes through a temporary file (unique, created exclusively beside `path`, ending in
-// .tmp) and a rename, after check_output_path(path, what). Throws InvalidArgument naming
-// `what` (e.g. "--trace") and the reason when the path cannot be written.
+// A set of output files that replace their predecessors together. Each is first written
+// to a temporary of its own (created exclusively beside its path, NAME.XXXXXX.tmp, never
+// a file or link that was there); commit() renames them all into place (and removes the
+// paths marked stale); destroyed before commit() it removes its temporaries, so a run that
+// fails anywhere before the commit leaves every previous output whole. Errors are
+// InvalidArgument naming `what` (e.g. "--out") and the path.
+class StagedOutputs {
+ public:
+  explicit StagedOutputs(std::string what) : what_(std::move(what)) {}
+  ~StagedOutputs();
+  StagedOutputs(const StagedOutputs&) = delete;
+  StagedOutputs& operator=(const StagedOutputs&) = delete;
+
+  // Writes `text` to `path`'s temporary (after check_output_path).
+  void stage(const std::string& path, const std::string& text);
+  // An empty temporary for `path` that another program fills (gnuplot); staged like the
+  // others unless discard()ed.
+  std::string temporary_for(const std::string& path);
+  void discard(const std::string& path);
+  // The temporary staged for `path` ("" when none).
+  std::string temporary_of(const std::string& path) const;
+  // `path` is removed at commit (an image of an earlier run that this one has not made).
+  void remove_at_commit(const std::string& path) { stale_.push_back(path); }
+  void commit();
+
+ private:
+  std::string what_;
+  std::vector<std::pair<std::string, std::string>> staged_;  // (path, its temporary)
+  std::vector<std::string> stale_;
+};
+
+// One file as a set of one: stage and commit.
 void write_file_atomically(const std::string& path, const std::string& text,
                            const std::string& what);
 

@@ -2,7 +2,11 @@
 // scenario's `sweep:` is evaluated as `symmesh simulate` would (several at once), and the
 // smallest cluster meeting `objective.max_time` is reported with its strategies; the
 // tables, CSV, JSON, plots and the best point's trace go to an output folder.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <fstream>
@@ -44,6 +48,28 @@ std::string default_out_dir(const std::string& scenario_name) {
   return out;
 }
 
+// Holds an exclusive lock on the output folder for the command's life: two sweeps into
+// one folder would leave the summary of one beside the results of the other.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::string& dir) {
+    fd_ = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) return;  // prepare_out_dir says why the folder is unusable
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+      throw InvalidArgument("another symmesh sweep is writing into '" + dir +
+                                "'; wait for it to finish or give another --out",
+                            "--out");
+  }
+  ~FolderLock() {
+    if (fd_ >= 0) close(fd_);  // closing releases the lock
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Creates the folder and checks that a file can be written in it, before any work.
 void prepare_out_dir(const std::string& dir) {
   std::error_code ec;
@@ -74,6 +100,7 @@ int run_sweep_command(const SweepArgs& args) {
   const Scenario scenario = load_scenario(args.scenario);
   const std::string dir = args.out.empty() ? default_out_dir(scenario.name) : args.out;
   prepare_out_dir(dir);
+  const FolderLock lock(dir);
   // No output may land on the scenario or its cluster files (a scenario kept in its own
   // output folder as results.json, say), nor on anything but a regular file.
   for (const char* name : {"summary.md", "results.csv", "results.json", "best-trace.json",
@@ -100,21 +127,22 @@ int run_sweep_command(const SweepArgs& args) {
   const SweepAnswer answer = answer_sweep(run.points, options.max_time_s);
   if (!answer.best) fail_all_skipped(run, scenario.path);
 
-  // Every file through a temporary name and a rename; summary.md, which lists the
-  // others, last.
+  // The whole set is staged first and renamed into place together: a sweep that fails
+  // while writing leaves the previous set whole, never a mix of two runs.
   SweepOutcome outcome{scenario, run, answer, {}};
+  StagedOutputs staged("--out");
   auto write = [&](const std::string& name, const std::string& text) {
-    write_file_atomically((fs::path(dir) / name).string(), text, "--out");
+    staged.stage((fs::path(dir) / name).string(), text);
     outcome.files.push_back(name);
   };
   write("results.csv", sweep_results_csv(outcome));
   write("results.json", sweep_results_json(outcome).dump(2) + "\n");
   write("best-trace.json",
         run.best_trace_json.empty() ? empty_chrome_trace() : run.best_trace_json);
-  const PlotOutput plots = write_sweep_plots(dir, outcome);
+  const PlotOutput plots = write_sweep_plots(dir, outcome, staged);
   outcome.files.insert(outcome.files.end(), plots.files.begin(), plots.files.end());
-  write_file_atomically((fs::path(dir) / "summary.md").string(), sweep_summary_markdown(outcome),
-                        "--out");
+  staged.stage((fs::path(dir) / "summary.md").string(), sweep_summary_markdown(outcome));
+  staged.commit();
 
   std::string shown = dir;
   while (shown.size() > 1 && shown.back() == '/') shown.pop_back();

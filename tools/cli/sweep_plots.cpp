@@ -57,10 +57,11 @@ std::string unit_value(double seconds, const SweepTimeUnit& unit) {
 }
 
 // Both images from one script: the SVG first, then the same plot as a PNG. The caller may
-// set svg_out / png_out (the sweep sets temporary names); by default the images land next
-// to the script.
+// set data / svg_out / png_out (the sweep renders from and into staged temporaries); by
+// default the script reads NAME.dat and the images land next to it.
 std::string render_script(const std::string& name, const std::string& plot) {
-  return "if (!exists(\"svg_out\")) svg_out = \"" + name + ".svg\"\n" +
+  return "if (!exists(\"data\")) data = \"" + name + ".dat\"\n" +
+         "if (!exists(\"svg_out\")) svg_out = \"" + name + ".svg\"\n" +
          "if (!exists(\"png_out\")) png_out = \"" + name + ".png\"\n" +
          "set terminal svg size 900,540 dynamic font \"sans,12\"\n"
          "set termoption noenhanced\n"
@@ -75,7 +76,7 @@ std::string render_script(const std::string& name, const std::string& plot) {
          "set output png_out\n"
          "replot\n"
          "unset output\n"
-         "undefine svg_out png_out\n";
+         "undefine data svg_out png_out\n";
 }
 
 // gnuplot cycles 8 colours: later lines differ by point type and dashes too.
@@ -114,9 +115,9 @@ std::pair<std::string, std::string> step_time_sources(const SweepOutcome& o) {
     for (const SweepPoint* p : points)
       dat += std::to_string(p->gpus) + " " + unit_value(p->total_time_s(), unit) + " " +
              std::to_string(p->nodes) + " " + mesh_text(p->mesh) + "\n";
-    plot += std::string(block ? ", \\\n     " : "plot ") + "'step-time.dat' index " +
-            std::to_string(block) + " using 1:2 with linespoints lw 2 " + line_style(block) +
-            " title " + gp_string("mesh " + kind_text(kind));
+    plot += std::string(block ? ", \\\n     " : "plot ") + "data index " + std::to_string(block) +
+            " using 1:2 with linespoints lw 2 " + line_style(block) + " title " +
+            gp_string("mesh " + kind_text(kind));
     ++block;
   }
   if (o.answer.max_time_s)
@@ -217,20 +218,24 @@ std::pair<std::string, std::string> breakdown_sources(const SweepOutcome& o) {
       "set style fill solid 0.85 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
       "set xtics rotate by -30\n" +
       render_script("breakdown",
-                    "plot 'breakdown.dat' using 2:xtic(1) title \"comm\", \\\n"
+                    "plot data using 2:xtic(1) title \"comm\", \\\n"
                     "     '' using 3 title \"compute\", \\\n"
                     "     '' using 0:4 with points pt 7 ps 1.5 lc rgb \"black\" title \"op time\"");
   return {dat, gp};
 }
 
 // Runs gnuplot on `script` inside `dir`; returns its exit status and what it printed.
+// Runs gnuplot on `script` with its variables set to `vars` (data, svg_out, png_out).
 int run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& script,
-                const std::string& svg_tmp, const std::string& png_tmp, std::string& errors) {
+                const std::vector<std::pair<std::string, std::string>>& vars_in,
+                std::string& errors) {
   char log_path[] = "/tmp/symmesh_gnuplot_XXXXXX";
   const int log_fd = mkstemp(log_path);
   if (log_fd < 0) return -1;
   // The paths hold the user's --out folder: quoted as data as well.
-  const std::string vars = "svg_out=" + gp_string(svg_tmp) + "; png_out=" + gp_string(png_tmp);
+  std::string vars;
+  for (const auto& [name, value] : vars_in)
+    vars += (vars.empty() ? "" : "; ") + name + "=" + gp_string(value);
   const pid_t pid = fork();
   if (pid == 0) {
     const int null_fd = open("/dev/null", O_RDWR);
@@ -278,40 +283,62 @@ std::vector<std::pair<std::string, std::string>> sweep_plot_sources(const SweepO
           {"breakdown.gp", bar_gp}};
 }
 
-PlotOutput write_sweep_plots(const std::string& dir, const SweepOutcome& outcome) {
+bool image_is_complete(const std::string& path, const std::string& extension) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (extension == ".svg") {
+    const size_t end = text.rfind("</svg>");
+    return end != std::string::npos &&
+           text.find_first_not_of(" \n\r\t", end + 6) == std::string::npos;
+  }
+  // A PNG: the signature, and last the IEND chunk (length 0, type, CRC AE 42 60 82).
+  static const std::string signature("\x89PNG\r\n\x1a\n", 8);
+  static const std::string iend("\0\0\0\0IEND\xAE\x42\x60\x82", 12);
+  return text.size() >= signature.size() + iend.size() && text.compare(0, 8, signature) == 0 &&
+         text.compare(text.size() - iend.size(), iend.size(), iend) == 0;
+}
+
+PlotOutput write_sweep_plots(const std::string& dir, const SweepOutcome& outcome,
+                             StagedOutputs& staged) {
   PlotOutput out;
   for (const auto& [name, text] : sweep_plot_sources(outcome)) {
-    write_file_atomically((fs::path(dir) / name).string(), text, "--out");
+    staged.stage((fs::path(dir) / name).string(), text);
     out.files.push_back(name);
   }
   const std::string gnuplot = find_on_path("gnuplot");
   std::string failure;
   for (const char* plot : kPlots) {
     const std::string name = plot;
-    std::error_code ec;
+    const std::string svg = (fs::path(dir) / (name + ".svg")).string();
+    const std::string png = (fs::path(dir) / (name + ".png")).string();
     if (gnuplot.empty() || !failure.empty()) {
-      for (const char* ext : {".svg", ".png"}) fs::remove(fs::path(dir) / (name + ext), ec);
+      staged.remove_at_commit(svg);
+      staged.remove_at_commit(png);
       continue;
     }
+    // Rendered from the staged script and data into staged images: nothing under its own
+    // name changes before the commit.
+    const std::string svg_tmp = staged.temporary_for(svg);
+    const std::string png_tmp = staged.temporary_for(png);
+    const std::string dir_name = (fs::path(dir) / name).string();
+    // Absolute: gnuplot runs inside `dir`, which may be given relative.
+    const auto absolute = [](const std::string& p) { return fs::absolute(p).string(); };
     std::string errors;
-    const int status =
-        run_gnuplot(gnuplot, dir, name + ".gp", name + ".svg.tmp", name + ".png.tmp", errors);
-    bool ok = status == 0;
-    for (const char* ext : {".svg", ".png"}) {
-      const fs::path tmp = fs::path(dir) / (name + ext + ".tmp");
-      if (ok && fs::is_regular_file(tmp, ec)) {
-        fs::rename(tmp, fs::path(dir) / (name + ext), ec);
-        ok = !ec;
-      } else {
-        ok = false;
-      }
-      fs::remove(tmp, ec);
-    }
-    if (!ok) {
+    const int status = run_gnuplot(gnuplot, dir, absolute(staged.temporary_of(dir_name + ".gp")),
+                                   {{"data", absolute(staged.temporary_of(dir_name + ".dat"))},
+                                    {"svg_out", absolute(svg_tmp)},
+                                    {"png_out", absolute(png_tmp)}},
+                                   errors);
+    const bool whole = image_is_complete(svg_tmp, ".svg") && image_is_complete(png_tmp, ".png");
+    if (status != 0 || !whole) {
       const std::string first = errors.substr(0, errors.find('\n'));
-      failure = "gnuplot failed on " + name + ".gp (exit " + std::to_string(status) + ")" +
-                (first.empty() ? "" : ": " + first);
-      for (const char* ext : {".svg", ".png"}) fs::remove(fs::path(dir) / (name + ext), ec);
+      failure = status != 0 ? "gnuplot failed on " + name + ".gp (exit " + std::to_string(status) +
+                                  ")" + (first.empty() ? "" : ": " + first)
+                            : "gnuplot wrote an incomplete " + name + " image (a full disk?)";
+      staged.discard(svg);
+      staged.discard(png);
+      staged.remove_at_commit(svg);
+      staged.remove_at_commit(png);
       continue;
     }
     out.files.push_back(name + ".svg");

@@ -2,11 +2,14 @@
 // The sweep's plots: step time vs GPUs (one line per mesh kind: the mesh with its first
 // dim left free, e.g. "*x8") and the best point's per-op time split into communication
 // and compute. Always written as gnuplot data (.dat) and scripts (.gp); rendered to SVG
-// and PNG when gnuplot is on PATH (each image written under a temporary name, then
-// renamed). Without gnuplot, images of an earlier run are removed so none is stale.
+// and PNG when gnuplot is on PATH, each image into a staged temporary that is kept only
+// if gnuplot succeeded and the image is whole (an SVG that ends with </svg>, a PNG that
+// ends with its IEND chunk: gnuplot exits 0 on a full disk). Without them, images of an
+// earlier run are removed at the commit so none is stale.
 #include <string>
 #include <vector>
 
+#include "tools/cli/atomic_file.hpp"
 #include "tools/cli/sweep_report.hpp"
 
 namespace symmesh::cli {
@@ -17,7 +20,12 @@ struct PlotOutput {
   std::string note;  // one line for the user when not rendered ("" when rendered)
 };
 
-PlotOutput write_sweep_plots(const std::string& dir, const SweepOutcome& outcome);
+// Stages every plot file into `staged` (the caller commits the whole set).
+PlotOutput write_sweep_plots(const std::string& dir, const SweepOutcome& outcome,
+                             StagedOutputs& staged);
+
+// Whether the file at `path` is a whole SVG (".svg") or PNG (".png") image.
+bool image_is_complete(const std::string& path, const std::string& extension);
 
 // The plots' data and scripts, without touching the file system: name -> content.
 std::vector<std::pair<std::string, std::string>> sweep_plot_sources(const SweepOutcome& outcome);
