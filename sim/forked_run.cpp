@@ -50,6 +50,16 @@ std::string seconds_text(double s) {
   _exit(0);
 }
 
+void close_other_descriptors(int keep) {
+  const auto below = keep > 3 ? close_range(3, static_cast<unsigned>(keep - 1), 0) : 0;
+  const auto above = close_range(static_cast<unsigned>(std::max(keep + 1, 3)), ~0U, 0);
+  if (below == 0 && above == 0) return;
+  // A kernel before 5.9 has no close_range: one by one, as far as the limit goes.
+  const long limit = std::min(sysconf(_SC_OPEN_MAX), 65536L);
+  for (int fd = 3; fd < limit; ++fd)
+    if (fd != keep) close(fd);
+}
+
 int wait_for(pid_t pid) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -82,7 +92,9 @@ SimulationProcess::SimulationProcess(const Program& program, const ClusterSpec& 
     // orphaned simulation would run on with gigabytes of memory. The parent may have died
     // between fork and prctl; then the child has been re-parented already.
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(4);
-    close(fds[0]);
+    // Nothing of the parent's but the pipe: an inherited descriptor would keep the
+    // parent's file locks (a sweep's lock on its output folder) and files alive.
+    close_other_descriptors(fds[1]);
     child_main(fds[1], program, cluster, options);
   }
   close(fds[1]);
