@@ -101,8 +101,11 @@ int run_calibrate(const CalibrateArgs& args) {
     throw InvalidArgument(std::string("malformed measurements: ") + e.what(),
                           args.from.empty() ? "calibrate" : args.from);
   }
-  write_file_atomically(args.out, yaml, "--out");
-  load_cluster(args.out);  // what we wrote must load
+  // What we write must load, checked before it replaces anything at --out.
+  StagedOutputs staged("--out");
+  staged.stage(args.out, yaml);
+  load_cluster(staged.temporary_of(args.out));
+  staged.commit();
   std::cout << "symmesh calibrate: measurements" << (args.from.empty() ? "" : " from " + args.from)
             << ":\n"
             << measurement_lines(measurements) << "wrote " << args.out << ":\n"
