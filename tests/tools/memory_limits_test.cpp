@@ -34,6 +34,10 @@ workload:
   EXPECT_THAT(r.err, HasSubstr("address-space limit (RLIMIT_AS) 1.0 GB"));
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("Backtrace")));
   EXPECT_TRUE(r.out.empty());
+  // validate refuses it too, with the same words (one validation path).
+  const auto v = run_symmesh("validate " + scenario, "prlimit --as=1000000000");
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.err, r.err);
   // The same scenario on 32 GPUs fits (64 actors: 537 MB of stacks) and runs.
   const std::string small = write_temp_scenario("address_space_small", R"y(
 name: narrow

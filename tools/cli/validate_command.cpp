@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/text.hpp"
+#include "evaluation/memory_estimate.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "strategies/workload_lowering.hpp"
@@ -32,7 +33,11 @@ int run_validate(const std::vector<std::string>& paths) {
         strategies::plan_workload(scenario, *model));
     const int ranks = planned->mesh.size();
     const auto workload =
-        strategies::lower_workload(scenario, std::move(planned), {}, Program::counting(ranks));
+        strategies::lower_workload(scenario, planned, {}, Program::counting(ranks));
+    // What simulate refuses for host memory, validate refuses too, with the same words.
+    evaluation::check_host_memory(
+        scenario, evaluation::estimate_host_memory(workload.program, *planned, false, false), false,
+        evaluation::host_memory());
     const size_t ops = workload.ops.size();
     std::cout << path << ": valid — " << ops << " op" << (ops == 1 ? "" : "s")
               << (workload.planned->dataflow && workload.planned->layout
