@@ -43,6 +43,8 @@ Scenario with_cluster_size(const Scenario& scenario, int nodes, std::vector<int>
 // The mesh shapes a sweep tries at `nodes` nodes: with `mesh: auto` every ordered
 // factorisation of the GPU count into as many dims as the scenario's mesh (for 16 GPUs and
 // 2 dims: 1x16, 2x8, 4x4, 8x2, 16x1); with a list, its shapes that cover those GPUs.
+// mesh: auto tries at most this many shapes per node count (more is an error saying so).
+inline constexpr int64_t kMaxAutoMeshShapes = 100000;
 std::vector<std::vector<int>> sweep_mesh_shapes(const Scenario& scenario, int nodes);
 
 }  // namespace symmesh

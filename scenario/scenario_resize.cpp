@@ -31,6 +31,23 @@ void factorisations(int n, int ndim, std::vector<int>& prefix, std::vector<std::
   }
 }
 
+// How many ordered factorisations factorisations() would list, at most `cap` + 1: for
+// n = prod p^e, prod over primes of C(e + ndim - 1, ndim - 1) (stars and bars per prime).
+int64_t count_factorisations(int64_t n, int ndim, int64_t cap) {
+  int64_t count = 1;
+  const auto times = [&](int64_t x) { count = count > (cap + 1) / x ? cap + 1 : count * x; };
+  for (int64_t p = 2; p * p <= n; ++p) {
+    int e = 0;
+    while (n % p == 0) n /= p, ++e;
+    // C(e + k - 1, e), built up term by term (each partial product is an integer).
+    int64_t c = 1;
+    for (int i = 1; i <= e && c <= cap; ++i) c = c * (ndim - 1 + i) / i;
+    times(std::max<int64_t>(c, 1));
+  }
+  if (n > 1) times(ndim);
+  return std::min(count, cap + 1);
+}
+
 }  // namespace
 
 Scenario with_cluster_size(const Scenario& scenario, int nodes, std::vector<int> mesh_shape) {
@@ -79,6 +96,15 @@ std::vector<std::vector<int>> sweep_mesh_shapes(const Scenario& scenario, int no
   std::vector<std::vector<int>> out;
   const bool automatic = !scenario.sweep || scenario.sweep->mesh_auto;
   if (automatic) {
+    const int ndim = static_cast<int>(scenario.mesh_shape.size());
+    const int64_t count = count_factorisations(gpus, ndim, kMaxAutoMeshShapes);
+    if (count > kMaxAutoMeshShapes)
+      throw InvalidArgument(
+          "mesh: auto would try more than " + std::to_string(kMaxAutoMeshShapes) + " shapes of " +
+              std::to_string(gpus) + " GPUs over " + std::to_string(ndim) +
+              " mesh dims (every ordered factorisation); list the shapes to try "
+              "(sweep.mesh: [[2, 8], [4, 4]]) or use fewer mesh dims",
+          (scenario.path.empty() ? std::string("scenario") : scenario.path) + ": sweep.mesh");
     std::vector<int> prefix;
     if (gpus >= 1 && gpus <= (1 << 24))
       factorisations(static_cast<int>(gpus), static_cast<int>(scenario.mesh_shape.size()), prefix,

@@ -569,6 +569,32 @@ workload: [{op: put_signal, bytes: 1 KiB, src: 0, dst: 1}]
   EXPECT_THAT(error_of([&] { with_cluster_size(one, 2, {4}); }).message(), HasSubstr("inter_node"));
 }
 
+TEST(ScenarioResize, MeshAutoIsCappedBeforeItListsAnything) {
+  // Ordered factorisations of n = prod p^e into k dims: prod C(e + k - 1, k - 1) (stars and
+  // bars). 8 GPUs = 2^3 over 3 dims: C(5, 2) = 10 shapes, all listed.
+  ScenarioFiles files;
+  const auto scenario = [&](const std::string& shape) {
+    return load_scenario(
+        files.write("m.yaml", "cluster: clusters/dgx-h100.yaml\nmesh: {shape: " + shape +
+                                  "}\nworkload: [{op: all_reduce, bytes: 1 "
+                                  "MiB, mesh_dim: 0}]\nsweep: {nodes: [1]}\n"));
+  };
+  EXPECT_EQ(sweep_mesh_shapes(scenario("[2, 2, 2]"), 1).size(), 10u);
+  // 8,192 GPUs = 2^13 over 20 dims: C(32, 19) = 347,373,600 shapes, far past the cap of
+  // 100,000: refused with the figures, not materialised (that took 10^8 vectors).
+  const Scenario wide = scenario("[8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]");
+  try {
+    sweep_mesh_shapes(wide, 1024);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.message(), HasSubstr("mesh: auto would try more than 100000 shapes of 8192 "
+                                       "GPUs over 20 mesh dims"));
+    EXPECT_THAT(e.where(), HasSubstr("sweep.mesh"));
+  }
+  // Under the cap: 1,024 GPUs (2^10) over 4 dims: C(13, 3) = 286 shapes, all listed.
+  EXPECT_EQ(sweep_mesh_shapes(scenario("[8, 1, 1, 1]"), 128).size(), 286u);
+}
+
 TEST(ScenarioResize, SweepMeshShapes) {
   const Scenario s = load_scenario(kScenarios + "/mesh-2x8-mm.yaml");
   // 2 nodes x 8 = 16 GPUs as 2 dims: 1x16, 2x8, 4x4, 8x2, 16x1.
