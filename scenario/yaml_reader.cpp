@@ -316,7 +316,14 @@ static void check_printable(const YAML::Node& root, const std::string& file) {
 
 Value parse_yaml_text(const std::string& text, const std::string& file) {
   try {
-    const YAML::Node root = YAML::Load(text);
+    // One document: a second one (after ---) would be silently ignored by YAML::Load.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1)
+      throw InvalidArgument("the file holds " + std::to_string(documents.size()) +
+                                " YAML documents (separated by ---); a scenario or cluster is "
+                                "one",
+                            location_of(documents[1].Mark(), file).to_string());
+    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     check_printable(root, file);
     YAML::Mark start;
     start.line = 0;
@@ -331,6 +338,11 @@ Value read_yaml_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InvalidArgument("'" + path + "' is a directory, not a YAML file", path);
+  // A FIFO would block the read forever, a device (/dev/zero) never end: files only.
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw InvalidArgument("'" + path + "' is not a regular file (a FIFO, a device or a socket)",
+                          path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidArgument("cannot open '" + path + "' (missing or unreadable)", path);
   std::stringstream text;

@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -48,6 +51,21 @@ objective: {max_time: 20 ms}              # optional: smallest cluster meeting i
 )yaml";
 
 }  // namespace
+
+TEST(ScenarioLoader, AFifoIsRefusedInsteadOfReadForever) {
+  // Opening a FIFO for reading blocks until a writer comes: the loader must not try.
+  const auto fifo = std::filesystem::temp_directory_path() /
+                    ("symmesh_fifo_" + std::to_string(getpid()) + ".yaml");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    load_scenario(fifo.string());
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.message(), HasSubstr("is not a regular file"));
+  }
+  std::filesystem::remove(fifo);
+}
 
 TEST(ScenarioLoader, ReferenceExampleLoadsWithSiValues) {
   ScenarioFiles files;
