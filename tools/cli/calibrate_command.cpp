@@ -33,6 +33,11 @@ struct CalibrateArgs {
 };
 
 nlohmann::json read_measurements(const std::string& path) {
+  // A FIFO would block the read forever: regular files only.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw InvalidArgument("'" + path + "' is not a regular file", "--from");
   std::ifstream in(path);
   if (!in) throw InvalidArgument("cannot read '" + path + "'", "--from");
   try {
