@@ -10,9 +10,10 @@
 
 namespace symmesh::evaluation {
 
-void check_native_op_names(const CollectivesChoice& choice, const Scenario& scenario) {
+void check_native_op_names(const CollectivesChoice& choice, const Scenario& scenario,
+                           const std::vector<WorkloadOp>& ops) {
   std::vector<std::string> known;
-  for (const WorkloadOp& op : scenario.workload) known.push_back(op.name);
+  for (const WorkloadOp& op : ops) known.push_back(op.name);
   for (const std::string& name : choice.ops)
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw InvalidArgument(
@@ -21,9 +22,15 @@ void check_native_op_names(const CollectivesChoice& choice, const Scenario& scen
           "--collectives");
 }
 
+void check_native_op_names(const CollectivesChoice& choice, const Scenario& scenario) {
+  check_native_op_names(choice, scenario, scenario.workload);
+}
+
 HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const HardwareOptions& options,
                                         const std::string& command) {
-  check_native_op_names(options.collectives, scenario);
+  // Version 1: the file's ops, checked before anything is planned. Version 2 runs derived
+  // ops too (up.wgrad, w_up.grad_all_reduce): checked once planned, still before any GPU.
+  if (!scenario.is_dataflow()) check_native_op_names(options.collectives, scenario);
   // --check carries every rank's real buffers in host memory as well: refused up front when
   // they cannot fit (evaluation/memory_estimate.hpp).
   EvaluationOptions evaluation;
@@ -31,6 +38,8 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
   evaluation.fuse = options.fuse;
   HardwareEvaluation out;
   out.prepared = prepare_scenario(scenario, evaluation);
+  if (scenario.is_dataflow())
+    check_native_op_names(options.collectives, scenario, out.prepared->workload.planned->ops);
   RunRequest request;
   request.carry_data = options.check;
   request.record_timeline = options.trace;

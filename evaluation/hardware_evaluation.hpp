@@ -40,6 +40,9 @@ struct HardwareEvaluation {
 
 // The NAMEs of nccl:NAME,NAME must be ops of the scenario (a misspelt one would silently
 // leave that op one-sided); throws InvalidArgument naming --collectives and listing them.
+// `ops`: what runs (a version-2 step's derived ops included); the file's ops by default.
+void check_native_op_names(const CollectivesChoice& choice, const Scenario& scenario,
+                           const std::vector<WorkloadOp>& ops);
 void check_native_op_names(const CollectivesChoice& choice, const Scenario& scenario);
 
 // Throws InvalidArgument / Unsupported for bad input (exit 2), Unavailable when it cannot

@@ -156,6 +156,24 @@ TEST(RunCommand, DryRunLowersAVersionTwoStepOnTwoStreams) {
 #endif
 }
 
+TEST(RunCommand, NativeCollectivesMayNameTheDerivedOpsOfAVersionTwoStep) {
+  // The quickstart's step runs ops its file does not write: the backward and the gradient
+  // reductions (on 2x4, w_up's all-reduce is one per mesh dim: .0 over dp, .1 over tp).
+  const auto named = run_symmesh(
+      "run " + kScenarios + "quickstart.yaml --dry-run --collectives nccl:w_up.grad_all_reduce.1");
+#ifndef SYMMESH_HAVE_HW
+  EXPECT_EQ(named.exit_code, 1);
+#else
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_THAT(named.out, HasSubstr("nccl all_reduce"));
+  const auto misspelt =
+      run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --collectives nccl:w_up.grad");
+  EXPECT_EQ(misspelt.exit_code, 2) << misspelt.err;
+  EXPECT_THAT(misspelt.err, HasSubstr("no op named 'w_up.grad' in scenario 'quickstart'"));
+  EXPECT_THAT(misspelt.err, HasSubstr("w_up.grad_all_reduce.1"));  // listed among its ops
+#endif
+}
+
 TEST(RunCommand, DryRunRefusesReportOptions) {
   const auto r = run_symmesh("run " + kQuickstartV1 + " --dry-run --json");
   EXPECT_EQ(r.exit_code, 2);

@@ -59,7 +59,8 @@ int run_compare(const CompareArgs& args) {
   options.timeout_s = args.timeout_s;
   options.warmup_runs = args.warmup;
   options.fuse = !args.no_fuse;
-  check_native_op_names(collectives, scenario);
+  // Version 2's derived op names are known once planned (evaluate_on_hardware checks).
+  if (!scenario.is_dataflow()) check_native_op_names(collectives, scenario);
   // The simulation first: it forks, and a process must fork before CUDA and NCCL have
   // started their threads (see sim/forked_run.hpp).
   EvaluationOptions simulation;
