@@ -302,7 +302,7 @@ Value MapReader::require(std::string_view key) const {
 // and YAML, and a newline or an escape sequence in one would forge rows or drive the
 // terminal. Walked with a stack (no recursion on deep files) and a cap on the nodes
 // visited, since aliases can make a small file expand without bound.
-static constexpr int64_t kMaxYamlNodes = int64_t{1} << 24;
+static constexpr int64_t kMaxYamlNodes = int64_t{1} << 22;
 
 static void check_printable(const YAML::Node& root, const std::string& file) {
   std::vector<YAML::Node> stack{root};
