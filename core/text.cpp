@@ -30,7 +30,7 @@ std::string unprintable_reason(std::string_view text) {
   const auto at = [](size_t i) { return " at byte " + std::to_string(i + 1); };
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7F) return "a control character (" + hex_byte(c) + ")" + at(i);
+    if (is_ascii_control(text[i])) return "a control character (" + hex_byte(c) + ")" + at(i);
     if (c < 0x80) {
       ++i;
       continue;

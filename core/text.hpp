@@ -23,6 +23,11 @@ std::string join(const Range& items, std::string_view separator, ToText&& to_tex
 // "512 B", "1.50 KiB", "2.00 MiB": binary units, two decimals above bytes.
 std::string format_bytes(int64_t bytes);
 
+// A C0 control character or DEL: what no name may hold (a line break, an escape).
+inline bool is_ascii_control(char c) {
+  return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+}
+
 // Why `text` may not reach a terminal, a table or a file as it is, or "" when it may: the
 // first byte that is not printable UTF-8 — a control character (C0, DEL, or C1 such as
 // U+009B, which terminals read as an escape), or a byte that is not valid UTF-8 (a stray

@@ -12,18 +12,27 @@
 
 namespace symmesh::evaluation {
 
-std::optional<int64_t> parse_mem_available(const std::string& meminfo_text) {
-  std::istringstream lines(meminfo_text);
+namespace {
+
+// The "KEY:  123 kB" line of a /proc text (meminfo, status), in bytes.
+std::optional<int64_t> parse_kib_field(const std::string& text, const std::string& key) {
+  std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream fields(line.substr(13));
+    if (line.rfind(key, 0) != 0) continue;
+    std::istringstream fields(line.substr(key.size()));
     long long kib = -1;
     std::string unit;
     if (!(fields >> kib >> unit) || kib < 0 || unit != "kB") return std::nullopt;
     return int64_t{kib} * 1024;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_mem_available(const std::string& meminfo_text) {
+  return parse_kib_field(meminfo_text, "MemAvailable:");
 }
 
 namespace {
@@ -60,17 +69,7 @@ std::optional<HostMemory> cgroup_room(const std::string& dir, const char* limit_
 }  // namespace
 
 std::optional<int64_t> parse_vm_size(const std::string& status_text) {
-  std::istringstream lines(status_text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("VmSize:", 0) != 0) continue;
-    std::istringstream fields(line.substr(7));
-    long long kib = -1;
-    std::string unit;
-    if (!(fields >> kib >> unit) || kib < 0 || unit != "kB") return std::nullopt;
-    return int64_t{kib} * 1024;
-  }
-  return std::nullopt;
+  return parse_kib_field(status_text, "VmSize:");
 }
 
 std::optional<int64_t> parse_cgroup_limit(const std::string& text) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace symmesh::scenario {
 namespace {
@@ -29,7 +30,7 @@ std::string scientific(double value, int significant_digits) {
 std::string quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+    if (is_ascii_control(c)) {
       out += '?';
       continue;
     }
@@ -44,7 +45,7 @@ void comment(std::ostringstream& y, const std::string& line, const std::string& 
   if (line.empty()) return;
   std::string text = line;
   for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+    if (is_ascii_control(c)) c = '?';
   y << indent << "# " << text << "\n";
 }
 

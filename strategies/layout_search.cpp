@@ -380,12 +380,13 @@ class Search {
     }
     option.cost_us += r.cost_us();
     option.reduction_us = r.cost_us();
-    for (const Redistribution* moves :
-         {&r.redistribution, r.parameter_gather ? &*r.parameter_gather : nullptr})
-      for (const RedistributionStep& step :
-           moves ? moves->steps : std::vector<RedistributionStep>{})
+    const auto uses_links = [&](const Redistribution& moves) {
+      for (const RedistributionStep& step : moves.steps)
         if (step.collective != CollectiveKind::local_chunk)
           option.reduction_links |= links(step.mesh_dim);
+    };
+    uses_links(r.redistribution);
+    if (r.parameter_gather) uses_links(*r.parameter_gather);
     option.reduction = std::move(r);
     return true;
   }

@@ -103,10 +103,11 @@ int run_sweep_command(const SweepArgs& args) {
   const FolderLock lock(dir);
   // No output may land on the scenario or its cluster files (a scenario kept in its own
   // output folder as results.json, say), nor on anything but a regular file.
-  for (const char* name : {"summary.md", "results.csv", "results.json", "best-trace.json",
-                           "step-time.dat", "step-time.gp", "step-time.svg", "step-time.png",
-                           "breakdown.dat", "breakdown.gp", "breakdown.svg", "breakdown.png"})
-    check_output_path((fs::path(dir) / name).string(), "--out", files_read_for(scenario));
+  std::vector<std::string> outputs{"summary.md", "results.csv", "results.json", "best-trace.json"};
+  for (const std::string& name : sweep_plot_file_names()) outputs.push_back(name);
+  const std::vector<std::string> inputs = files_read_for(scenario);
+  for (const std::string& name : outputs)
+    check_output_path((fs::path(dir) / name).string(), "--out", inputs);
   if (!scenario.sweep) std::cerr << "symmesh sweep: note: " << sweep_scope_text(scenario) << "\n";
 
   SweepOptions options;

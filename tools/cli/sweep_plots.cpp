@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/text.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "tools/cli/atomic_file.hpp"
 
@@ -34,7 +35,7 @@ std::string gp_string(const std::string& text) {
     if (c == '\'')
       out += "''";
     else
-      out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+      out += is_ascii_control(c) ? '?' : c;
   }
   return out + "'";
 }
@@ -44,8 +45,7 @@ std::string gp_string(const std::string& text) {
 // row, so they become '?' too.
 std::string gp_data_label(const std::string& text) {
   std::string out = "\"";
-  for (char c : text)
-    out += c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  for (char c : text) out += c == '"' || c == '\\' || is_ascii_control(c) ? '?' : c;
   return out + "\"";
 }
 
@@ -272,6 +272,13 @@ std::string find_on_path(const std::string& program) {
       return fs::absolute(candidate, ec).string();
   }
   return "";
+}
+
+std::vector<std::string> sweep_plot_file_names() {
+  std::vector<std::string> out;
+  for (const char* plot : kPlots)
+    for (const char* ext : {".dat", ".gp", ".svg", ".png"}) out.push_back(plot + std::string(ext));
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> sweep_plot_sources(const SweepOutcome& o) {

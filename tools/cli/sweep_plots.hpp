@@ -30,6 +30,9 @@ bool image_is_complete(const std::string& path, const std::string& extension);
 // The plots' data and scripts, without touching the file system: name -> content.
 std::vector<std::pair<std::string, std::string>> sweep_plot_sources(const SweepOutcome& outcome);
 
+// Every file the plots may write: each plot's .dat, .gp, .svg and .png.
+std::vector<std::string> sweep_plot_file_names();
+
 // The absolute path of `program` in a PATH folder, or "" when none has it.
 std::string find_on_path(const std::string& program);
 
