@@ -19,13 +19,7 @@ TEST(MemoryLimits, AnAddressSpaceLimitRefusesWhatCannotStart) {
     GTEST_SKIP() << "AddressSanitizer reserves terabytes of shadow memory: it cannot run under "
                     "a 1 GB address-space limit at all";
   if (std::system("command -v prlimit >/dev/null 2>&1") != 0) GTEST_SKIP() << "no prlimit";
-  const std::string scenario = write_temp_scenario("address_space", R"y(
-name: wide
-cluster: {base: )y" + kScenarioDir + R"y(clusters/dgx-h100.yaml, nodes: 64}
-mesh: {shape: [512]}
-workload:
-  - {name: a, op: all_reduce, bytes: 1 GiB, mesh_dim: 0}
-)y");
+  const std::string scenario = all_reduce_scenario("address_space", 1, 64);  // 512 GPUs
   const auto r = run_symmesh("simulate " + scenario, "prlimit --as=1000000000");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   // 512 anchors + 512 streams = 1,024 actors x 8,388,608 B = 8.6 GB.
@@ -39,13 +33,7 @@ workload:
   EXPECT_EQ(v.exit_code, 2);
   EXPECT_EQ(v.err, r.err);
   // The same scenario on 32 GPUs fits (64 actors: 537 MB of stacks) and runs.
-  const std::string small = write_temp_scenario("address_space_small", R"y(
-name: narrow
-cluster: {base: )y" + kScenarioDir + R"y(clusters/dgx-h100.yaml, nodes: 4}
-mesh: {shape: [32]}
-workload:
-  - {name: a, op: all_reduce, bytes: 1 GiB, mesh_dim: 0}
-)y");
+  const std::string small = all_reduce_scenario("address_space_small", 1, 4);  // 32 GPUs
   const auto ok = run_symmesh("simulate " + small, "prlimit --as=1073741824");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }

@@ -53,7 +53,7 @@ bool alive(pid_t pid) {
 class OrphanedSimulation : public ::testing::TestWithParam<int> {};
 
 TEST_P(OrphanedSimulation, TheChildDiesWithSymmesh) {
-  const pid_t symmesh = spawn_symmesh({"simulate", slow_scenario("slow", 4)});
+  const pid_t symmesh = spawn_symmesh({"simulate", all_reduce_scenario("slow", 4)});
   ASSERT_GE(symmesh, 0);
   // Wait (at most 20 s) for the simulation's child to exist.
   std::vector<pid_t> simulation;

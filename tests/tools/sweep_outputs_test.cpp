@@ -55,7 +55,7 @@ TEST(SweepOutputs, ASecondSweepIntoTheSameFolderIsRefusedWhileOneRuns) {
   const auto dir = fresh_dir("locked");
   // A 512-GPU point keeps the first sweep busy for seconds.
   const pid_t first =
-      spawn_symmesh({"sweep", slow_scenario("locked_slow", 2), "--out", dir.string()});
+      spawn_symmesh({"sweep", all_reduce_scenario("locked_slow", 2), "--out", dir.string()});
   ASSERT_GE(first, 0);
   // The lock is taken before any point runs; give the first sweep time to take it.
   bool refused = false;

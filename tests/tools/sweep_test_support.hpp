@@ -62,11 +62,13 @@ inline std::string write_temp_scenario(const std::string& name, const std::strin
   return path.string();
 }
 
-// A scenario whose simulation keeps its child busy for seconds: `all_reduces` all-reduces of
-// 1 GiB over 512 GPUs (64 DGX H100 nodes), 1,024 SimGrid actors.
-inline std::string slow_scenario(const std::string& name, int all_reduces) {
-  std::string body = "name: slow\ncluster: {base: " + kScenarioDir +
-                     "clusters/dgx-h100.yaml, nodes: 64}\nmesh: {shape: [512]}\nworkload:\n";
+// `all_reduces` all-reduces of 1 GiB over every GPU of `nodes` DGX H100 nodes (a 1-D
+// mesh). On 64 nodes (512 GPUs, 1,024 SimGrid actors) it keeps a simulation busy for
+// seconds.
+inline std::string all_reduce_scenario(const std::string& name, int all_reduces, int nodes = 64) {
+  std::string body = "name: " + name + "\ncluster: {base: " + kScenarioDir +
+                     "clusters/dgx-h100.yaml, nodes: " + std::to_string(nodes) +
+                     "}\nmesh: {shape: [" + std::to_string(nodes * 8) + "]}\nworkload:\n";
   for (int i = 0; i < all_reduces; ++i)
     body += "  - {name: r" + std::to_string(i) + ", op: all_reduce, bytes: 1 GiB, mesh_dim: 0}\n";
   return write_temp_scenario(name, body);
