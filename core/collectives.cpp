@@ -76,8 +76,8 @@ std::vector<CollectiveSpan> emit_all_gather(Program& program, const CollectiveSp
     for (int s = 0; s < p - 1; ++s) {
       const int chunk = m.wrap(m.index - s);
       program.put_signal(m.rank, m.stream, data.whole().slice(chunk * c, c), data, chunk * c,
-                         m.right(), labels[s]);
-      program.wait_signal(m.rank, m.stream, data, m.left(), labels[s]);
+                         m.right(), labels[s], spec.signal);
+      program.wait_signal(m.rank, m.stream, data, m.left(), labels[s], spec.signal);
     }
   });
 }
@@ -98,8 +98,8 @@ std::vector<CollectiveSpan> emit_reduce_scatter(Program& program, const Collecti
       const int send = m.wrap(m.index - s - 1);
       const int recv = m.wrap(m.index - s - 2);
       program.put_signal(m.rank, m.stream, data.whole().slice(send * c, c), staging, s * c,
-                         m.right(), labels[s]);
-      program.wait_signal(m.rank, m.stream, staging, m.left(), labels[s]);
+                         m.right(), labels[s], spec.signal);
+      program.wait_signal(m.rank, m.stream, staging, m.left(), labels[s], spec.signal);
       ReduceWork work;
       work.dtype = spec.dtype;
       work.elements = elements;
@@ -125,8 +125,8 @@ std::vector<CollectiveSpan> emit_all_to_all(Program& program, const CollectiveSp
       const int to = m.wrap(m.index + s);
       const int from = m.wrap(m.index - s);
       program.put_signal(m.rank, m.stream, data.whole().slice(to * c, c), result, m.index * c, to,
-                         labels[s - 1]);
-      program.wait_signal(m.rank, m.stream, result, from, labels[s - 1]);
+                         labels[s - 1], spec.signal);
+      program.wait_signal(m.rank, m.stream, result, from, labels[s - 1], spec.signal);
     }
   });
 }

@@ -36,6 +36,10 @@ struct CollectiveSpec {
   ReduceOp op = ReduceOp::sum;      // avg divides by p at the end
   std::string stream = "comm";      // the stream (by name) on every member
   std::string name = "collective";  // label name of every op (e.g. the workload op)
+  // The signal index of its puts and waits. A group's counters are shared by all its
+  // buffers (core/program.hpp): collectives that may run at once on one group — on two
+  // streams — must use different indices, or one's signals satisfy the other's waits.
+  int signal = 0;
 
   // ceil(bytes / p), rounded up to whole elements.
   int64_t chunk_bytes(int group_size) const;

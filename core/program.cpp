@@ -51,6 +51,8 @@ std::string to_string(StreamOp::Kind kind) {
       return "put_signal";
     case StreamOp::Kind::wait_signal:
       return "wait_signal";
+    case StreamOp::Kind::signal:
+      return "signal";
     case StreamOp::Kind::matmul:
       return "matmul";
     case StreamOp::Kind::reduce:
@@ -77,6 +79,11 @@ const PutSignalArgs& StreamOp::put() const {
 const WaitSignalArgs& StreamOp::wait() const {
   if (kind_ != Kind::wait_signal) wrong_kind("wait_signal");
   return wait_;
+}
+
+const SignalArgs& StreamOp::signal() const {
+  if (kind_ != Kind::signal) wrong_kind("signal");
+  return signal_;
 }
 
 ReduceWork StreamOp::reduce() const {
@@ -108,7 +115,16 @@ int StreamOp::handle() const {
 int StreamOp::peer() const {
   if (kind_ == Kind::put_signal) return put_.peer;
   if (kind_ == Kind::wait_signal) return wait_.peer;
-  wrong_kind("put_signal or wait_signal");
+  if (kind_ == Kind::signal) return signal_.peer;
+  wrong_kind("put_signal, signal or wait_signal");
+  return -1;
+}
+
+int StreamOp::signal_index() const {
+  if (kind_ == Kind::put_signal) return put_.signal;
+  if (kind_ == Kind::wait_signal) return wait_.signal;
+  if (kind_ == Kind::signal) return signal_.signal;
+  wrong_kind("put_signal, signal or wait_signal");
   return -1;
 }
 
@@ -394,6 +410,43 @@ void Program::check_peer(const SymmetricHandle& handle, int peer, const char* wh
                           where, rank);
 }
 
+void Program::check_group_peer(GroupId group_id, int peer, const char* where, int rank) const {
+  check_rank(rank, where);
+  if (group_id < 0 || group_id >= group_count())
+    throw InvalidArgument("unknown group " + std::to_string(group_id), where, rank);
+  const Group& g = group(group_id);
+  if (g.index_of(rank) < 0)
+    throw InvalidArgument(
+        "rank " + std::to_string(rank) + " is not a member of group " + std::to_string(group_id),
+        where, rank);
+  if (peer < 0 || peer >= static_cast<int>(g.ranks.size()))
+    throw InvalidArgument("peer " + std::to_string(peer) + " out of range for a group of " +
+                              std::to_string(g.ranks.size()),
+                          where, rank);
+}
+
+void Program::check_signal_index(int signal, const char* where, int rank) {
+  if (signal < 0 || signal >= kSignalIndices)
+    throw InvalidArgument("signal index " + std::to_string(signal) + " is outside [0, " +
+                              std::to_string(kSignalIndices) + ")",
+                          where, rank);
+}
+
+GroupId Program::group_of(const StreamOp& op) const {
+  switch (op.kind()) {
+    case StreamOp::Kind::put_signal:
+      return symmetric(op.put().handle).group;
+    case StreamOp::Kind::wait_signal:
+      return op.wait().group;
+    case StreamOp::Kind::signal:
+      return op.signal().group;
+    case StreamOp::Kind::barrier:
+      return op.group();
+    default:
+      throw InvalidArgument(to_string(op.kind()) + " has no group", "Program");
+  }
+}
+
 void Program::append(int rank, StreamId stream, const StreamOp& op) {
   check_rank(rank, "Program");
   if (stream < 0 || stream >= static_cast<int>(streams_[rank].size()))
@@ -418,10 +471,11 @@ void Program::append_work(int rank, StreamId stream, StreamOp::Kind kind, LabelI
 }
 
 void Program::put_signal(int rank, StreamId stream, const BufferRef& src,
-                         const SymmetricHandle& handle, int64_t dst_offset, int peer,
-                         LabelId label) {
+                         const SymmetricHandle& handle, int64_t dst_offset, int peer, LabelId label,
+                         int signal) {
   check_range(rank, src, "put_signal src");
   check_peer(handle, peer, "put_signal", rank);
+  check_signal_index(signal, "put_signal", rank);
   if (dst_offset < 0 || dst_offset + src.size_bytes > handle.size_bytes)
     throw InvalidArgument("offset " + std::to_string(dst_offset) + " + " +
                               std::to_string(src.size_bytes) +
@@ -432,18 +486,41 @@ void Program::put_signal(int rank, StreamId stream, const BufferRef& src,
   StreamOp op;
   op.kind_ = StreamOp::Kind::put_signal;
   op.label_ = label;
-  op.put_ = PutSignalArgs{src, dst_offset, handle.id, peer};
+  op.put_ = PutSignalArgs{src, dst_offset, handle.id, peer, signal};
   append(rank, stream, op);
 }
 
 void Program::wait_signal(int rank, StreamId stream, const SymmetricHandle& handle, int peer,
-                          LabelId label) {
+                          LabelId label, int signal) {
   check_range(rank, handle.whole(), "wait_signal handle");
   check_peer(handle, peer, "wait_signal", rank);
+  check_signal_index(signal, "wait_signal", rank);
   StreamOp op;
   op.kind_ = StreamOp::Kind::wait_signal;
   op.label_ = label;
-  op.wait_ = WaitSignalArgs{handle.id, peer};
+  op.wait_ = WaitSignalArgs{handle.id, handle.group, peer, signal};
+  append(rank, stream, op);
+}
+
+void Program::wait_signal(int rank, StreamId stream, GroupId group, int peer, LabelId label,
+                          int signal) {
+  check_group_peer(group, peer, "wait_signal", rank);
+  check_signal_index(signal, "wait_signal", rank);
+  StreamOp op;
+  op.kind_ = StreamOp::Kind::wait_signal;
+  op.label_ = label;
+  op.wait_ = WaitSignalArgs{-1, group, peer, signal};
+  append(rank, stream, op);
+}
+
+void Program::signal(int rank, StreamId stream, GroupId group, int peer, LabelId label,
+                     int signal) {
+  check_group_peer(group, peer, "signal", rank);
+  check_signal_index(signal, "signal", rank);
+  StreamOp op;
+  op.kind_ = StreamOp::Kind::signal;
+  op.label_ = label;
+  op.signal_ = SignalArgs{group, peer, signal};
   append(rank, stream, op);
 }
 

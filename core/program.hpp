@@ -112,19 +112,37 @@ struct OpLabel {
   std::string detail;  // e.g. "ring all_gather step 3/7"
 };
 
+// Signal counters are kept per (group, sender → receiver, signal index), as NCCL 2.29 keeps
+// them per communicator (ncclPutSignal / ncclSignal / ncclWaitSignal take a `sigIdx`) and
+// PyTorch's symmetric memory per group: every buffer of a group shares them, so a put into
+// one buffer satisfies a wait issued on another. NCCL's documentation names no maximum
+// index; symmesh keeps this many per pair (the hardware backend lays out one slot each).
+constexpr int kSignalIndices = 8;
+
 // The payloads of the ops that carry more than an index.
 struct PutSignalArgs {
   BufferRef src;                 // local or symmetric
   int64_t dst_offset_bytes = 0;  // in the peer's copy of the handle
   int32_t handle = -1;           // symmetric buffer id
   int32_t peer = -1;             // receiver's index IN THE HANDLE'S GROUP
+  int32_t signal = 0;            // signal index in [0, kSignalIndices)
   BufferRef dst() const {
     return {BufferRef::Space::symmetric, handle, dst_offset_bytes, src.size_bytes};
   }
 };
+// wait_signal, on a buffer's group (PyTorch's wait_signal(hdl, peer)) or on a group alone
+// (NCCL's ncclWaitSignal on a communicator): then `handle` is -1.
 struct WaitSignalArgs {
   int32_t handle = -1;
-  int32_t peer = -1;  // sender's index in the handle's group
+  int32_t group = -1;
+  int32_t peer = -1;  // sender's index in the group
+  int32_t signal = 0;
+};
+// A signal with no data (NCCL's ncclSignal): bumps (me → peer) of `group`.
+struct SignalArgs {
+  int32_t group = -1;
+  int32_t peer = -1;  // receiver's index in the group
+  int32_t signal = 0;
 };
 struct ReduceArgs {
   BufferRef dst, src;  // exactly the reduced bytes
@@ -139,6 +157,7 @@ class StreamOp {
   enum class Kind : uint8_t {
     put_signal,   // copy src into peer's copy of dst, then bump (me -> peer) counter
     wait_signal,  // block the stream until (peer -> me) counter exceeds waits consumed
+    signal,       // bump (me -> peer) counter, no data (ncclSignal)
     matmul,
     reduce,
     copy,
@@ -153,11 +172,14 @@ class StreamOp {
 
   const PutSignalArgs& put() const;    // put_signal
   const WaitSignalArgs& wait() const;  // wait_signal
+  const SignalArgs& signal() const;    // signal
   ReduceWork reduce() const;           // reduce
   // The symmetric buffer of a put, wait or free.
   int handle() const;
-  // The peer index (in the handle's group) of a put or wait.
+  // The peer index (in the group) of a put, signal or wait.
   int peer() const;
+  // The signal index of a put, signal or wait.
+  int signal_index() const;
   EventId event() const;   // record_event, wait_event
   GroupId group() const;   // barrier
   int work_index() const;  // matmul, copy: index in the Program's side table
@@ -173,6 +195,7 @@ class StreamOp {
   union {
     PutSignalArgs put_;
     WaitSignalArgs wait_;
+    SignalArgs signal_;
     ReduceArgs reduce_;
     int32_t index_;  // matmul / copy work, event, barrier group, freed handle
   };
@@ -263,10 +286,17 @@ class Program {
   // Operations, appended in order to (rank, stream). Arguments are checked here where
   // the program alone can tell (ranks, streams, buffer bounds, group membership, peer
   // range); what only execution can tell (unsatisfiable waits, hazards) is the backend's.
+  // `signal` is the signal index (default 0) of the counter (group, sender → receiver) a
+  // put bumps or a wait consumes; the handle's group is the group.
   void put_signal(int rank, StreamId stream, const BufferRef& src, const SymmetricHandle& handle,
-                  int64_t dst_offset, int peer, LabelId label);
+                  int64_t dst_offset, int peer, LabelId label, int signal = 0);
   void wait_signal(int rank, StreamId stream, const SymmetricHandle& handle, int peer,
-                   LabelId label);
+                   LabelId label, int signal = 0);
+  // A signal with no data to `peer` of `group` (ncclSignal), and a wait on a group's
+  // counter with no buffer named (ncclWaitSignal).
+  void signal(int rank, StreamId stream, GroupId group, int peer, LabelId label, int signal = 0);
+  void wait_signal(int rank, StreamId stream, GroupId group, int peer, LabelId label,
+                   int signal = 0);
   void matmul(int rank, StreamId stream, const MatmulWork& work, LabelId label);
   void reduce(int rank, StreamId stream, const ReduceWork& work, LabelId label);
   void copy(int rank, StreamId stream, const CopyWork& work, LabelId label);
@@ -274,12 +304,20 @@ class Program {
   void wait_event(int rank, StreamId stream, EventId event, LabelId label);
   // The same with a label given as text (interned first).
   void put_signal(int rank, StreamId stream, const BufferRef& src, const SymmetricHandle& handle,
-                  int64_t dst_offset, int peer, const OpLabel& label) {
-    put_signal(rank, stream, src, handle, dst_offset, peer, this->label(label));
+                  int64_t dst_offset, int peer, const OpLabel& label, int signal = 0) {
+    put_signal(rank, stream, src, handle, dst_offset, peer, this->label(label), signal);
   }
   void wait_signal(int rank, StreamId stream, const SymmetricHandle& handle, int peer,
-                   const OpLabel& label) {
-    wait_signal(rank, stream, handle, peer, this->label(label));
+                   const OpLabel& label, int signal = 0) {
+    wait_signal(rank, stream, handle, peer, this->label(label), signal);
+  }
+  void signal(int rank, StreamId stream, GroupId group, int peer, const OpLabel& label,
+              int signal = 0) {
+    this->signal(rank, stream, group, peer, this->label(label), signal);
+  }
+  void wait_signal(int rank, StreamId stream, GroupId group, int peer, const OpLabel& label,
+                   int signal = 0) {
+    wait_signal(rank, stream, group, peer, this->label(label), signal);
   }
   void matmul(int rank, StreamId stream, const MatmulWork& work, const OpLabel& label) {
     matmul(rank, stream, work, this->label(label));
@@ -318,6 +356,10 @@ class Program {
   int peer_rank(int handle, int peer) const {
     return group(symmetric(handle).group).ranks.at(peer);
   }
+  // The world rank a put's, signal's or wait's peer names, and the group whose counter it
+  // uses.
+  int peer_rank_of(const StreamOp& op) const { return group(group_of(op)).ranks.at(op.peer()); }
+  GroupId group_of(const StreamOp& op) const;
   const std::vector<SymmetricHandle>& symmetric_allocations() const { return symmetric_; }
   const std::vector<LocalAllocation>& local_allocations() const { return local_; }
   const std::vector<OutputRequest>& outputs() const { return outputs_; }
@@ -342,6 +384,8 @@ class Program {
                    std::vector<Work>& table, int64_t& count, const Work& work);
   void check_range(int rank, const BufferRef& ref, const char* where) const;
   void check_peer(const SymmetricHandle& handle, int peer, const char* where, int rank) const;
+  void check_group_peer(GroupId group, int peer, const char* where, int rank) const;
+  static void check_signal_index(int signal, const char* where, int rank);
 
   int world_size_;
   bool counting_ = false;

@@ -23,7 +23,9 @@ std::vector<bool> used_groups(const Program& program) {
   for (int r = 0; r < program.world_size(); ++r)
     for (const auto& stream : program.streams(r))
       for (const auto& op : stream.ops)
-        if (op.kind() == StreamOp::Kind::barrier) used[op.group()] = true;
+        if (op.kind() == StreamOp::Kind::barrier || op.kind() == StreamOp::Kind::signal ||
+            op.kind() == StreamOp::Kind::wait_signal)
+          used[program.group_of(op)] = true;
   return used;
 }
 
@@ -112,17 +114,12 @@ void place_buffers(const Program& program, ExecutionPlan& plan) {
     plan.group_comm[g] = static_cast<int>(it - plan.comms.begin());
   }
 
-  // Signal counters first, then data.
+  // Signal counters first (per communicator, not per buffer), then data.
   const auto& handles = program.symmetric_allocations();
   plan.symmetric.assign(handles.size(), {});
-  for (const auto& h : handles) {
-    CommPlan& comm = plan.comms[plan.group_comm[h.group]];
-    plan.symmetric[h.id].comm = plan.group_comm[h.group];
-    plan.symmetric[h.id].counters_offset_bytes = comm.buffer_count * comm.size() * kSlotBytes;
-    ++comm.buffer_count;
-  }
+  for (const auto& h : handles) plan.symmetric[h.id].comm = plan.group_comm[h.group];
   for (CommPlan& comm : plan.comms) {
-    comm.barrier_slots_offset_bytes = comm.buffer_count * comm.size() * kSlotBytes;
+    comm.barrier_slots_offset_bytes = int64_t{kSignalIndices} * comm.size() * kSlotBytes;
     comm.origin_slots_offset_bytes = comm.barrier_slots_offset_bytes + comm.size() * kSlotBytes;
     comm.arena_bytes = align_up(comm.origin_slots_offset_bytes + comm.size() * kSlotBytes);
   }
@@ -178,21 +175,22 @@ void check_native_agreement(const ExecutionPlan& plan) {
                               "hw plan");
 }
 
-// What each slot receives per run: puts into (buffer, sender → receiver) and barriers per
-// communicator, so that repeated runs know what to expect.
+// What each slot receives per run: signals on (comm, index, sender → receiver) and barriers
+// per communicator, so that repeated runs know what to expect.
 void count_per_run(ExecutionPlan& plan) {
-  std::map<std::tuple<int, int, int>, uint64_t> puts;  // (handle, sender, receiver) comm ranks
-  std::map<std::pair<int, int>, uint64_t> barriers;    // (rank, comm)
+  // (comm, signal index, sender, receiver), comm ranks
+  std::map<std::tuple<int, int, int, int>, uint64_t> puts;
+  std::map<std::pair<int, int>, uint64_t> barriers;  // (rank, comm)
   for (const RankPlan& r : plan.ranks)
     for (const Launch& l : r.launches) {
       if (l.kind == Launch::Kind::put)
-        ++puts[{l.handle, plan.comms[l.comm].index_of(r.rank), l.peer}];
+        ++puts[{l.comm, l.signal, plan.comms[l.comm].index_of(r.rank), l.peer}];
       if (l.kind == Launch::Kind::barrier) ++barriers[{r.rank, l.comm}];
     }
   for (RankPlan& r : plan.ranks)
     for (Launch& l : r.launches) {
       if (l.kind == Launch::Kind::wait) {
-        const auto it = puts.find({l.handle, l.peer, plan.comms[l.comm].index_of(r.rank)});
+        const auto it = puts.find({l.comm, l.signal, l.peer, plan.comms[l.comm].index_of(r.rank)});
         l.per_run = it == puts.end() ? 0 : it->second;
       }
       if (l.kind == Launch::Kind::barrier) l.per_run = barriers[{r.rank, l.comm}];

@@ -12,7 +12,8 @@
 //   local arena      every local buffer of the rank, 256-byte aligned (cudaMalloc);
 //   symmetric arena  per communicator the rank is in (ncclMemAlloc + a window registered
 //                    NCCL_WIN_COLL_SYMMETRIC): the signal counters first — one uint64 per
-//                    (buffer, sender), one per sender for the Program's barriers and one
+//                    (signal index, sender), shared by every buffer of the communicator
+//                    as NCCL's are, one per sender for the Program's barriers and one
 //                    per sender for the executor's start barrier — then every symmetric
 //                    buffer of the communicator's groups, 256-byte aligned.
 // A run may be repeated (warm-up): counters are never reset, so the executor adds, per
@@ -52,9 +53,11 @@ struct DeviceRange {
 
 // One NCCL communicator: a distinct ordered rank list among the Program's groups.
 struct CommPlan {
-  std::vector<int> ranks;                  // world ranks, in communicator-rank order
-  std::vector<GroupId> groups;             // Program groups with exactly this rank list
-  int buffer_count = 0;                    // symmetric buffers placed in its arena
+  std::vector<int> ranks;       // world ranks, in communicator-rank order
+  std::vector<GroupId> groups;  // Program groups with exactly this rank list
+  // At offset 0 of its arena, kSignalIndices × size() uint64 signal counters shared by every
+  // buffer of the communicator, as NCCL keeps them: slot i·size() + s counts the signals of
+  // index i from comm rank s (signal_slot_offset_bytes).
   int64_t barrier_slots_offset_bytes = 0;  // size() slots for the Program's barriers
   int64_t origin_slots_offset_bytes = 0;   // size() slots for the executor's start barrier
   int64_t arena_bytes = 0;                 // per member
@@ -63,14 +66,16 @@ struct CommPlan {
   bool native = false;     // used by NCCL collectives
   int size() const { return static_cast<int>(ranks.size()); }
   int index_of(int world_rank) const;  // -1 when not a member
+  // The counter of signals with index `signal` from comm rank `sender`, in each member's copy.
+  int64_t signal_slot_offset_bytes(int signal, int sender) const {
+    return (static_cast<int64_t>(signal) * size() + sender) * 8;
+  }
 };
 
 struct SymmetricPlacement {
   int comm = -1;
   int64_t offset_bytes = 0;  // data, in the communicator's arena
   int64_t size_bytes = 0;
-  // comm.size() uint64 slots in every member's copy: slot s counts puts from comm rank s.
-  int64_t counters_offset_bytes = 0;
 };
 
 struct NativeCollective {
@@ -106,7 +111,8 @@ struct Launch {
 
   int comm = -1;    // put / wait / barrier / native
   int peer = -1;    // put: receiver, wait: sender (communicator ranks)
-  int handle = -1;  // put / wait: symmetric buffer id
+  int handle = -1;  // put / wait: symmetric buffer id (-1: a signal, or a wait on a comm)
+  int signal = 0;   // put / wait: signal index
   DeviceRange src;  // put: source; reduce / copy: source
   DeviceRange dst;  // put: destination in the peer's copy; reduce / copy: destination
   int64_t signal_offset_bytes = 0;  // put: peer's slot for me; wait: my slot for the peer;

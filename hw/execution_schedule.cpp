@@ -13,8 +13,6 @@
 namespace symmesh::hw::detail {
 namespace {
 
-constexpr int64_t kSlotBytes = 8;
-
 class RankScheduler {
  public:
   RankScheduler(const Program& program, ExecutionPlan& plan, int rank)
@@ -142,35 +140,42 @@ class RankScheduler {
   void emit(int stream, int index, const StreamOp& op) {
     Launch l;
     switch (op.kind()) {
-      case StreamOp::Kind::put_signal: {
-        const PutSignalArgs& put = op.put();
-        check_live(put.src, op);
-        check_live(put.dst(), op);
+      case StreamOp::Kind::put_signal:
+      case StreamOp::Kind::signal: {
+        // A signal (ncclSignal) is a put of no bytes into the comm's counters.
         l = base(stream, index, op, Launch::Kind::put);
-        const SymmetricPlacement& p = plan_.symmetric.at(put.handle);
-        CommPlan& comm = plan_.comms[p.comm];
-        l.comm = p.comm;
-        l.peer = put.peer;
-        l.handle = put.handle;
-        l.src = resolve(put.src);
-        l.dst = resolve(put.dst());
-        l.signal_offset_bytes = p.counters_offset_bytes + comm.index_of(rank_) * kSlotBytes;
+        l.comm = plan_.group_comm.at(program_.group_of(op));
+        CommPlan& comm = plan_.comms[l.comm];
+        l.dst = DeviceRange{DeviceRange::Arena::symmetric, l.comm, 0, 0};
+        if (op.kind() == StreamOp::Kind::put_signal) {
+          const PutSignalArgs& put = op.put();
+          check_live(put.src, op);
+          check_live(put.dst(), op);
+          l.handle = put.handle;
+          l.src = resolve(put.src);
+          l.dst = resolve(put.dst());
+          l.bytes = put.src.size_bytes;
+        }
+        l.peer = op.peer();
+        l.signal = op.signal_index();
+        l.signal_offset_bytes = comm.signal_slot_offset_bytes(l.signal, comm.index_of(rank_));
         l.put_slot = out_.put_slots++;
-        l.bytes = put.src.size_bytes;
         comm.one_sided = true;
         break;
       }
       case StreamOp::Kind::wait_signal: {
         const WaitSignalArgs& wait = op.wait();
-        if (freed_.count(wait.handle)) check_live(program_.symmetric(wait.handle).whole(), op);
+        if (wait.handle >= 0 && freed_.count(wait.handle))
+          check_live(program_.symmetric(wait.handle).whole(), op);
         l = base(stream, index, op, Launch::Kind::wait);
-        const SymmetricPlacement& p = plan_.symmetric.at(wait.handle);
-        l.comm = p.comm;
+        l.comm = plan_.group_comm.at(wait.group);
         l.peer = wait.peer;
         l.handle = wait.handle;
-        l.signal_offset_bytes = p.counters_offset_bytes + wait.peer * kSlotBytes;
-        l.expected = ++consumed_[{wait.handle, wait.peer}];
-        plan_.comms[p.comm].one_sided = true;
+        l.signal = wait.signal;
+        l.signal_offset_bytes =
+            plan_.comms[l.comm].signal_slot_offset_bytes(wait.signal, wait.peer);
+        l.expected = ++consumed_[{l.comm, wait.signal, wait.peer}];
+        plan_.comms[l.comm].one_sided = true;
         ++out_.waits;
         break;
       }
@@ -256,7 +261,7 @@ class RankScheduler {
       if (op.kind() == StreamOp::Kind::put_signal) {
         check_live(op.put().src, op);
         check_live(op.put().dst(), op);
-      } else if (op.kind() == StreamOp::Kind::wait_signal) {
+      } else if (op.kind() == StreamOp::Kind::wait_signal && op.wait().handle >= 0) {
         check_live(program_.symmetric(op.wait().handle).whole(), op);
       } else if (op.kind() == StreamOp::Kind::reduce) {
         check_live(op.reduce().dst, op);
@@ -315,8 +320,9 @@ class RankScheduler {
   ExecutionPlan& plan_;
   int rank_;
   RankPlan& out_;
-  std::map<std::pair<int, int>, uint64_t> consumed_;  // (handle, peer) → waits so far
-  std::map<int, uint64_t> barrier_generation_;        // comm → barriers so far
+  // (comm, signal index, peer) → waits so far
+  std::map<std::tuple<int, int, int>, uint64_t> consumed_;
+  std::map<int, uint64_t> barrier_generation_;  // comm → barriers so far
   std::set<int> freed_;
 };
 

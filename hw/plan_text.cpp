@@ -1,4 +1,5 @@
 // describe(): an ExecutionPlan as text, one line per launch, for `symmesh run --dry-run`.
+#include <algorithm>
 #include <cstdio>
 
 #include "core/text.hpp"
@@ -23,12 +24,18 @@ std::string launch_text(const ExecutionPlan& plan, const Launch& l) {
   const auto world_of = [&](int peer) { return plan.comms[l.comm].ranks[peer]; };
   switch (l.kind) {
     case Launch::Kind::put:
+      if (l.handle < 0)
+        return "signal " + std::to_string(l.signal) + " -> rank " +
+               std::to_string(world_of(l.peer)) + ", signal slot +" +
+               std::to_string(l.signal_offset_bytes);
       return "put " + format_bytes(l.bytes) + " " + range_text(l.src) + " -> rank " +
              std::to_string(world_of(l.peer)) + " " + range_text(l.dst) + ", signal slot +" +
              std::to_string(l.signal_offset_bytes);
     case Launch::Kind::wait:
-      return "wait for rank " + std::to_string(world_of(l.peer)) + " on buffer " +
-             std::to_string(l.handle) + " until its count reaches " + std::to_string(l.expected);
+      return "wait for rank " + std::to_string(world_of(l.peer)) + " on comm " +
+             std::to_string(l.comm) + " signal " + std::to_string(l.signal) +
+             (l.handle >= 0 ? " (buffer " + std::to_string(l.handle) + ")" : "") +
+             " until its count reaches " + std::to_string(l.expected);
     case Launch::Kind::barrier:
       return "barrier on comm " + std::to_string(l.comm) + " " +
              ranks_text(plan.comms[l.comm].ranks) + ", generation " + std::to_string(l.expected);
@@ -69,14 +76,16 @@ std::string describe(const ExecutionPlan& plan, const Program& program) {
   out += "communicators:\n";
   for (size_t c = 0; c < plan.comms.size(); ++c) {
     const CommPlan& comm = plan.comms[c];
+    const auto buffers =
+        std::count_if(plan.symmetric.begin(), plan.symmetric.end(),
+                      [&](const SymmetricPlacement& p) { return p.comm == int(c); });
     std::string uses = comm.one_sided ? "one-sided" : "";
     if (comm.barriers) uses += std::string(uses.empty() ? "" : ", ") + "barriers";
     if (comm.native) uses += std::string(uses.empty() ? "" : ", ") + "nccl collectives";
     out += "  comm " + std::to_string(c) + ": ranks " + ranks_text(comm.ranks) +
-           (c == 0 ? " (world)" : "") + ", " + std::to_string(comm.buffer_count) +
-           " symmetric buffer" + (comm.buffer_count == 1 ? "" : "s") + ", arena " +
-           format_bytes(comm.arena_bytes) + " per member" + (uses.empty() ? "" : ", " + uses) +
-           "\n";
+           (c == 0 ? " (world)" : "") + ", " + std::to_string(buffers) + " symmetric buffer" +
+           (buffers == 1 ? "" : "s") + ", arena " + format_bytes(comm.arena_bytes) + " per member" +
+           (uses.empty() ? "" : ", " + uses) + "\n";
   }
   for (const RankPlan& r : plan.ranks) {
     out += "rank " + std::to_string(r.rank) + " (GPU " + std::to_string(r.rank) +

@@ -404,10 +404,12 @@ void RankRuntime::check_device_error() {
   const int peer_world = comm.ranks.at(error.peer);
   if (error.code == kernels::kWaitTimeout)
     throw Timeout("wait_signal " + label + " for rank " + std::to_string(peer_world) +
-                      " on symmetric buffer " + std::to_string(l.handle) + " timed out after " +
-                      std::to_string(seconds) + " s: " + std::to_string(error.observed) +
-                      " signal(s) arrived, " + std::to_string(error.expected) +
-                      " needed — a wait no put_signal satisfies",
+                      (l.handle >= 0 ? " on symmetric buffer " + std::to_string(l.handle)
+                                     : " on communicator " + std::to_string(l.comm)) +
+                      (l.signal ? " (signal " + std::to_string(l.signal) + ")" : "") +
+                      " timed out after " + std::to_string(seconds) +
+                      " s: " + std::to_string(error.observed) + " signal(s) arrived, " +
+                      std::to_string(error.expected) + " needed — a wait no put_signal satisfies",
                   "hw", rank_);
   throw Timeout("barrier " + label + " on ranks " + ranks_text(comm.ranks) + " timed out after " +
                     std::to_string(seconds) + " s waiting for rank " + std::to_string(peer_world),

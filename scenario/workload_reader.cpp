@@ -443,10 +443,7 @@ class OpReader {
   void read_put_signal(WorkloadOp& op) const {
     op.bytes = map_.require("bytes").as_size_bytes();
     op.src = read_rank("src");
-    op.dst = read_rank("dst");
-    if (op.src == op.dst)
-      map_.get("dst")->fail("put_signal from rank " + std::to_string(op.src) +
-                            " to itself; src and dst must differ");
+    op.dst = read_rank("dst");  // may equal src: a self-put, as NCCL allows
   }
 
   void read_collective(WorkloadOp& op) const {

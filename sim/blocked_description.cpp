@@ -33,9 +33,8 @@ BlockedStream Simulation::blocked_at(int rank, int stream, const StreamOp& op) c
   b.op_kind = to_string(op.kind());
   if (op.kind() == StreamOp::Kind::wait_signal) {
     const WaitSignalArgs& wait = op.wait();
-    const SymmetricHandle& handle = program_.symmetric(wait.handle);
-    const int sender = program_.peer_rank(wait.handle, wait.peer);
-    const SignalPair* p = signals_.find_pair(wait.handle, sender, rank);
+    const int sender = program_.peer_rank_of(op);
+    const SignalPair* p = signals_.find_pair(wait.group, sender, rank, wait.signal);
     const int64_t delivered = p ? p->delivered : 0;
     const int64_t consumed = p ? p->consumed : 0;
     const size_t parked = signals_.parked(sender, rank);
@@ -44,7 +43,9 @@ BlockedStream Simulation::blocked_at(int rank, int stream, const StreamOp& op) c
     b.description =
         "waits for signal #" + std::to_string(consumed + 1) + " from rank " +
         std::to_string(sender) + " (peer " + std::to_string(wait.peer) + " of group " +
-        std::to_string(handle.group) + ") on symmetric buffer " + std::to_string(wait.handle) +
+        std::to_string(wait.group) +
+        (wait.signal ? ", signal " + std::to_string(wait.signal) : std::string()) + ")" +
+        (wait.handle >= 0 ? " on symmetric buffer " + std::to_string(wait.handle) : std::string()) +
         "; " + std::to_string(delivered) + " delivered so far" +
         (parked ? ", " + std::to_string(parked) + " queued behind an earlier put" : "") + "; " +
         rank_state(sender);

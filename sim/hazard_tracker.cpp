@@ -5,8 +5,11 @@
 namespace symmesh::sim {
 
 HazardTracker::Ranges& HazardTracker::ranges_of(int receiver, int handle, PendingPuts& pending) {
-  if (!pending.ranges_) pending.ranges_ = &buffers_[key(receiver, handle)];
-  return *pending.ranges_;
+  if (pending.last_handle_ != handle || !pending.last_ranges_) {
+    pending.last_handle_ = handle;
+    pending.last_ranges_ = &buffers_[key(receiver, handle)];
+  }
+  return *pending.last_ranges_;
 }
 
 std::vector<Hazard> HazardTracker::on_delivery(int receiver, int handle, int sender, int64_t seq,
@@ -33,20 +36,19 @@ std::vector<Hazard> HazardTracker::on_delivery(int receiver, int handle, int sen
     found.push_back(std::move(h));
     it = ranges.erase(it);  // its pair's pending entry goes stale and is skipped later
   }
-  ranges.emplace_hint(it, begin, Range{end, sender, seq, label});
-  pending.entries_.push_back({begin, seq});
+  ranges.emplace_hint(it, begin, Range{end, sender, seq, &pending, label});
+  pending.entries_.push_back({&ranges, begin, seq});
   return found;
 }
 
-void HazardTracker::on_consumed(int receiver, int handle, int sender, int64_t credit,
-                                PendingPuts& pending) {
+void HazardTracker::on_consumed(int64_t credit, PendingPuts& pending) {
   if (pending.empty()) return;
-  Ranges& ranges = ranges_of(receiver, handle, pending);
   auto& entries = pending.entries_;
   while (pending.head_ < entries.size() && entries[pending.head_].seq <= credit) {
     const PendingPuts::Entry e = entries[pending.head_++];
+    Ranges& ranges = *e.ranges;
     const auto range = ranges.find(e.begin);
-    if (range != ranges.end() && range->second.sender == sender && range->second.seq == e.seq)
+    if (range != ranges.end() && range->second.counter == &pending && range->second.seq == e.seq)
       ranges.erase(range);
   }
   if (pending.head_ == entries.size()) {

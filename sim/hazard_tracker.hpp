@@ -2,18 +2,20 @@
 // Overwrite-hazard detection — what the simulator sees and hardware cannot.
 //
 // The rule. Every put that lands on a receiver R's copy of symmetric buffer H at bytes
-// [a, b) is the k-th signal on the counter (H, S → R), k = 1, 2, … . Its bytes stay
-// *unconsumed* until R completes a wait_signal on (H, S) that consumes credit number c ≥ k
-// (R's c-th wait on that pair: after it, R may read everything the first c puts delivered).
+// [a, b) is the k-th signal on its counter (G, S → R, i) — G the group of H, i the signal
+// index — k = 1, 2, … . Its bytes stay *unconsumed* until R completes a wait on that
+// counter that consumes credit number c ≥ k (R's c-th wait on it, on whichever buffer of G
+// the wait names: after it, R may read everything the first c signals delivered).
 // A put that lands on any unconsumed byte — from the same sender or another one — is a
 // hazard: the receiver could not yet have read what is overwritten, and on hardware the
 // two writes race. The report names the receiver, both senders, the overlapping byte range
 // and both puts' labels. The later put's bytes then replace every overlapped earlier
 // record (each overwritten put is reported once, not again for its remaining bytes).
 //
-// State: per (receiver, buffer) an ordered map of disjoint unconsumed ranges; per signal
-// pair (H, S → R) the ranges it delivered in signal order (a PendingPuts the caller keeps
-// with the pair's counter), so a wait consumes in O(ranges it frees). Nothing per byte.
+// State: per (receiver, buffer) an ordered map of disjoint unconsumed ranges; per counter
+// (G, S → R, i) the ranges it delivered in signal order, in any buffers of G (a PendingPuts
+// the caller keeps with the counter), so a wait consumes in O(ranges it frees). Nothing per
+// byte.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -24,15 +26,17 @@
 
 namespace symmesh::sim {
 
-// One unconsumed range of a receiver's copy: who put it, as which signal of its pair.
+// One unconsumed range of a receiver's copy: who put it, as which signal of which counter.
+class PendingPuts;
 struct HazardRange {
   int64_t end = 0;
   int sender = -1;
   int64_t seq = 0;
+  const PendingPuts* counter = nullptr;  // whose signal number `seq` is
   const std::string* label = nullptr;
 };
 
-// The puts of one signal pair whose bytes are not yet consumed, oldest first.
+// The puts of one signal counter whose bytes are not yet consumed, oldest first.
 class PendingPuts {
  public:
   bool empty() const { return head_ == entries_.size(); }
@@ -40,26 +44,30 @@ class PendingPuts {
  private:
   friend class HazardTracker;
   struct Entry {
+    // The receiver's ranges of the put's buffer (the tracker never erases one).
+    std::map<int64_t, HazardRange>* ranges;
     int64_t begin;
     int64_t seq;
   };
   std::vector<Entry> entries_;
   size_t head_ = 0;  // entries_[0, head_) are consumed
-  // The receiver's ranges of the pair's buffer, found once (the tracker never erases one).
-  std::map<int64_t, HazardRange>* ranges_ = nullptr;
+  // The last buffer's ranges, found once for a run of puts into one buffer.
+  int last_handle_ = -1;
+  std::map<int64_t, HazardRange>* last_ranges_ = nullptr;
 };
 
 class HazardTracker {
  public:
-  // A put from `sender` delivering signal number `seq` of its pair landed on [begin, end)
-  // of the receiver's copy of `handle` at `now_s`; `pending` is that pair's list and
+  // A put from `sender` delivering signal number `seq` of its counter landed on
+  // [begin, end) of the receiver's copy of `handle` at `now_s`; `pending` is the counter's
+  // list and
   // `label` (which must outlive the tracker) names the put. Returns the hazards it caused.
   std::vector<Hazard> on_delivery(int receiver, int handle, int sender, int64_t seq, int64_t begin,
                                   int64_t end, const std::string* label, double now_s,
                                   PendingPuts& pending);
-  // The receiver consumed credit number `credit` of the pair whose list is `pending`: the
-  // bytes of that pair's puts 1..credit are consumed.
-  void on_consumed(int receiver, int handle, int sender, int64_t credit, PendingPuts& pending);
+  // The receiver consumed credit number `credit` of the counter whose list is `pending`:
+  // the bytes of that counter's signals 1..credit are consumed, in whichever buffers.
+  void on_consumed(int64_t credit, PendingPuts& pending);
   // The receiver freed its copy: nothing on it is pending any more.
   void on_free(int receiver, int handle);
 

@@ -2,12 +2,12 @@
 
 namespace symmesh::sim {
 
-SignalPair& OneSidedState::pair(int handle, int sender, int receiver) {
-  return pairs_[PairKey{handle, sender, receiver}];
+SignalPair& OneSidedState::pair(int group, int sender, int receiver, int signal) {
+  return pairs_[PairKey{group, sender, receiver, signal}];
 }
 
-const SignalPair* OneSidedState::find_pair(int handle, int sender, int receiver) const {
-  const auto it = pairs_.find(PairKey{handle, sender, receiver});
+const SignalPair* OneSidedState::find_pair(int group, int sender, int receiver, int signal) const {
+  const auto it = pairs_.find(PairKey{group, sender, receiver, signal});
   return it == pairs_.end() ? nullptr : &it->second;
 }
 

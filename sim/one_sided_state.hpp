@@ -1,6 +1,7 @@
 #pragma once
 // The state behind put_signal / wait_signal (shared/reference/one-sided.md): a monotone
-// counter per (buffer, sender → receiver) with the receiver's consumed credits, and the
+// counter per (group, sender → receiver, signal index) — shared by every buffer of the group,
+// as NCCL keeps one per communicator — with the receiver's consumed credits, and the
 // per-pair FIFO that makes "a visible signal implies every earlier put from the same sender
 // to the same peer is delivered" true.
 //
@@ -25,12 +26,16 @@ class Mailbox;
 
 namespace symmesh::sim {
 
-// One counter: (buffer, sender → receiver), world ranks.
+// One counter: (group, sender → receiver, signal index), world ranks.
 struct SignalPair {
   int64_t delivered = 0;  // puts delivered so far (the counter)
   int64_t consumed = 0;   // waits completed so far
-  WaitList waiters;       // the receiver's streams blocked on this pair
-  PendingPuts pending;    // delivered bytes not yet consumed (hazard detection)
+  // The buffer each delivered, unconsumed signal came with (-1: a signal with no data),
+  // oldest first: a wait named on another buffer of the group takes it all the same, as on
+  // NCCL, and the simulator reports that crossing (it hides a race on hardware).
+  std::deque<int32_t> handles;
+  WaitList waiters;     // the receiver's streams blocked on this pair
+  PendingPuts pending;  // delivered bytes not yet consumed (hazard detection)
 };
 
 // One (sender → receiver) route: its puts' order, and the mailbox that carries them.
@@ -51,12 +56,13 @@ class Route {
 
 class OneSidedState {
  public:
-  // The counter of (handle, sender → receiver); created at zero. References stay valid.
-  SignalPair& pair(int handle, int sender, int receiver);
-  const SignalPair* find_pair(int handle, int sender, int receiver) const;
+  // The counter of (group, sender → receiver, signal); created at zero. References stay
+  // valid.
+  SignalPair& pair(int group, int sender, int receiver, int signal);
+  const SignalPair* find_pair(int group, int sender, int receiver, int signal) const;
   template <typename F>
   void for_each_pair(F&& f) const {
-    for (const auto& [k, p] : pairs_) f(k.handle, k.sender, k.receiver, p);
+    for (const auto& [k, p] : pairs_) f(k.group, k.sender, k.receiver, k.signal, p);
   }
 
   // The route sender → receiver; created empty. References stay valid.
@@ -76,12 +82,12 @@ class OneSidedState {
 
  private:
   struct PairKey {
-    int handle, sender, receiver;
+    int group, sender, receiver, signal;
     bool operator==(const PairKey&) const = default;
   };
   struct PairKeyHash {
     size_t operator()(const PairKey& k) const {
-      uint64_t h = static_cast<uint32_t>(k.handle);
+      uint64_t h = static_cast<uint32_t>(k.group) * 16u + static_cast<uint32_t>(k.signal);
       h = h * 0x9E3779B97F4A7C15ull + static_cast<uint32_t>(k.sender);
       h = h * 0x9E3779B97F4A7C15ull + static_cast<uint32_t>(k.receiver);
       return static_cast<size_t>(h ^ (h >> 31));

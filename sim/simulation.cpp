@@ -77,9 +77,9 @@ void Simulation::make_route_mailboxes() {
   for (int rank = 0; rank < program_.world_size(); ++rank)
     for (const Stream& s : program_.streams(rank))
       for (const StreamOp& op : s.ops) {
-        if (op.kind() != StreamOp::Kind::put_signal) continue;
-        const PutSignalArgs& put = op.put();
-        const int receiver = program_.peer_rank(put.handle, put.peer);
+        if (op.kind() != StreamOp::Kind::put_signal && op.kind() != StreamOp::Kind::signal)
+          continue;
+        const int receiver = program_.peer_rank_of(op);
         if (receiver == rank) continue;
         Route& route = signals_.route(rank, receiver);
         if (route.mailbox) continue;
@@ -155,6 +155,7 @@ void Simulation::fail(std::exception_ptr error) {
 int64_t Simulation::execute(int rank, int stream, const StreamOp& op, StreamLinks& links) {
   switch (op.kind()) {
     case StreamOp::Kind::put_signal:
+    case StreamOp::Kind::signal:
       return put_signal(rank, op, links);
     case StreamOp::Kind::wait_signal:
       wait_signal(rank, stream, op, links);
@@ -197,13 +198,22 @@ RunResult Simulation::collect() {
       result.outputs.push_back(
           {out.name, out.rank, std::vector<unsigned char>(p, p + out.range.size_bytes)});
     }
-  signals_.for_each_pair([&](int handle, int sender, int receiver, const SignalPair& p) {
+  signals_.for_each_pair([&](int group, int sender, int receiver, int signal, const SignalPair& p) {
     if (p.delivered > p.consumed)
       result.warnings.push_back(
           "rank " + std::to_string(receiver) + " left " + std::to_string(p.delivered - p.consumed) +
           " of " + std::to_string(p.delivered) + " signals from rank " + std::to_string(sender) +
-          " on symmetric buffer " + std::to_string(handle) + " unconsumed");
+          " on group " + std::to_string(group) +
+          (signal ? " (signal " + std::to_string(signal) + ")" : "") + " unconsumed");
   });
+  if (crossed_credits_ > 0)
+    result.warnings.push_back(
+        std::to_string(crossed_credits_) + " wait_signal" + (crossed_credits_ == 1 ? "" : "s") +
+        " took a signal that came with a put into another buffer of the same group (first: " +
+        first_crossed_credit_ +
+        "): signal counters are per (group, sender, receiver, signal index) on NCCL too, so such "
+        "a wait may read its buffer before the put meant for it lands; give operations that "
+        "can run at once on one group different signal indices");
   std::sort(result.warnings.begin(), result.warnings.end());
   return result;
 }

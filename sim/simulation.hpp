@@ -51,10 +51,10 @@ class Simulation {
   // mostly reuse one buffer and peer, so they skip the lookups (pointers into signals_,
   // which never move).
   struct StreamLinks {
-    int put_handle = -1, put_peer = -1, receiver = -1;
+    int put_group = -1, put_peer = -1, put_signal = -1, receiver = -1;
     Route* route = nullptr;
     SignalPair* put_pair = nullptr;
-    int wait_handle = -1, wait_peer = -1, sender = -1;
+    int wait_group = -1, wait_peer = -1, wait_signal = -1, sender = -1;
     SignalPair* wait_pair = nullptr;
   };
 
@@ -64,6 +64,7 @@ class Simulation {
   int64_t execute(int rank, int stream, const StreamOp& op, StreamLinks& links);
 
   // stream_ops.cpp
+  // put_signal and signal (a put of no data).
   int64_t put_signal(int rank, const StreamOp& op, StreamLinks& links);
   void deliver(int sender, int receiver, const StreamOp& op, SignalPair& pair,
                const unsigned char* staged);
@@ -110,6 +111,10 @@ class Simulation {
   std::vector<TimelineEntry> timeline_;  // only with SimOptions::record_timeline
   LabelSpans label_spans_;
   std::vector<Hazard> hazards_;
+  // Waits named on one buffer that took the signal of a put into another buffer of the
+  // group (sim/one_sided_state.hpp), and the first one, for the warning.
+  int64_t crossed_credits_ = 0;
+  std::string first_crossed_credit_;
   double makespan_s_ = 0;
   std::exception_ptr error_;
   std::optional<std::vector<BlockedStream>> deadlock_;

@@ -35,22 +35,31 @@ void Simulation::busy_for(double duration_s) {
 
 // put_signal: the sender's stream is busy for the transfer (a flow between the two GPUs,
 // or a local copy for a self-put) and continues when it completes; the receiver sees the
-// bytes and then the signal when the put is delivered (sim/one_sided_state.hpp).
+// bytes and then the signal when the put is delivered (sim/one_sided_state.hpp). A signal
+// (ncclSignal) is a put of no bytes: it pays the route's latency and keeps its place in
+// the route's order, so it too implies every earlier put of the route is delivered.
 int64_t Simulation::put_signal(int rank, const StreamOp& op, StreamLinks& links) {
-  const PutSignalArgs& put = op.put();
-  if (put.handle != links.put_handle || put.peer != links.put_peer) {
-    links.put_handle = put.handle;
-    links.put_peer = put.peer;
-    links.receiver = program_.peer_rank(put.handle, put.peer);
+  const bool has_data = op.kind() == StreamOp::Kind::put_signal;
+  const int group = program_.group_of(op);
+  if (group != links.put_group || op.peer() != links.put_peer ||
+      op.signal_index() != links.put_signal) {
+    links.put_group = group;
+    links.put_peer = op.peer();
+    links.put_signal = op.signal_index();
+    links.receiver = program_.group(group).ranks.at(op.peer());
     links.route = &signals_.route(rank, links.receiver);
-    links.put_pair = &signals_.pair(put.handle, rank, links.receiver);
+    links.put_pair = &signals_.pair(group, rank, links.receiver, links.put_signal);
   }
   const int receiver = links.receiver;
   Route& route = *links.route;
   SignalPair& pair = *links.put_pair;
-  memory_.check_live(rank, put.src, name_of(op), "the source of put_signal");
-  memory_.check_live(rank, put.dst(), name_of(op), "put_signal");
-  const int64_t bytes = put.src.size_bytes;
+  int64_t bytes = 0;
+  if (has_data) {
+    const PutSignalArgs& put = op.put();
+    memory_.check_live(rank, put.src, name_of(op), "the source of put_signal");
+    memory_.check_live(rank, put.dst(), name_of(op), "put_signal");
+    bytes = put.src.size_bytes;
+  }
   const uint64_t ticket = OneSidedState::open_ticket(route);
   if (receiver == rank) {
     busy_for(local_copy_duration_s(cluster_.gpu, bytes));
@@ -73,7 +82,7 @@ int64_t Simulation::put_signal(int rank, const StreamOp& op, StreamLinks& links)
     // since the sender may reuse it as soon as its put completes.
     auto staged = std::make_shared<std::vector<unsigned char>>();
     if (memory_.carries_data() && bytes > 0) {
-      const unsigned char* src = memory_.bytes(rank, put.src);
+      const unsigned char* src = memory_.bytes(rank, op.put().src);
       staged->assign(src, src + bytes);
     }
     OneSidedState::park(route, ticket, [this, rank, receiver, &op, &pair, staged] {
@@ -85,6 +94,12 @@ int64_t Simulation::put_signal(int rank, const StreamOp& op, StreamLinks& links)
 
 void Simulation::deliver(int sender, int receiver, const StreamOp& op, SignalPair& pair,
                          const unsigned char* staged) {
+  if (op.kind() == StreamOp::Kind::signal) {
+    ++pair.delivered;
+    pair.handles.push_back(-1);
+    waits_.wake(pair.waiters);
+    return;
+  }
   const PutSignalArgs& put = op.put();
   const int handle = put.handle;
   if (memory_.is_freed(receiver, handle))
@@ -101,6 +116,7 @@ void Simulation::deliver(int sender, int receiver, const StreamOp& op, SignalPai
     std::memmove(dst, src, static_cast<size_t>(bytes));
   }
   ++pair.delivered;  // bytes first, then the signal
+  pair.handles.push_back(handle);
   if (bytes > 0) {
     for (Hazard& h : hazard_tracker_.on_delivery(
              receiver, handle, sender, pair.delivered, put.dst_offset_bytes,
@@ -112,26 +128,38 @@ void Simulation::deliver(int sender, int receiver, const StreamOp& op, SignalPai
   waits_.wake(pair.waiters);
 }
 
-// wait_signal: block until (peer → me) has delivered more signals than I consumed, then
-// consume one. Checking and consuming happen without yielding, so two streams of one rank
-// waiting on the same pair never take the same credit.
+// wait_signal: block until (peer → me) of the group and signal index has delivered more
+// signals than I consumed, then consume one — whichever buffer of the group the signals
+// came with. Checking and consuming happen without yielding, so two streams of one rank
+// waiting on the same counter never take the same credit.
 void Simulation::wait_signal(int rank, int stream, const StreamOp& op, StreamLinks& links) {
   const WaitSignalArgs& wait = op.wait();
-  const SymmetricHandle& handle = program_.symmetric(wait.handle);
-  memory_.check_live(rank, handle.whole(), name_of(op), "wait_signal");
-  if (wait.handle != links.wait_handle || wait.peer != links.wait_peer) {
-    links.wait_handle = wait.handle;
+  if (wait.handle >= 0)
+    memory_.check_live(rank, program_.symmetric(wait.handle).whole(), name_of(op), "wait_signal");
+  if (wait.group != links.wait_group || wait.peer != links.wait_peer ||
+      wait.signal != links.wait_signal) {
+    links.wait_group = wait.group;
     links.wait_peer = wait.peer;
-    links.sender = program_.peer_rank(wait.handle, wait.peer);
-    links.wait_pair = &signals_.pair(wait.handle, links.sender, rank);
+    links.wait_signal = wait.signal;
+    links.sender = program_.group(wait.group).ranks.at(wait.peer);
+    links.wait_pair = &signals_.pair(wait.group, links.sender, rank, wait.signal);
   }
-  const int sender = links.sender;
   SignalPair& pair = *links.wait_pair;
   waits_.block_until(
       pair.waiters, [&pair] { return pair.delivered > pair.consumed; },
       WaitSite{rank, stream, &op});
   ++pair.consumed;
-  hazard_tracker_.on_consumed(rank, wait.handle, sender, pair.consumed, pair.pending);
+  const int32_t came_with = pair.handles.front();
+  pair.handles.pop_front();
+  if (wait.handle >= 0 && came_with >= 0 && came_with != wait.handle) {
+    if (crossed_credits_++ == 0)
+      first_crossed_credit_ = "rank " + std::to_string(rank) + "'s wait_signal '" + name_of(op) +
+                              "' on symmetric buffer " + std::to_string(wait.handle) +
+                              " took the signal of a put from rank " +
+                              std::to_string(links.sender) + " into buffer " +
+                              std::to_string(came_with);
+  }
+  hazard_tracker_.on_consumed(pair.consumed, pair.pending);
 }
 
 int64_t Simulation::compute(int rank, const StreamOp& op) {

@@ -199,11 +199,13 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
                      : slot_piece(out);
           program.put_signal(m.rank, m.comm_stream, src, slots,
                              out.shard * slot_bytes + out.offset * spec.a_row_bytes, right,
-                             label(OpCategory::comm, step_text(s, p - 1, q, sending.size())));
+                             label(OpCategory::comm, step_text(s, p - 1, q, sending.size())),
+                             spec.signal);
         }
         if (q >= arriving.size()) continue;
         const std::string detail = step_text(s, p - 1, q, arriving.size());
-        program.wait_signal(m.rank, m.comm_stream, slots, left, label(OpCategory::comm, detail));
+        program.wait_signal(m.rank, m.comm_stream, slots, left, label(OpCategory::comm, detail),
+                            spec.signal);
         const EventId landed =
             program.record_event(m.rank, m.comm_stream, label(OpCategory::sync, detail));
         program.wait_event(m.rank, m.compute_stream, landed,
@@ -294,11 +296,12 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
               s == 0 ? local_piece(first, sending[q]) : slot_piece(s - 1, sending[q]);
           program.put_signal(m.rank, m.comm_stream, src, slots,
                              s * slot_bytes + sending[q].offset * spec.c_row_bytes, right,
-                             label(OpCategory::comm, detail));
+                             label(OpCategory::comm, detail), spec.signal);
         }
         if (q < arriving.size()) {
           const std::string detail = round_text(s, q, arriving.size());
-          program.wait_signal(m.rank, m.comm_stream, slots, left, label(OpCategory::comm, detail));
+          program.wait_signal(m.rank, m.comm_stream, slots, left, label(OpCategory::comm, detail),
+                              spec.signal);
           landed.push_back(
               program.record_event(m.rank, m.comm_stream, label(OpCategory::sync, detail)));
         }

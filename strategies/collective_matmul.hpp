@@ -89,7 +89,8 @@ struct GatherMatmulSpec {
   bool leading_is_batch = false;    // bmm: the leading dim is the batch, else m
   int64_t gemm_per_leading = 1;     // GEMM batches or rows per leading-dim index
   int chunks = 1;
-  std::string name = "op";                  // label of every operation
+  std::string name = "op";  // label of every operation
+  int signal = 0;           // signal index of its puts and waits (core/collectives.hpp, `signal`)
   std::vector<GatherMatmulMember> members;  // group order
 };
 
@@ -117,6 +118,7 @@ struct ScatterMatmulSpec {
   int64_t gemm_per_leading = 1;  // GEMM batches or rows per leading-dim index
   int chunks = 1;
   std::string name = "op";
+  int signal = 0;  // signal index of its puts and waits (core/collectives.hpp, `signal`)
   std::vector<ScatterMatmulMember> members;  // group order
 };
 

@@ -162,7 +162,8 @@ void Lowerer::all_gather(TensorState& state, const TensorSpec& after, int d,
     copy_box(r, state.local[r], Shape(padded.size(), 0), data.whole().slice(i * chunk, chunk),
              padded, Shape(padded.size(), 0), state.local[r].shape, "pad into all_gather slot");
   }
-  CollectiveSpec spec{gid, p * chunk, dtype_, ReduceOp::sum, options_.stream, options_.name};
+  CollectiveSpec spec{gid,           p * chunk,      dtype_, ReduceOp::sum, options_.stream,
+                      options_.name, options_.signal};
   ring_all_gather(program_, spec, data);
   for (int i = 0; i < p; ++i) {
     const int r = group[i];
@@ -208,7 +209,7 @@ void Lowerer::reduce_scatter(TensorState& state, const TensorSpec& after, int d,
                Shape(full.size(), 0), box, "split into reduce_scatter slot");
     }
   }
-  CollectiveSpec spec{gid, p * chunk, dtype_, op, options_.stream, options_.name};
+  CollectiveSpec spec{gid, p * chunk, dtype_, op, options_.stream, options_.name, options_.signal};
   ring_reduce_scatter(program_, spec, data);
   for (int i = 0; i < p; ++i) {
     const int r = group[i];
@@ -228,7 +229,8 @@ void Lowerer::all_reduce(TensorState& state, const std::vector<int>& group, Grou
                          ReduceOp op) {
   const int p = static_cast<int>(group.size());
   const Shape full = state.local[group[0]].shape;
-  CollectiveSpec spec{gid, bytes_of(full), dtype_, op, options_.stream, options_.name};
+  CollectiveSpec spec{gid,           bytes_of(full), dtype_, op, options_.stream,
+                      options_.name, options_.signal};
   const SymmetricHandle data = program_.symm_alloc(gid, p * spec.chunk_bytes(p));
   for (int r : group)
     copy_box(r, state.local[r], Shape(full.size(), 0), data.whole(), full, Shape(full.size(), 0),
@@ -259,7 +261,8 @@ void Lowerer::all_to_all(TensorState& state, const TensorSpec& after, const std:
                "split into all_to_all slot");
     }
   }
-  CollectiveSpec spec{gid, p * chunk, dtype_, ReduceOp::sum, options_.stream, options_.name};
+  CollectiveSpec spec{gid,           p * chunk,      dtype_, ReduceOp::sum, options_.stream,
+                      options_.name, options_.signal};
   const CollectiveBuffers buffers = pairwise_all_to_all(program_, spec, data);
   std::vector<Shape> before(p);
   for (int i = 0; i < p; ++i) before[i] = state.local[group[i]].shape;
@@ -369,6 +372,7 @@ void Lowerer::fused_allgather_matmul(const AllGatherFusion& fusion,
         equation_.gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
     spec.chunks = plan_.chosen_candidate().chunks;
     spec.name = options_.name;
+    spec.signal = options_.signal + 1;
     for (int r : groups[g]) {
       const LocalTensor& shard = inputs[lhs].local[r];
       Shape a_row = shard.shape, c_row = outputs[r].shape;
@@ -414,6 +418,7 @@ std::vector<LocalTensor> Lowerer::fused_matmul_reducescatter(
         equation_.gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
     spec.chunks = plan_.chosen_candidate().chunks;
     spec.name = options_.name;
+    spec.signal = options_.signal + 1;
     const Shape whole = local_view(partial, mesh_, groups[g][0]).shape;
     for (int j = 0; j < fusion.group_size; ++j)
       spec.block_rows.push_back(chunk_of(whole[0], fusion.group_size, j).size);

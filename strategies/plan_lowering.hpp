@@ -23,6 +23,9 @@ struct LocalTensor {
 struct LoweringOptions {
   std::string name = "op";      // label of every operation (the workload op's name)
   std::string stream = "main";  // one in-order stream per rank: collectives, then compute
+  // The signal index of its collectives; its overlapped matmuls' "<stream>-comm" streams
+  // run beside `stream` and use signal + 1 (core/collectives.hpp, `signal`).
+  int signal = 0;
   int first_rank = 0;
   // Emulation: initial bytes of every input's GLOBAL tensor (row-major, in the op's
   // dtype, ATen input order). Each rank starts with its torch.chunk piece; a Partial(sum)

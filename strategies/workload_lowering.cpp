@@ -27,6 +27,14 @@ void lower_put_signal(Program& program, const WorkloadOp& op) {
   program.wait_signal(op.dst, program.stream(op.dst, "main"), buffer, op.src, label);
 }
 
+// Signal indices of the streams that may signal at once on one group (a group's counters
+// are shared by its buffers, core/program.hpp): the main stream's collectives, its
+// overlapped matmuls' "main-comm" stream (LoweringOptions: signal + 1), and the gradient
+// reductions on "comm".
+constexpr int kMainSignal = 0;
+constexpr int kGradientSignal = 2;
+std::string_view kGradientStream = "comm";
+
 void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp& op, DType dtype,
                       const std::string& stream) {
   if (op.mesh_dim < 0 || op.mesh_dim >= mesh.ndim())
@@ -35,8 +43,13 @@ void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp
         where_of(op));
   const CollectiveOp collective = collective_op_of(op.kind);
   for (const auto& group : mesh.groups(op.mesh_dim)) {
-    const CollectiveSpec spec{
-        program.add_group(group), op.bytes, dtype, ReduceOp::sum, stream, op.name};
+    const CollectiveSpec spec{program.add_group(group),
+                              op.bytes,
+                              dtype,
+                              ReduceOp::sum,
+                              stream,
+                              op.name,
+                              stream == kGradientStream ? kGradientSignal : kMainSignal};
     run_collective(program, collective, spec);
   }
 }
@@ -250,6 +263,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       const OpProblem& problem = lowered.plan->problem;
       LoweringOptions lowering;
       lowering.name = op.name;
+      lowering.signal = kMainSignal;
       lowering.carry_data = options.emulate;
       if (options.emulate) {
         // Emulated bytes: every rank may end up holding whole inputs and the output.

@@ -33,9 +33,9 @@ TEST(ExecutionPlan, SelfPutPlacesCountersBeforeDataAndExpectsOneSignal) {
   ASSERT_EQ(plan.comms.size(), 1u);
   EXPECT_EQ(plan.comms[0].ranks, std::vector<int>{0});
   EXPECT_TRUE(plan.comms[0].one_sided);
-  EXPECT_EQ(plan.symmetric[h.id].counters_offset_bytes, 0);
   EXPECT_EQ(plan.symmetric[h.id].offset_bytes % 256, 0);
-  EXPECT_GE(plan.symmetric[h.id].offset_bytes, 8);
+  // The comm's counters come first: kSignalIndices slots for its one member.
+  EXPECT_GE(plan.symmetric[h.id].offset_bytes, kSignalIndices * 8);
   const auto& launches = plan.ranks[0].launches;
   ASSERT_EQ(launches.size(), 2u);
   EXPECT_EQ(launches[0].kind, Launch::Kind::put);
@@ -85,9 +85,9 @@ TEST(ExecutionPlan, SlotsAreThePairsInTheHandlesGroup) {
   EXPECT_EQ(put.comm, 1);
   EXPECT_EQ(put.peer, 1);
   EXPECT_EQ(put.dst.offset_bytes, place.offset_bytes + 40);  // case 13: the offset is honoured
-  EXPECT_EQ(put.signal_offset_bytes, place.counters_offset_bytes + 0 * 8);  // sender is member 0
+  EXPECT_EQ(put.signal_offset_bytes, 0 * 8);                 // signal 0, sender is member 0
   const Launch wait = plan.ranks[0].launches.at(0);
-  EXPECT_EQ(wait.signal_offset_bytes, place.counters_offset_bytes + 0 * 8);  // from member 0
+  EXPECT_EQ(wait.signal_offset_bytes, 0 * 8);  // signal 0, from member 0
   EXPECT_TRUE(plan.ranks[1].comms == std::vector<int>{0});
   EXPECT_EQ(plan.device_bytes(1), plan.comms[0].arena_bytes + plan.ranks[1].local_arena_bytes);
 }
@@ -100,8 +100,43 @@ TEST(ExecutionPlan, GroupsWithTheSameRanksShareOneCommunicator) {
   p.symm_alloc(a, 8), p.symm_alloc(b, 8), p.symm_alloc(c, 8);
   const auto plan = build_execution_plan(p);
   EXPECT_EQ(plan.group_comm[a], plan.group_comm[b]);
-  EXPECT_NE(plan.group_comm[a], plan.group_comm[c]);  // another order, other ranks
-  EXPECT_EQ(plan.comms[plan.group_comm[a]].buffer_count, 2);
+  EXPECT_NE(plan.group_comm[a], plan.group_comm[c]);            // another order, other ranks
+  EXPECT_EQ(plan.comms[plan.group_comm[a]].groups.size(), 1u);  // Program merged a and b
+}
+
+TEST(ExecutionPlan, EveryBufferOfACommSharesItsCountersPerSignalIndex) {
+  // NCCL keeps signals per communicator: puts into two buffers of one group bump one
+  // counter, so a wait named on buffer B expects the count of puts into A and B together.
+  Program p(2);
+  const GroupId w = p.world_group();
+  const auto a = p.symm_alloc(w, 64);
+  const auto b = p.symm_alloc(w, 64);
+  const auto src = p.local_alloc(0, 64);
+  const StreamId s0 = p.stream(0, "main"), s1 = p.stream(1, "main");
+  p.put_signal(0, s0, src, a, 0, 1, {"a", OpCategory::comm, ""});
+  p.put_signal(0, s0, src, b, 0, 1, {"b", OpCategory::comm, ""});
+  p.put_signal(0, s0, src, b, 0, 1, {"b3", OpCategory::comm, ""}, 3);  // signal index 3
+  p.signal(0, s0, w, 1, {"sig", OpCategory::sync, ""}, 3);
+  p.wait_signal(1, s1, b, 0, {"wb", OpCategory::comm, ""});
+  p.wait_signal(1, s1, a, 0, {"wa", OpCategory::comm, ""});
+  p.wait_signal(1, s1, w, 0, {"w3", OpCategory::sync, ""}, 3);
+  const auto plan = build_execution_plan(p);
+  const auto puts = of_kind(plan.ranks[0], Launch::Kind::put);
+  ASSERT_EQ(puts.size(), 4u);
+  // Slot (index i, sender s) of a 2-rank comm sits at (i·2 + s)·8 bytes.
+  EXPECT_EQ(puts[0].signal_offset_bytes, 0);
+  EXPECT_EQ(puts[1].signal_offset_bytes, 0);
+  EXPECT_EQ(puts[2].signal_offset_bytes, (3 * 2 + 0) * 8);
+  EXPECT_EQ(puts[3].signal_offset_bytes, (3 * 2 + 0) * 8);
+  EXPECT_EQ(puts[3].bytes, 0);  // the signal carries no data
+  const auto waits = of_kind(plan.ranks[1], Launch::Kind::wait);
+  ASSERT_EQ(waits.size(), 3u);
+  EXPECT_EQ(waits[0].expected, 1u);  // on b, satisfied by the put into a
+  EXPECT_EQ(waits[1].expected, 2u);
+  EXPECT_EQ(waits[0].per_run, 2u);   // two index-0 signals per run, whatever the buffer
+  EXPECT_EQ(waits[2].expected, 1u);  // index 3 counts apart
+  EXPECT_EQ(waits[2].per_run, 2u);
+  EXPECT_EQ(waits[2].signal_offset_bytes, (3 * 2 + 0) * 8);
 }
 
 TEST(ExecutionPlan, BarriersCountGenerationsPerCommunicator) {

@@ -84,6 +84,33 @@ TEST(GpuOneSided, CreditsCarryOverAndRepeatedRunsExpectMore) {  // case 7
   EXPECT_NO_THROW(execute_program(p, o));
 }
 
+TEST(GpuOneSided, BuffersOfAGroupShareItsCountersAndSignalsNeedNoData) {  // cases 19, 20
+  // NCCL keeps signals per communicator: a put into buffer a satisfies a wait on buffer b;
+  // a signal with no data on index 2 is waited for on the group; a wait on index 1, which
+  // nothing signals, times out.
+  SYMMESH_REQUIRE_GPUS(1);
+  Program p(1);
+  const GroupId world = p.world_group();
+  const auto a = p.symm_alloc(world, 64);
+  const auto b = p.symm_alloc(world, 64);
+  const StreamId s = p.stream(0, "main");
+  p.put_signal(0, s, local_with(p, 0, pattern(64, 3)), a, 0, 0, {"put a", OpCategory::comm, ""});
+  p.wait_signal(0, s, b, 0, {"wait b", OpCategory::comm, ""});
+  p.signal(0, s, world, 0, {"ping", OpCategory::sync, ""}, 2);
+  p.wait_signal(0, s, world, 0, {"pong", OpCategory::sync, ""}, 2);
+  p.request_output("a", 0, a.whole());
+  Program never = p;
+  const Measurement m = execute_program(p, once());
+  EXPECT_TRUE(output(m, "a").bytes == pattern(64, 3));
+  never.wait_signal(0, never.stream(0, "main"), world, 0, {"none", OpCategory::sync, ""}, 1);
+  try {
+    execute_program(never, once(1.0));
+    FAIL() << "expected Timeout";
+  } catch (const Timeout& e) {
+    EXPECT_THAT(e.what(), HasSubstr("wait_signal 'none' for rank 0 on communicator 0 (signal 1)"));
+  }
+}
+
 TEST(GpuOneSided, ZeroBytePutStillSignals) {  // case 12
   SYMMESH_REQUIRE_GPUS(1);
   Program p(1);

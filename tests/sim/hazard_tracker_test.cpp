@@ -22,10 +22,32 @@ struct Harness {
                                &labels[next_label++ % labels.size()], 0.0, pending[k]);
   }
   void consume(int receiver, int handle, int sender, int64_t credit) {
-    tracker.on_consumed(receiver, handle, sender, credit,
-                        pending[std::make_tuple(handle, sender, receiver)]);
+    tracker.on_consumed(credit, pending[std::make_tuple(handle, sender, receiver)]);
   }
 };
+
+TEST(HazardTracker, OneCounterConsumesItsPutsInEveryBufferOfTheGroup) {
+  // NCCL's counters are per (group, sender → receiver): puts into buffers 7 and 8 are
+  // signals 1 and 2 of one counter. Consuming credit 1 frees only buffer 7's bytes; a put
+  // over buffer 8's bytes is then still a hazard; credit 2 frees them.
+  HazardTracker tracker;
+  PendingPuts counter;
+  const std::string a = "a", b = "b", c = "c", d = "d";
+  EXPECT_TRUE(tracker.on_delivery(1, 7, 0, 1, 0, 64, &a, 0.0, counter).empty());
+  EXPECT_TRUE(tracker.on_delivery(1, 8, 0, 2, 0, 64, &b, 0.0, counter).empty());
+  tracker.on_consumed(1, counter);
+  PendingPuts other;  // another sender's counter
+  EXPECT_TRUE(tracker.on_delivery(1, 7, 2, 1, 0, 64, &c, 0.0, other).empty());
+  const auto h = tracker.on_delivery(1, 8, 2, 2, 32, 64, &d, 0.0, other);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].handle, 8);
+  EXPECT_EQ(h[0].earlier_label, "b");
+  EXPECT_EQ(h[0].begin_bytes, 32);
+  tracker.on_consumed(2, counter);
+  tracker.on_consumed(2, other);
+  EXPECT_TRUE(counter.empty());
+  EXPECT_TRUE(other.empty());
+}
 
 TEST(HazardTracker, OverlapWithUnconsumedBytesIsAHazard) {
   Harness t;

@@ -46,6 +46,20 @@ TEST(SimulateCommand, PingPongLegsAreLatencyPlusBytesOverBandwidth) {
   EXPECT_EQ(report["backend"], "sim");
 }
 
+TEST(SimulateCommand, ASelfPutIsACopyInTheGpusOwnMemory) {
+  // NCCL allows a put to oneself. 1 MiB from GPU 3 to itself is a device copy: read and
+  // write 2 x 1,048,576 B at the HBM's 3.35 TB/s = 0.626 us, plus core/roofline.hpp's
+  // launch overhead — and no link latency.
+  const std::string dir = symmesh::testing::fresh_dir("self-put");
+  const std::string path = dir + "/self-put.yaml";
+  std::ofstream(path) << "cluster: " << kScenarios << "clusters/dgx-h100.yaml\n"
+                      << "mesh: [8]\nworkload:\n"
+                         "  - {name: self, op: put_signal, bytes: 1 MiB, src: 3, dst: 3}\n";
+  const auto report = simulate_json(path);
+  const double expected = 2 * 1048576.0 / 3.35e12 + 5e-6;  // 5 us launch overhead
+  EXPECT_NEAR(op_named(report, "self")["time_s"].get<double>(), expected, expected * 0.005);
+}
+
 TEST(SimulateCommand, RingAllGatherOnOneNodeMatchesTheClosedForm) {
   // 1 GiB gathered over 8 GPUs: 7 x (1 us + 134,217,728 B / 450e9) = 2.0948 ms.
   const auto report = simulate_json(kScenarios + "ring-allgather-8gpu.yaml");
