@@ -270,6 +270,7 @@ std::optional<CollectiveOp> collective_op_of(CollectiveKind kind) {
       return CollectiveOp::all_to_all;
     case CollectiveKind::local_chunk:
     case CollectiveKind::local_partial:
+    case CollectiveKind::none:
       break;
   }
   return std::nullopt;

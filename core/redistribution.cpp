@@ -18,6 +18,8 @@ std::string to_string(CollectiveKind kind) {
       return "local_chunk";
     case CollectiveKind::local_partial:
       return "local_partial";
+    case CollectiveKind::none:
+      return "none";
   }
   return "?";
 }
@@ -37,7 +39,8 @@ std::optional<CollectiveKind> transition_collective(const Placement& from, const
   return CollectiveKind::local_partial;
 }
 
-std::vector<Transition> plan_transitions(const Placements& src, const Placements& dst) {
+std::vector<Transition> plan_transitions(const Placements& src, const Placements& dst,
+                                         const std::vector<int>& mesh_shape) {
   std::vector<Transition> out;
   const int ndim = static_cast<int>(src.size());
   if (ndim == 1) {
@@ -45,9 +48,11 @@ std::vector<Transition> plan_transitions(const Placements& src, const Placements
     return out;
   }
   Placements current = src;
-  bool has_shard = false;
-  for (const auto& p : src) has_shard |= p.is_shard();
-  if (has_shard) {
+  int64_t num_shards = 1;
+  for (int d = 0; d < ndim; ++d)
+    if (src[d].is_shard())
+      num_shards *= d < static_cast<int>(mesh_shape.size()) ? mesh_shape[d] : 1;
+  if (num_shards > 1) {
     for (int d = ndim - 1; d >= 0; --d) {
       Placement target = dst[d];
       if (target.is_shard()) {
@@ -71,6 +76,11 @@ std::vector<Transition> plan_transitions(const Placements& src, const Placements
   return out;
 }
 
+std::vector<Transition> plan_transitions(const Placements& src, const Placements& dst,
+                                         const DeviceMesh& mesh) {
+  return plan_transitions(src, dst, mesh.shape());
+}
+
 int64_t Redistribution::total_bytes() const {
   int64_t total = 0;
   for (const auto& s : steps) total += s.bytes;
@@ -86,7 +96,7 @@ Redistribution plan_redistribution(const TensorSpec& src, const Placements& dst,
 
   Redistribution plan{src.placements, dst, {}};
   TensorSpec current = src;
-  for (const Transition& t : plan_transitions(src.placements, dst)) {
+  for (const Transition& t : plan_transitions(src.placements, dst, mesh)) {
     const auto kind = transition_collective(t.from, t.to);
     if (!kind)
       throw InvalidArgument("cannot redistribute " + to_string(t.from) + " to " + to_string(t.to) +
@@ -96,8 +106,8 @@ Redistribution plan_redistribution(const TensorSpec& src, const Placements& dst,
     const int64_t n = mesh.size(t.mesh_dim);
     TensorSpec after = current;
     after.placements[t.mesh_dim] = t.to;
-    RedistributionStep step{t.mesh_dim, t.from, t.to, *kind, 0, 0};
-    switch (*kind) {
+    RedistributionStep step{t.mesh_dim, t.from, t.to, n == 1 ? CollectiveKind::none : *kind, 0, 0};
+    switch (step.collective) {
       case CollectiveKind::all_gather: {
         const int64_t shard = max_local_bytes(current, mesh);
         step.bytes = (n - 1) * shard;
@@ -128,6 +138,7 @@ Redistribution plan_redistribution(const TensorSpec& src, const Placements& dst,
       }
       case CollectiveKind::local_chunk:
       case CollectiveKind::local_partial:
+      case CollectiveKind::none:
         break;
     }
     plan.steps.push_back(step);

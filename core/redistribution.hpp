@@ -25,6 +25,9 @@ enum class CollectiveKind {
   all_to_all,      // S(i) → S(j)
   local_chunk,     // R → S: each rank keeps its chunk, nothing moves
   local_partial,   // R → P: rank 0 keeps the value, the others hold zeros (avg: all keep it)
+  // A step on a mesh dim of size 1: DTensor's cost model prices it (its base latency), but
+  // no collective runs and nothing moves — PyTorch's redistribute_local_tensor skips it.
+  none,
 };
 
 std::string to_string(CollectiveKind kind);  // "all_gather", …
@@ -39,9 +42,15 @@ struct Transition {
   Placement to;
 };
 
-// The greedy planner alone: placements only, no sizes, never throws. Transitions may be
-// impossible (see transition_collective); callers decide what that means.
-std::vector<Transition> plan_transitions(const Placements& src, const Placements& dst);
+// The greedy planner alone: placements and the mesh's dim sizes, never throws. Transitions
+// may be impossible (see transition_collective); callers decide what that means. As
+// PyTorch's _gen_transform_infos, the inner-to-outer misalignment pass runs only when the
+// source has more than one shard (num_shards: the product of the sizes of its sharded mesh
+// dims), so a Shard on a size-1 mesh dim alone does not trigger it.
+std::vector<Transition> plan_transitions(const Placements& src, const Placements& dst,
+                                         const std::vector<int>& mesh_shape);
+std::vector<Transition> plan_transitions(const Placements& src, const Placements& dst,
+                                         const DeviceMesh& mesh);
 
 struct RedistributionStep {
   int mesh_dim = 0;

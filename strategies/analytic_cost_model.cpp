@@ -149,12 +149,12 @@ void price_fusion(const OpProblem& problem, const std::vector<Candidate>& candid
       if (const auto site = allgather_fusion(problem, a_target)) {
         gather.mesh_dim = site->mesh_dim;
         gather.group_size = site->group_size;
-        gather.step_us =
-            model
-                .step_costs_us(problem.inputs[lhs],
-                               plan_transitions(problem.inputs[lhs].placements, a_target),
-                               problem.mesh)
-                .back();
+        gather.step_us = model
+                             .step_costs_us(problem.inputs[lhs],
+                                            plan_transitions(problem.inputs[lhs].placements,
+                                                             a_target, problem.mesh),
+                                            problem.mesh)
+                             .back();
       }
     }
     const int out_entry = output.entries.empty() ? -1 : output.entry_of_row[n];

@@ -70,6 +70,7 @@ Copies step_copies(const RedistributionStep& step, const TensorSpec& before,
       if (step.to.shard_dim() != 0) c.add(rank0_shape(after, mesh), e);
       break;
     case CollectiveKind::local_partial:
+    case CollectiveKind::none:
       break;
   }
   return c;
@@ -110,7 +111,7 @@ InputFeatures input_features(const TensorSpec& current, const Placements& target
   f.row.assign(layout.cols(), 0.0);
   const int64_t e = element_size_bytes(current.dtype);
   f.current_bytes = numel(rank0_shape(current, mesh)) * e;
-  for (const Transition& t : plan_transitions(current.placements, target)) {
+  for (const Transition& t : plan_transitions(current.placements, target, mesh)) {
     if (!transition_collective(t.from, t.to)) {
       f.impossible = "cannot redistribute " + to_string(t.from) + " to " + to_string(t.to) +
                      " on mesh dim " + std::to_string(t.mesh_dim);
@@ -160,6 +161,7 @@ InputFeatures input_features(const TensorSpec& current, const Placements& target
       }
       case CollectiveKind::local_chunk:
       case CollectiveKind::local_partial:
+      case CollectiveKind::none:
         break;
     }
     const Copies copies = step_copies(step, before, after, mesh);

@@ -12,7 +12,7 @@ namespace symmesh::strategies {
 std::optional<AllGatherFusion> allgather_fusion(const OpProblem& problem,
                                                 const Placements& lhs_target) {
   const Placements& current = problem.inputs[problem.lhs_index()].placements;
-  const std::vector<Transition> steps = plan_transitions(current, lhs_target);
+  const std::vector<Transition> steps = plan_transitions(current, lhs_target, problem.mesh);
   if (steps.empty()) return std::nullopt;
   const Transition& last = steps.back();
   if (!last.from.is_shard() || last.from.shard_dim() != 0 || !last.to.is_replicate())
@@ -28,7 +28,8 @@ std::optional<AllGatherFusion> allgather_fusion(const OpProblem& problem,
 std::optional<ReduceScatterFusion> reducescatter_fusion(const OpProblem& problem,
                                                         const Placements& output_placements) {
   if (!problem.output_target) return std::nullopt;
-  const std::vector<Transition> steps = plan_transitions(output_placements, *problem.output_target);
+  const std::vector<Transition> steps =
+      plan_transitions(output_placements, *problem.output_target, problem.mesh);
   if (steps.size() != 1) return std::nullopt;
   const Transition& t = steps[0];
   if (t.from != Placement::partial(ReduceOp::sum) || !t.to.is_shard() || t.to.shard_dim() != 0)

@@ -107,10 +107,11 @@ double dtensor_redistribute_cost_us(const TensorSpec& current, const Placements&
                                     const DeviceMesh& mesh, const DTensorMeshTopology& topo,
                                     std::vector<double>* step_costs) {
   if (all_replicate(current.placements) || current.placements == target) {
-    if (step_costs) step_costs->assign(plan_transitions(current.placements, target).size(), 0.0);
+    if (step_costs)
+      step_costs->assign(plan_transitions(current.placements, target, mesh).size(), 0.0);
     return 0;
   }
-  return price_transitions(current, plan_transitions(current.placements, target), mesh, topo,
+  return price_transitions(current, plan_transitions(current.placements, target, mesh), mesh, topo,
                            step_costs);
 }
 

@@ -343,7 +343,8 @@ class Search {
       Placements partial = stored;
       partial[d] = Placement::partial();
       const TensorSpec spec{param.shape, param.dtype, partial};
-      for (double step : model_.step_costs_us(spec, plan_transitions(partial, stored), mesh_))
+      for (double step :
+           model_.step_costs_us(spec, plan_transitions(partial, stored, mesh_), mesh_))
         us += step;
     }
     return us;
@@ -372,17 +373,19 @@ class Search {
     } catch (const InvalidArgument&) {
       return false;  // e.g. a sharded gradient for a Partial parameter: not this strategy
     }
-    r.step_cost_us = model_.step_costs_us(spec, plan_transitions(grad, target), mesh_);
+    r.step_cost_us = model_.step_costs_us(spec, plan_transitions(grad, target, mesh_), mesh_);
     if (target != placed) {
       const TensorSpec state{out.shape, out.dtype, target};
       r.parameter_gather = plan_redistribution(state, placed, mesh_);
-      r.gather_step_cost_us = model_.step_costs_us(state, plan_transitions(target, placed), mesh_);
+      r.gather_step_cost_us =
+          model_.step_costs_us(state, plan_transitions(target, placed, mesh_), mesh_);
     }
     option.cost_us += r.cost_us();
     option.reduction_us = r.cost_us();
     const auto uses_links = [&](const Redistribution& moves) {
       for (const RedistributionStep& step : moves.steps)
-        if (step.collective != CollectiveKind::local_chunk)
+        if (step.collective != CollectiveKind::local_chunk &&
+            step.collective != CollectiveKind::none)
           option.reduction_links |= links(step.mesh_dim);
     };
     uses_links(r.redistribution);

@@ -58,8 +58,8 @@ Plan finish(Plan plan, const CostModel& model) {
     PlannedRedistribution r;
     r.input = static_cast<int>(i);
     r.redistribution = plan_redistribution(current, target, problem.mesh);
-    r.step_cost_us =
-        model.step_costs_us(current, plan_transitions(current.placements, target), problem.mesh);
+    r.step_cost_us = model.step_costs_us(
+        current, plan_transitions(current.placements, target, problem.mesh), problem.mesh);
     plan.redistributions.push_back(std::move(r));
   }
   if (problem.output_target && chosen.output_placements != *problem.output_target) {
@@ -68,7 +68,7 @@ Plan finish(Plan plan, const CostModel& model) {
     r.input = -1;
     r.redistribution = plan_redistribution(out, *problem.output_target, problem.mesh);
     r.step_cost_us = model.step_costs_us(
-        out, plan_transitions(out.placements, *problem.output_target), problem.mesh);
+        out, plan_transitions(out.placements, *problem.output_target, problem.mesh), problem.mesh);
     plan.output_redistribution = std::move(r);
   }
   const MatmulEquation eq = problem.equation();

@@ -323,6 +323,8 @@ void Lowerer::apply_step(TensorState& state, const RedistributionStep& step) {
       case CollectiveKind::local_chunk:
         for (int r : group) state.local[r] = local_chunk(state, after, r, step.to.shard_dim());
         break;
+      case CollectiveKind::none:
+        break;  // one rank per group: its bytes already are the new placement's
       case CollectiveKind::local_partial:
         // Sum: the value stays on coordinate 0 of this dim, the others hold zeros. Avg:
         // every rank keeps it (the mean of equal values is the value).

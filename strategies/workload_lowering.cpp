@@ -149,16 +149,19 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     // there are several steps.
     const auto add_steps = [&](TensorId parameter, const Redistribution& moves,
                                const std::string& what) {
-      const auto& steps = moves.steps;
-      for (size_t k = 0; k < steps.size(); ++k) {
-        const auto collective = collective_op_of(steps[k].collective);
-        if (!collective) continue;  // a local step moves nothing
+      // Local steps and steps on size-1 mesh dims move nothing: no op, and no number.
+      std::vector<size_t> moving;
+      for (size_t k = 0; k < moves.steps.size(); ++k)
+        if (collective_op_of(moves.steps[k].collective)) moving.push_back(k);
+      for (size_t n = 0; n < moving.size(); ++n) {
+        const RedistributionStep& step = moves.steps[moving[n]];
+        const auto collective = collective_op_of(step.collective);
         WorkloadOp c;
-        c.name = graph.tensors[parameter].name + what + to_string(steps[k].collective) +
-                 (steps.size() > 1 ? "." + std::to_string(k) : "");
+        c.name = graph.tensors[parameter].name + what + to_string(step.collective) +
+                 (moving.size() > 1 ? "." + std::to_string(n) : "");
         c.kind = op_kind_of(*collective);
-        c.bytes = steps[k].buffer_bytes;
-        c.mesh_dim = steps[k].mesh_dim;
+        c.bytes = step.buffer_bytes;
+        c.mesh_dim = step.mesh_dim;
         c.where = g.source->where;
         c.dtype = g.dtype;
         out.ops.push_back(std::move(c));

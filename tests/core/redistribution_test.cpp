@@ -56,6 +56,12 @@ void expect_transitions(const std::vector<Transition>& got, const std::vector<St
   }
 }
 
+// The greedy planner on a mesh whose every dim has size 2: any Shard makes num_shards > 1,
+// so the misalignment pass runs whenever the source is sharded.
+std::vector<Transition> plan_on_2s(const Placements& src, const Placements& dst) {
+  return plan_transitions(src, dst, std::vector<int>(src.size(), 2));
+}
+
 // 10x4 fp32 = 160 B, the running example.
 TensorSpec ten_by_four(Placements placements) {
   return TensorSpec{{10, 4}, DType::fp32, std::move(placements)};
@@ -114,48 +120,47 @@ TEST(CollectiveKind, Names) {
 // ---- the greedy planner alone -------------------------------------------------------
 
 TEST(PlanTransitions, OneDimIsOneDirectStep) {
-  expect_transitions(plan_transitions(P({S0}), P({S1})), {{0, S0, S1, {}}});
-  expect_transitions(plan_transitions(P({Psum}), P({R})), {{0, Psum, R, {}}});
+  expect_transitions(plan_on_2s(P({S0}), P({S1})), {{0, S0, S1, {}}});
+  expect_transitions(plan_on_2s(P({Psum}), P({R})), {{0, Psum, R, {}}});
 }
 
 TEST(PlanTransitions, SamePlacementsNeedNothing) {
-  EXPECT_TRUE(plan_transitions(P({S0}), P({S0})).empty());
-  EXPECT_TRUE(plan_transitions(P({S0, S1}), P({S0, S1})).empty());
-  EXPECT_TRUE(plan_transitions(P({R, Psum, S0}), P({R, Psum, S0})).empty());
+  EXPECT_TRUE(plan_on_2s(P({S0}), P({S0})).empty());
+  EXPECT_TRUE(plan_on_2s(P({S0, S1}), P({S0, S1})).empty());
+  EXPECT_TRUE(plan_on_2s(P({R, Psum, S0}), P({R, Psum, S0})).empty());
 }
 
 TEST(PlanTransitions, ReferenceExampleNestedShardToOuterReplicate) {
   // dtensor-strategies.md §3: (S0,S0) -> (R,S0) is dim 1 S0->R, dim 0 S0->R, dim 1 R->S0.
-  expect_transitions(plan_transitions(P({S0, S0}), P({R, S0})),
+  expect_transitions(plan_on_2s(P({S0, S0}), P({R, S0})),
                      {{1, S0, R, {}}, {0, S0, R, {}}, {1, R, S0, {}}});
 }
 
 TEST(PlanTransitions, UndoingOnlyTheInnerShardIsOneStep) {
-  expect_transitions(plan_transitions(P({S0, S0}), P({S0, R})), {{1, S0, R, {}}});
+  expect_transitions(plan_on_2s(P({S0, S0}), P({S0, R})), {{1, S0, R, {}}});
 }
 
 TEST(PlanTransitions, WithoutShardsDimsGoOuterToInner) {
-  expect_transitions(plan_transitions(P({R, R}), P({S0, S1})), {{0, R, S0, {}}, {1, R, S1, {}}});
-  expect_transitions(plan_transitions(P({Psum, Psum}), P({R, R})),
-                     {{0, Psum, R, {}}, {1, Psum, R, {}}});
+  expect_transitions(plan_on_2s(P({R, R}), P({S0, S1})), {{0, R, S0, {}}, {1, R, S1, {}}});
+  expect_transitions(plan_on_2s(P({Psum, Psum}), P({R, R})), {{0, Psum, R, {}}, {1, Psum, R, {}}});
 }
 
 TEST(PlanTransitions, WithShardsNonShardTargetsGoInnerToOuter) {
   // The inner-to-outer pass emits every dim whose target is not a misaligned shard.
-  expect_transitions(plan_transitions(P({S0, S1}), P({R, R})), {{1, S1, R, {}}, {0, S0, R, {}}});
+  expect_transitions(plan_on_2s(P({S0, S1}), P({R, R})), {{1, S1, R, {}}, {0, S0, R, {}}});
 }
 
 TEST(PlanTransitions, MovingAShardInwardReplicatesFirst) {
   // (S0,R) -> (R,S0): dim 1's target S0 is misaligned (dim 0 shards tensor dim 0 now but
   // not in the target), so its interim target is R, which it already is: no step. Dim 0
   // S0->R; then outer-to-inner dim 1 R->S0.
-  expect_transitions(plan_transitions(P({S0, R}), P({R, S0})), {{0, S0, R, {}}, {1, R, S0, {}}});
+  expect_transitions(plan_on_2s(P({S0, R}), P({R, S0})), {{0, S0, R, {}}, {1, R, S0, {}}});
 }
 
 TEST(PlanTransitions, NestingUnderAnOuterShardReplicatesTheInnerFirst) {
   // (R,S0) -> (S0,S0): dim 1 S0 is misaligned (dim 0 R vs S0) -> S0->R; dim 0 R->S0;
   // then dim 1 R->S0.
-  expect_transitions(plan_transitions(P({R, S0}), P({S0, S0})),
+  expect_transitions(plan_on_2s(P({R, S0}), P({S0, S0})),
                      {{1, S0, R, {}}, {0, R, S0, {}}, {1, R, S0, {}}});
 }
 
@@ -163,22 +168,59 @@ TEST(PlanTransitions, ThreeDimNestedShard) {
   // (S0,S0,S0) -> (S0,R,S0): dim 2 target S0, outer dims sharding tensor dim 0 differ
   // ({0,1} now vs {0} in the target) -> S0->R; dim 1 S0->R; dim 0 unchanged;
   // then dim 2 R->S0.
-  expect_transitions(plan_transitions(P({S0, S0, S0}), P({S0, R, S0})),
+  expect_transitions(plan_on_2s(P({S0, S0, S0}), P({S0, R, S0})),
                      {{2, S0, R, {}}, {1, S0, R, {}}, {2, R, S0, {}}});
 }
 
 TEST(PlanTransitions, ShardOfADifferentTensorDimIsNotMisaligned) {
   // (S0,S0) -> (R,S1): dim 1 targets S1; no outer dim shards tensor dim 1 before or after,
   // so it goes S0->S1 directly; then dim 0 S0->R.
-  expect_transitions(plan_transitions(P({S0, S0}), P({R, S1})), {{1, S0, S1, {}}, {0, S0, R, {}}});
+  expect_transitions(plan_on_2s(P({S0, S0}), P({R, S1})), {{1, S0, S1, {}}, {0, S0, R, {}}});
+}
+
+TEST(PlanTransitions, AShardOnlyOnSizeOneMeshDimsSkipsTheMisalignmentPass) {
+  // PyTorch's _gen_transform_infos runs the inner-to-outer pass only when
+  // src_spec.num_shards > 1. Mesh [1, 4], (S0, P) -> (R, S0): num_shards = 1 (the Shard
+  // is on the size-1 dim), so only the outer-to-inner pass runs: dim 0 S0->R, then dim 1
+  // P->S0 (a reduce-scatter).
+  const std::vector<int> one_by_four{1, 4};
+  expect_transitions(plan_transitions(P({S0, Psum}), P({R, S0}), one_by_four),
+                     {{0, S0, R, {}}, {1, Psum, S0, {}}});
+  // With dim 0 of size 2, num_shards = 2 and the pass runs: dim 1's target S0 is
+  // misaligned (dim 0 shards tensor dim 0 now, not in the target), so dim 1 first goes
+  // P->R (an all-reduce), then dim 0 S0->R, then dim 1 R->S0.
+  expect_transitions(plan_transitions(P({S0, Psum}), P({R, S0}), std::vector<int>{2, 4}),
+                     {{1, Psum, R, {}}, {0, S0, R, {}}, {1, R, S0, {}}});
+  // num_shards multiplies the sharded dims' sizes: (S0, S0) on [1, 4] is 4 shards, so the
+  // reference example's three steps stand.
+  expect_transitions(plan_transitions(P({S0, S0}), P({R, S0}), one_by_four),
+                     {{1, S0, R, {}}, {0, S0, R, {}}, {1, R, S0, {}}});
+  // ... and on [1, 1] it is one shard: one step, dim 0 S0->R.
+  expect_transitions(plan_transitions(P({S0, S0}), P({R, S0}), std::vector<int>{1, 1}),
+                     {{0, S0, R, {}}});
 }
 
 TEST(PlanTransitions, ImpossibleTransitionsArePlannedNotThrown) {
-  expect_transitions(plan_transitions(P({S0}), P({Psum})), {{0, S0, Psum, {}}});
-  expect_transitions(plan_transitions(P({R, Psum}), P({R, Pavg})), {{1, Psum, Pavg, {}}});
+  expect_transitions(plan_on_2s(P({S0}), P({Psum})), {{0, S0, Psum, {}}});
+  expect_transitions(plan_on_2s(P({R, Psum}), P({R, Pavg})), {{1, Psum, Pavg, {}}});
 }
 
 // ---- plan_redistribution: steps -----------------------------------------------------
+
+TEST(Redistribution, StepsOnSizeOneMeshDimsArePlannedButRunNoCollective) {
+  // Mesh [1, 4], 10x4 fp32 (S0, P) -> (R, S0): num_shards is 1, so no misalignment pass
+  // (PlanTransitions above): dim 0 S0->R, then dim 1 P->S0. Dim 0 has one rank: the step
+  // stays in the plan (DTensor's cost model prices it) but is no collective and moves
+  // nothing. Dim 1 is a reduce-scatter of the whole 160 B into 4 chunks of ceil(10/4) = 3
+  // rows (48 B): the busiest rank sends 3 x 48 = 144 B of a 4 x 48 = 192 B buffer.
+  const auto plan = plan_redistribution(ten_by_four(P({S0, Psum})), P({R, S0}), DeviceMesh({1, 4}));
+  expect_steps(plan, {{0, S0, R, Kind::none}, {1, Psum, S0, Kind::reduce_scatter}});
+  EXPECT_EQ(plan.steps[0].bytes, 0);
+  EXPECT_EQ(plan.steps[0].buffer_bytes, 0);
+  EXPECT_EQ(plan.steps[1].bytes, 144);
+  EXPECT_EQ(plan.steps[1].buffer_bytes, 192);
+  EXPECT_EQ(to_string(Kind::none), "none");
+}
 
 TEST(Redistribution, RecordsEndpoints) {
   const DeviceMesh mesh({2, 2});
@@ -429,7 +471,8 @@ TEST(Redistribution, ThreeDimNestedShardBytes) {
 // rows of the reference's transition table).
 TEST(Redistribution, EveryPairOnTwoAndThreeDimMeshes) {
   const std::vector<Placement> options = {R, S0, S1, Psum, Pavg};
-  for (const DeviceMesh& mesh : {DeviceMesh({2, 2}), DeviceMesh({2, 3}), DeviceMesh({2, 2, 2})}) {
+  for (const DeviceMesh& mesh : {DeviceMesh({2, 2}), DeviceMesh({2, 3}), DeviceMesh({2, 2, 2}),
+                                 DeviceMesh({1, 2}), DeviceMesh({2, 1, 2})}) {
     const int nd = mesh.ndim();
     int combos = 1;
     for (int d = 0; d < nd; ++d) combos *= static_cast<int>(options.size());
@@ -462,9 +505,13 @@ TEST(Redistribution, EveryPairOnTwoAndThreeDimMeshes) {
           ASSERT_LT(step.mesh_dim, nd) << label;
           EXPECT_EQ(step.from, current[step.mesh_dim]) << label;
           EXPECT_NE(step.from, step.to) << label;
-          EXPECT_EQ(transition_collective(step.from, step.to), step.collective) << label;
-          const bool local =
-              step.collective == Kind::local_chunk || step.collective == Kind::local_partial;
+          if (mesh.size(step.mesh_dim) == 1)
+            EXPECT_EQ(step.collective, Kind::none) << label;
+          else
+            EXPECT_EQ(transition_collective(step.from, step.to), step.collective) << label;
+          const bool local = step.collective == Kind::local_chunk ||
+                             step.collective == Kind::local_partial ||
+                             step.collective == Kind::none;
           EXPECT_EQ(local, step.bytes == 0) << label;
           EXPECT_EQ(local, step.buffer_bytes == 0) << label;
           current[step.mesh_dim] = step.to;

@@ -64,7 +64,7 @@ TEST(AnalyticCostModel, RailAllReduceAcrossNodesByHand) {
   //   stage copy 5 us + 2 x 33,554,432 / 3.35e12 s = 25.032497 us;   702.121137 us.
   const AnalyticCostModel model(dgx_cluster(2));
   const auto t = tensor({4096, 4096}, "P(sum),R", DType::bf16);
-  const auto steps = plan_transitions(t.placements, pl("R,R"));
+  const auto steps = plan_transitions(t.placements, pl("R,R"), DeviceMesh({2, 8}));
   const auto costs = model.step_costs_us(t, steps, DeviceMesh({2, 8}));
   ASSERT_EQ(costs.size(), 1u);
   EXPECT_NEAR(costs[0], 702.121137, 1e-5);
@@ -77,8 +77,8 @@ TEST(AnalyticCostModel, FatTreeAllReduceSharesTheNic) {
   //   + stage copy 25.032497 us = 2715.387057 us.
   const AnalyticCostModel model(dgx_cluster(2, "fat-tree", 2));
   const auto t = tensor({4096, 4096}, "P(sum),R", DType::bf16);
-  const auto costs =
-      model.step_costs_us(t, plan_transitions(t.placements, pl("R,R")), DeviceMesh({2, 8}));
+  const auto costs = model.step_costs_us(
+      t, plan_transitions(t.placements, pl("R,R"), DeviceMesh({2, 8})), DeviceMesh({2, 8}));
   ASSERT_EQ(costs.size(), 1u);
   EXPECT_NEAR(costs[0], 2715.387057, 1e-5);
 }
@@ -90,8 +90,8 @@ TEST(AnalyticCostModel, IntraNodeAllToAllByHand) {
   // = 80 us, 2 x (16 + 16) MiB / 3.35e12 = 20.032497 us;   139.652860 us.
   const AnalyticCostModel model(dgx_cluster(1));
   const auto t = tensor({8192, 8192}, "S(0)", DType::bf16);
-  const auto costs =
-      model.step_costs_us(t, plan_transitions(t.placements, pl("S(1)")), DeviceMesh({8}));
+  const auto costs = model.step_costs_us(
+      t, plan_transitions(t.placements, pl("S(1)"), DeviceMesh({8})), DeviceMesh({8}));
   ASSERT_EQ(costs.size(), 1u);
   EXPECT_NEAR(costs[0], 39.622364 + 80 + 20.032497, 1e-5);
 }

@@ -135,6 +135,20 @@ TEST(DTensorRedistributeCost, OneDimHandComputed) {
   EXPECT_NEAR(cost(tensor(kSquare, "S(0)"), "S(1)", kMesh4), 17.75144669327252, 1e-9);
 }
 
+TEST(DTensorRedistributeCost, AShardOnASizeOneDimAloneTakesTheDirectPath) {
+  // Mesh [1, 4], 4 MiB (S(0), P(sum)) -> (R, S(0)). num_shards = 1, so PyTorch skips the
+  // misalignment pass: dim 0 S(0)->R on one device (6.6 us base latency, no hops, no
+  // bytes — priced, though nothing runs), then dim 1 P->S(0), a reduce-scatter of the
+  // full 4 MiB: 6.6 + 3·0.6 + 33.40578677309008 (as in OneDimHandComputed). With the pass
+  // it would have been an all-reduce (77.01 us) first.
+  std::vector<double> steps;
+  EXPECT_NEAR(cost(tensor(kSquare, "S(0),P(sum)"), "R,S(0)", DeviceMesh({1, 4}), 8, &steps),
+              6.6 + 41.80578677309008, 1e-9);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_NEAR(steps[0], 6.6, 1e-9);
+  EXPECT_NEAR(steps[1], 41.80578677309008, 1e-9);
+}
+
 TEST(DTensorRedistributeCost, AllGatherEqualsReduceScatterForTheSameBytes) {
   // S→R is priced on the gathered size n·B_local = the full tensor; P→S on the full tensor.
   for (const Shape& s : {Shape{1024, 1024}, Shape{10, 7}, Shape{4096, 3}})
@@ -255,12 +269,13 @@ TEST(DTensorCostModel, StepCostsFollowTheGivenTransitions) {
   const DTensorCostModel model(8);
   const DeviceMesh m22({2, 2});
   const auto src = tensor({16, 16}, "S(0),S(0)");
-  const auto steps = model.step_costs_us(src, plan_transitions(src.placements, pl("R,S(0)")), m22);
+  const auto steps =
+      model.step_costs_us(src, plan_transitions(src.placements, pl("R,S(0)"), m22), m22);
   ASSERT_EQ(steps.size(), 3u);
   EXPECT_NEAR(steps[0] + steps[1] + steps[2], cost(src, "R,S(0)", m22), 1e-12);
   // A replicated source prices every step at 0.
   const auto r = tensor({16, 16}, "R,R");
-  EXPECT_EQ(model.step_costs_us(r, plan_transitions(r.placements, pl("S(0),P(sum)")), m22),
+  EXPECT_EQ(model.step_costs_us(r, plan_transitions(r.placements, pl("S(0),P(sum)"), m22), m22),
             (std::vector<double>{0.0, 0.0}));
 }
 

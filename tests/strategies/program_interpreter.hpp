@@ -1,8 +1,8 @@
 #pragma once
 // A test oracle for Programs: executes every rank's streams with real bytes and no notion
 // of time, independently of the simulator. Puts land at once; a wait passes when the
-// (peer -> me) counter on its handle exceeds the waits consumed; events and barriers
-// order streams. Matmul/reduce arithmetic in fp32 or fp64 only. Throws on a deadlock.
+// (peer -> me) counter of its group and signal index exceeds the waits consumed; events and
+// barriers order streams. Matmul/reduce arithmetic in fp32 or fp64 only. Throws on a deadlock.
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -88,18 +88,21 @@ class ProgramInterpreter {
   bool step(int r, const StreamOp& op) {
     using K = StreamOp::Kind;
     switch (op.kind()) {
-      case K::put_signal: {
-        const PutSignalArgs& put = op.put();
-        const int peer = p_.peer_rank(put.handle, put.peer);
-        std::memmove(at(peer, put.dst()), at(r, put.src), put.src.size_bytes);
-        ++counters_[{put.handle, r, peer}];
+      case K::put_signal:
+      case K::signal: {
+        const int peer = p_.peer_rank_of(op);
+        if (op.kind() == K::put_signal) {
+          const PutSignalArgs& put = op.put();
+          std::memmove(at(peer, put.dst()), at(r, put.src), put.src.size_bytes);
+        }
+        ++counters_[{p_.group_of(op), op.signal_index(), r, peer}];
         return true;
       }
       case K::wait_signal: {
-        const WaitSignalArgs& wait = op.wait();
-        const int peer = p_.peer_rank(wait.handle, wait.peer);
-        auto& consumed = consumed_[{wait.handle, peer, r}];
-        if (counters_[{wait.handle, peer, r}] <= consumed) return false;
+        const int peer = p_.peer_rank_of(op);
+        const auto key = std::make_tuple(p_.group_of(op), op.signal_index(), peer, r);
+        auto& consumed = consumed_[key];
+        if (counters_[key] <= consumed) return false;
         ++consumed;
         return true;
       }
@@ -167,7 +170,8 @@ class ProgramInterpreter {
   const Program& p_;
   std::vector<std::vector<unsigned char>> local_;
   std::map<std::pair<int, int>, std::vector<unsigned char>> symm_;
-  std::map<std::tuple<int, int, int>, int64_t> counters_, consumed_;
+  std::map<std::tuple<int, int, int, int>, int64_t> counters_,
+      consumed_;  // (group, index, sender, receiver)
   std::map<int, bool> recorded_;
   std::map<std::pair<int, int>, int> barrier_seen_, barrier_arrivals_;
   std::map<std::tuple<int, int, int>, bool> barrier_marked_;

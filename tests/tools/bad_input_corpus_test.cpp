@@ -1,6 +1,8 @@
 // The bad-input corpus (tests/tools/bad_input/): every case of cases.txt runs the symmesh
 // binary on one bad input and checks the exit code, every key word of the message, that
-// stdout holds no partial result and that no output file was left behind.
+// stdout holds no partial result and that no output file was left behind. A hostile input
+// that is accepted (exit 0: a name escaped in every output) names the files it must leave
+// and what they must and must not hold (key-word forms below).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -120,6 +122,61 @@ class BadInputCorpus : public ::testing::TestWithParam<BadInputCase> {
 
 }  // namespace
 
+// The key-word forms that check files rather than stderr:
+//   leaves PATH               PATH exists after the run (and it, or all under it, may be left)
+//   file PATH has TEXT        PATH exists and holds TEXT
+//   file PATH lacks TEXT      PATH exists and does not hold TEXT
+//   output lacks TEXT         neither stdout nor stderr holds TEXT
+// TEXT may use \t, \n, \r, \e (ESC) and \\ for bytes a manifest line cannot hold.
+struct FileCheck {
+  enum class Kind { none, leaves, has, lacks, output_lacks } kind = Kind::none;
+  std::string path, text;
+};
+
+std::string unescape(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' || i + 1 == text.size()) {
+      out += text[i];
+      continue;
+    }
+    const char next = text[++i];
+    out += next == 't'   ? '\t'
+           : next == 'n' ? '\n'
+           : next == 'r' ? '\r'
+           : next == 'e' ? '\x1b'
+                         : next;
+  }
+  return out;
+}
+
+FileCheck file_check(const std::string& key_word) {
+  FileCheck c;
+  if (key_word.starts_with("leaves ")) {
+    c.kind = FileCheck::Kind::leaves;
+    c.path = key_word.substr(7);
+  } else if (key_word.starts_with("output lacks ")) {
+    c.kind = FileCheck::Kind::output_lacks;
+    c.text = unescape(key_word.substr(13));
+  } else if (key_word.starts_with("file ")) {
+    for (const auto& [verb, kind] :
+         {std::pair{" has ", FileCheck::Kind::has}, std::pair{" lacks ", FileCheck::Kind::lacks}}) {
+      const auto at = key_word.find(verb);
+      if (at == std::string::npos) continue;
+      c.kind = kind;
+      c.path = key_word.substr(5, at - 5);
+      c.text = unescape(key_word.substr(at + std::string(verb).size()));
+      break;
+    }
+  }
+  return c;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 TEST_P(BadInputCorpus, ExitsWithItsCodeAndSaysWhatIsWrong) {
   const BadInputCase& c = GetParam();
   ASSERT_FALSE(c.key_words.empty())
@@ -132,15 +189,48 @@ TEST_P(BadInputCorpus, ExitsWithItsCodeAndSaysWhatIsWrong) {
   const auto result = run_symmesh(args);
   SCOPED_TRACE("symmesh " + args + "\n(" + kManifest + ":" + std::to_string(c.line) + ")");
   EXPECT_EQ(result.exit_code, c.exit_code) << "stderr: " << result.err;
-  for (const std::string& key_word : c.key_words)
-    EXPECT_NE(result.err.find(expand(key_word)), std::string::npos)
-        << "stderr lacks '" << expand(key_word) << "':\n"
-        << result.err;
+  std::set<std::string> may_leave{unreadable_, regular_file_};
+  for (const std::string& key_word : c.key_words) {
+    const FileCheck check = file_check(expand(key_word));
+    switch (check.kind) {
+      case FileCheck::Kind::none:
+        EXPECT_NE(result.err.find(expand(key_word)), std::string::npos)
+            << "stderr lacks '" << expand(key_word) << "':\n"
+            << result.err;
+        break;
+      case FileCheck::Kind::output_lacks:
+        EXPECT_EQ((result.out + result.err).find(check.text), std::string::npos)
+            << "the output holds '" << key_word << "':\n"
+            << result.out << result.err;
+        break;
+      case FileCheck::Kind::leaves:
+      case FileCheck::Kind::has:
+      case FileCheck::Kind::lacks: {
+        may_leave.insert(check.path);
+        ASSERT_TRUE(fs::exists(check.path)) << "not written: " << check.path;
+        const std::string content = slurp(check.path);
+        if (check.kind == FileCheck::Kind::has)
+          EXPECT_NE(content.find(check.text), std::string::npos)
+              << check.path << " lacks '" << check.text << "'";
+        if (check.kind == FileCheck::Kind::lacks)
+          EXPECT_EQ(content.find(check.text), std::string::npos)
+              << check.path << " holds '" << check.text << "'";
+        break;
+      }
+    }
+  }
   EXPECT_EQ(result.err.find("internal error"), std::string::npos) << result.err;
-  EXPECT_EQ(result.out, "") << "stdout holds a (partial) result";
-  // Nothing written: the case's folder holds only what the placeholders put there.
+  // A refused input leaves no partial result on stdout; an accepted one prints its result.
+  if (c.exit_code != 0) EXPECT_EQ(result.out, "") << "stdout holds a (partial) result";
+  // Nothing else written: the case's folder holds only what the placeholders put there
+  // and the files its key words name ("leaves DIR" allows everything under DIR).
+  const auto allowed = [&](const std::string& file) {
+    for (const std::string& left : may_leave)
+      if (!left.empty() && (file == left || file.starts_with(left + "/"))) return true;
+    return false;
+  };
   for (const std::string& file : files_under(tmp_))
-    EXPECT_TRUE(file == unreadable_ || file == regular_file_) << "left behind: " << file;
+    EXPECT_TRUE(allowed(file)) << "left behind: " << file;
   // Nor in the corpus folder (a trace or sweep output written next to the input).
   for (const std::string& file : files_under(kCorpus))
     EXPECT_FALSE(file.ends_with(".tmp") || file.ends_with(".json") || file.ends_with(".csv"))
@@ -159,9 +249,9 @@ INSTANTIATE_TEST_SUITE_P(BadInput, BadInputCorpus, ::testing::ValuesIn(read_mani
                            return name;
                          });
 
-TEST(BadInputManifest, HasAtLeastFortyCasesWithUniqueNames) {
+TEST(BadInputManifest, HasAtLeast150CasesWithUniqueNames) {
   const auto cases = read_manifest();
-  EXPECT_GE(cases.size(), 40u);
+  EXPECT_GE(cases.size(), 150u);
   std::set<std::string> names;
   for (const auto& c : cases) EXPECT_TRUE(names.insert(c.name).second) << "twice: " << c.name;
 }
