@@ -1,5 +1,8 @@
 #include "evaluation/simulation_report.hpp"
 
+#include <string_view>
+#include <unordered_map>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -121,6 +124,12 @@ SimulationReport build_simulation_report(const Scenario& scenario,
       workload.program.collectives(),
       [&](const CollectiveRecord& r) { return collectives.implementation_of(r); });
 
+  // Each op's span by name, found once (a scan per op made 100,000-op reports quadratic);
+  // a name with several spans takes the last, as the scan did.
+  std::unordered_map<std::string_view, const LabelSpan*> span_of;
+  span_of.reserve(result.label_spans.size());
+  for (const LabelSpan& span : result.label_spans) span_of[span.name] = &span;
+
   for (const auto& lowered : workload.ops) {
     const WorkloadOp& op = *lowered.op;
     OpReport r;
@@ -128,14 +137,14 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     r.op = to_string(op.kind);
     r.peak_memory_bytes_per_rank = lowered.peak_memory_bytes_per_rank;
     r.bytes = is_matmul(op.kind) ? 0 : op.bytes;
-    for (const LabelSpan& span : result.label_spans)
-      if (span.name == op.name) {
-        r.time_s = span.end_s - span.start_s;
-        r.start_s = span.start_s;
-        r.end_s = span.end_s;
-        r.comm_time_s = span.busiest_comm_s;
-        r.compute_time_s = span.busiest_compute_s;
-      }
+    if (const auto found = span_of.find(op.name); found != span_of.end()) {
+      const LabelSpan& span = *found->second;
+      r.time_s = span.end_s - span.start_s;
+      r.start_s = span.start_s;
+      r.end_s = span.end_s;
+      r.comm_time_s = span.busiest_comm_s;
+      r.compute_time_s = span.busiest_compute_s;
+    }
     if (lowered.plan) {
       r.input_placements = lowered.plan->chosen_candidate().input_placements;
       r.output_placements = lowered.plan->chosen_candidate().output_placements;
