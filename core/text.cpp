@@ -59,6 +59,16 @@ std::string unprintable_reason(std::string_view text) {
     if (code >= 0x80 && code <= 0x9F)
       return "a control character (U+00" + hex_byte(static_cast<unsigned char>(code)).substr(2) +
              ")" + at(i);
+    // Invisible format characters: zero-width spaces and joiners, bidirectional
+    // overrides and isolates (they reorder what a terminal or a table shows, the "Trojan
+    // Source" trick), word joiners, and the byte-order mark, which would make "name" and
+    // "\uFEFFname" two keys that print alike.
+    if ((code >= 0x200B && code <= 0x200F) || (code >= 0x2028 && code <= 0x202E) ||
+        (code >= 0x2060 && code <= 0x2069) || code == 0xFEFF) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "%04X", static_cast<unsigned>(code));
+      return std::string("an invisible format character (U+") + hex + ")" + at(i);
+    }
     i += length;
   }
   return "";

@@ -30,9 +30,11 @@ inline bool is_ascii_control(char c) {
 
 // Why `text` may not reach a terminal, a table or a file as it is, or "" when it may: the
 // first byte that is not printable UTF-8 — a control character (C0, DEL, or C1 such as
-// U+009B, which terminals read as an escape), or a byte that is not valid UTF-8 (a stray
-// continuation, an overlong or truncated sequence, a surrogate, beyond U+10FFFF). E.g.
-// "a control character (0x1B) at byte 3".
+// U+009B, which terminals read as an escape), an invisible format character (zero-width
+// spaces and joiners, bidirectional overrides and isolates, U+2028/9, the byte-order
+// mark), or a byte that is not valid UTF-8 (a stray continuation, an overlong or
+// truncated sequence, a surrogate, beyond U+10FFFF). E.g. "a control character (0x1B) at
+// byte 3".
 std::string unprintable_reason(std::string_view text);
 
 }  // namespace symmesh

@@ -16,8 +16,6 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kClusterKeys{"name", "base",       "nodes",     "gpus_per_node",
                                             "gpu",  "intra_node", "inter_node"};
 const std::vector<std::string> kGpuKeys{"name", "peak", "memory"};
-// Dtype families of peak_key(DType); one dense peak each.
-const std::vector<std::string> kPeakKeys{"bf16", "fp16", "fp32", "fp64", "fp8", "int8"};
 const std::vector<std::string> kMemoryKeys{"capacity", "bandwidth"};
 const std::vector<std::string> kIntraKeys{"kind", "bandwidth", "latency"};
 const std::vector<std::string> kInterKeys{"kind", "nics_per_node", "bandwidth", "latency"};
@@ -210,6 +208,8 @@ std::vector<std::string> shipped_cluster_names(bool with_folder) {
 }
 
 }  // namespace
+
+const std::vector<std::string> kPeakKeys{"bf16", "fp16", "fp32", "fp64", "fp8", "int8"};
 
 std::string resolve_reference(const Value& reference) {
   const std::string text = reference.as_string();

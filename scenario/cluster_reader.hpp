@@ -2,6 +2,7 @@
 // The `cluster:` part of a scenario, inline or in its own file, with `base:` references.
 // Internal to the loader.
 #include <string>
+#include <vector>
 
 #include "core/cluster_spec.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -16,6 +17,9 @@ std::string resolve_reference(const Value& reference);
 // `value` is the cluster map or a path to a cluster file. Complete and validated: missing keys and
 // invalid figures fail at the cluster, or where the offending figure was written.
 ClusterSpec read_cluster(const Value& value);
+
+// The keys gpu.peak takes: dtype families of peak_key(DType), one dense peak each.
+extern const std::vector<std::string> kPeakKeys;
 // A cluster file given by path (load_cluster).
 ClusterSpec read_cluster_file(const std::string& path);
 

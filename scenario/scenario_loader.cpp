@@ -10,6 +10,7 @@
 
 #include "core/device_mesh.hpp"
 #include "core/errors.hpp"
+#include "core/roofline.hpp"
 #include "scenario/cluster_reader.hpp"
 #include "scenario/workload_reader.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -107,6 +108,13 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
     try {
       resized.validate();
     } catch (const InvalidArgument& e) {
+      // A one-node cluster file may leave the fabric between nodes out; say that, not
+      // which of its fields is missing.
+      if (s.cluster.nodes == 1 && n > 1 && e.where().starts_with("cluster.inter_node"))
+        node_items[i].fail("the cluster has no inter_node fabric, which " + std::to_string(n) +
+                           " nodes need (cluster.inter_node: kind, nics_per_node, bandwidth, "
+                           "latency; " +
+                           e.where() + ": " + e.message() + ")");
       node_items[i].fail("the cluster is invalid at " + std::to_string(n) + " nodes: " + e.where() +
                          ": " + e.message());
     }
@@ -138,6 +146,9 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
                 " ranks, which matches no swept cluster (" + sizes + " GPUs at " +
                 std::to_string(gpus) + " per node)");
     }
+    if (std::find(spec.mesh_shapes.begin(), spec.mesh_shapes.end(), shape) !=
+        spec.mesh_shapes.end())
+      item.fail("sweep mesh " + shape_text(shape) + " twice");
     spec.mesh_shapes.push_back(shape);
   }
   return spec;
@@ -176,6 +187,33 @@ TrainingSpec read_training(const Value& value) {
     if (spec.zero_stage > 3) v->fail("training.zero must be 0, 1 or 2 (a ZeRO stage)");
   }
   return spec;
+}
+
+// Every matrix op computes in a dtype its GPU has a peak rate for: simulate cannot time it
+// otherwise, so the file is refused here — by validate as by simulate — at the op.
+void check_matmul_peaks(const Scenario& s) {
+  for (const WorkloadOp& op : s.workload) {
+    if (!is_matmul(op.kind)) continue;
+    const DType dtype = s.dtype_of(op);
+    try {
+      roofline::peak_flops_per_s(s.cluster.gpu, dtype);
+    } catch (const InvalidArgument& e) {
+      const std::string key = peak_key(dtype);
+      const auto& keys = scenario::kPeakKeys;
+      const bool timed = std::find(keys.begin(), keys.end(), key) != keys.end();
+      std::string listed;
+      for (const auto& [name, rate] : s.cluster.gpu.peak_flops_per_s)
+        listed.append(listed.empty() ? "" : ", ").append(name);
+      throw InvalidArgument(
+          "op '" + op.name + "' computes in " + to_string(dtype) + ", but " +
+              (timed ? "the cluster's GPU '" + s.cluster.gpu.name + "' has no '" + key +
+                           "' peak rate (gpu.peak lists: " + (listed.empty() ? "none" : listed) +
+                           "); add one, or give the op a listed dtype"
+                     : "symmesh cannot time " + to_string(dtype) +
+                           " matmuls (gpu.peak takes bf16, fp16, fp32, fp64, fp8 and int8)"),
+          op.where.to_string());
+    }
+  }
 }
 
 Scenario read_scenario(const Value& root, const std::string& path) {
@@ -233,6 +271,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
   } else {
     s.workload = scenario::read_workload(top.require("workload"), mesh, s.cluster);
   }
+  check_matmul_peaks(s);
   if (auto v = top.get("sweep")) s.sweep = read_sweep(*v, s);
   if (auto v = top.get("objective")) s.objective = read_objective(*v);
   return s;

@@ -57,6 +57,16 @@ std::string printable_prefix(const std::string& text) {
   return out;
 }
 
+// Where to report a node that `holder` (its key, or its list) introduces: the node's own
+// place, unless that lies before the holder — an alias (*name), whose node yaml-cpp marks
+// where the anchor was defined; then the holder's place, where the alias is used. A null
+// value has no place of its own either.
+YAML::Mark used_at(const YAML::Node& node, const YAML::Mark& holder) {
+  if (node.IsNull()) return holder;
+  const YAML::Mark mark = node.Mark();
+  return mark.pos < holder.pos ? holder : mark;
+}
+
 SourceLocation location_of(const YAML::Mark& mark, const std::string& file) {
   SourceLocation where;
   where.file = file;
@@ -198,7 +208,7 @@ std::vector<Value::Entry> Value::entries() const {
         key.fail("duplicate key '" + name + "'" + in + " (first at line " +
                  std::to_string(entry.key.location().line) + ")");
     const std::string path = path_.empty() ? name : path_ + "." + name;
-    const YAML::Mark mark = it->second.IsNull() ? it->first.Mark() : it->second.Mark();
+    const YAML::Mark mark = used_at(it->second, it->first.Mark());
     out.push_back({name, key, Value(it->second, mark, file_, path)});
   }
   return out;
@@ -209,7 +219,7 @@ std::vector<Value> Value::items() const {
   std::vector<Value> out;
   size_t i = 0;
   for (const auto& item : node_) {
-    const YAML::Mark mark = item.IsNull() ? mark_ : item.Mark();
+    const YAML::Mark mark = used_at(item, mark_);
     out.emplace_back(item, mark, file_, path_ + "[" + std::to_string(i++) + "]");
   }
   return out;
@@ -271,7 +281,7 @@ MapReader::MapReader(const Value& map, std::vector<std::string> allowed) : map_(
         key.fail("duplicate key '" + name + "'" + in + " (first at line " +
                  std::to_string(entry.value.location().line) + ")");
     const std::string path = map.path().empty() ? name : map.path() + "." + name;
-    const YAML::Mark mark = it->second.IsNull() ? it->first.Mark() : it->second.Mark();
+    const YAML::Mark mark = used_at(it->second, it->first.Mark());
     entries_.push_back({name, key, Value(it->second, mark, map.file(), path)});
   }
 }
@@ -314,6 +324,21 @@ static void check_printable(const YAML::Node& root, const std::string& file) {
                                 ": names and values must be printable UTF-8",
                             location_of(node.Mark(), file).to_string());
   };
+  // A tag (!!str, !!int, !custom) would say how to read a value, and symmesh reads every
+  // value by its key instead: "nodes: !!str 1" must not read as the integer it contradicts.
+  // yaml-cpp gives untagged nodes "?" (plain) or "!" (quoted): those are fine.
+  const auto check_tag = [&](const YAML::Node& node) {
+    std::string tag = node.Tag();
+    if (tag.empty() || tag == "?" || tag == "!") return;
+    const std::string core = "tag:yaml.org,2002:";  // written !!str, !!int, …
+    if (tag.starts_with(core)) tag = "!!" + tag.substr(core.size());
+    {
+      throw InvalidArgument("YAML tag '" + printable_prefix(tag) +
+                                "' is not read: symmesh reads each value by its key, so a tag "
+                                "could only contradict it; remove the tag",
+                            location_of(node.Mark(), file).to_string());
+    }
+  };
   while (!stack.empty()) {
     const YAML::Node node = stack.back();
     stack.pop_back();
@@ -321,6 +346,7 @@ static void check_printable(const YAML::Node& root, const std::string& file) {
       throw InvalidArgument("the file expands to more than " + std::to_string(kMaxYamlNodes) +
                                 " YAML nodes (through aliases?); symmesh reads at most that many",
                             file);
+    if (node.IsDefined() && !node.IsNull()) check_tag(node);
     if (node.IsScalar()) {
       check(node);
     } else if (node.IsMap() || node.IsSequence()) {
@@ -341,14 +367,19 @@ static void check_printable(const YAML::Node& root, const std::string& file) {
 
 Value parse_yaml_text(const std::string& text, const std::string& file) {
   try {
+    // YAML 1.2 breaks lines at CR, LF and CR LF; yaml-cpp only at LF (and CR LF), so a file
+    // of CR-only line ends (classic Mac) would read as one long line.
+    std::string lines = text;
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i] == '\r' && (i + 1 == lines.size() || lines[i + 1] != '\n')) lines[i] = '\n';
     // One document: a second one (after ---) would be silently ignored by YAML::Load. Found
     // in the text, not with YAML::LoadAll, which loops forever on some malformed inputs
     // (yaml-cpp 0.7; a fuzzer input in tests/fuzz/regressions/).
-    if (const int line = second_document_line(text); line > 0)
+    if (const int line = second_document_line(lines); line > 0)
       throw InvalidArgument("the file holds more than one YAML document (a second --- at line " +
                                 std::to_string(line) + "); a scenario or cluster is one",
                             file + ":" + std::to_string(line) + ":1");
-    const YAML::Node root = YAML::Load(text);
+    const YAML::Node root = YAML::Load(lines);
     check_printable(root, file);
     YAML::Mark start;
     start.line = 0;

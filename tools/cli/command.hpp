@@ -3,6 +3,7 @@
 // that subcommand is chosen, stores the action main() will run. All commands are
 // registered in one place: register_commands (commands.cpp).
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <functional>
 
 namespace symmesh::cli {
@@ -16,13 +17,14 @@ void register_commands(CLI::App& app, CommandAction& selected);
 // Numeric option checks whose message says what is expected ("--jobs: expected a number
 // > 0, got '0'"); CLI11's PositiveNumber and NonNegativeNumber print a range up to
 // 1.8e308 instead, and for 0 one that contains it.
+// Finite only: inf, nan and 1e400 are no number of seconds or jobs.
 inline CLI::Validator number_above_zero(bool or_equal) {
   const std::string expected = or_equal ? "a number >= 0" : "a number > 0";
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double value = 0;
-        const bool ok =
-            CLI::detail::lexical_cast(text, value) && (or_equal ? value >= 0 : value > 0);
+        const bool ok = CLI::detail::lexical_cast(text, value) && std::isfinite(value) &&
+                        (or_equal ? value >= 0 : value > 0);
         return ok ? std::string() : "expected " + expected + ", got '" + text + "'";
       },
       expected);

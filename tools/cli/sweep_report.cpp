@@ -1,6 +1,7 @@
 #include "tools/cli/sweep_report.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <map>
@@ -47,9 +48,27 @@ std::string csv_line(const std::vector<std::string>& cells) {
 }
 
 // Scenario text in Markdown: no raw HTML (a name "<script>" stays text) and no entity.
+// Nor markup: the characters that make links, images, code or emphasis are
+// backslash-escaped, so a name "[click](http://…)" or "*x*" stays the text it is. An
+// underscore between two letters or digits cannot open or close emphasis (CommonMark's
+// flanking rules), so names like w_up stay as written.
 std::string markdown_text(const std::string& text) {
+  const auto alnum = [&](size_t i) {
+    return i < text.size() && std::isalnum(static_cast<unsigned char>(text[i]));
+  };
   std::string out;
-  for (char c : text) out += c == '<' ? "&lt;" : c == '&' ? "&amp;" : std::string(1, c);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '\\' || c == '`' || c == '*' || c == '[' || c == ']' || c == '~' ||
+             (c == '_' && !(i > 0 && alnum(i - 1) && alnum(i + 1))))
+      out.append("\\").push_back(c);
+    else
+      out += c;
+  }
   return out;
 }
 
@@ -59,9 +78,13 @@ std::string markdown_cell(const std::string& cell) {
   return out;
 }
 
-std::string markdown_row(const std::vector<std::string>& cells) {
+// A table row of text cells; cell `bold` (if any) is set in bold, outside its escaping.
+std::string markdown_row(const std::vector<std::string>& cells, int bold = -1) {
   std::string out = "|";
-  for (const auto& c : cells) out.append(" ").append(markdown_cell(c)).append(" |");
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const std::string cell = markdown_cell(cells[i]);
+    out.append(" ").append(static_cast<int>(i) == bold ? "**" + cell + "**" : cell).append(" |");
+  }
   return out + "\n";
 }
 
@@ -189,7 +212,7 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
   out += "- Cluster: " + markdown_text(c.name) + ", " + std::to_string(c.gpus_per_node) + " x " +
          markdown_text(c.gpu.name) + " per node (" + c.intra_node.kind + " inside a node, " +
          c.inter_node.kind + " between nodes)\n";
-  out += "- Swept: " + sweep_scope_text(s) + "\n";
+  out += "- Swept: " + markdown_text(sweep_scope_text(s)) + "\n";
   out += "- Mesh dims: " + (s.mesh_names.empty() ? std::string("unnamed") : [&] {
     std::string n;
     for (const auto& name : s.mesh_names)
@@ -232,7 +255,8 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
       continue;
     }
     const bool best = o.answer.best == i;
-    row.push_back(best ? "**" + unit.cell(p.total_time_s()) + "**" : unit.cell(p.total_time_s()));
+    const int bold = best ? static_cast<int>(row.size()) : -1;
+    row.push_back(unit.cell(p.total_time_s()));
     if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
     if (groups.empty())
       for (const auto& c : columns) {
@@ -241,7 +265,7 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
         if (c.first->input_placements) row.push_back(op ? strategy_text(*op) : "-");
       }
     for (const auto& g : groups) row.push_back(unit.cell(group_time_s(p, g)));
-    out += markdown_row(row);
+    out += markdown_row(row, bold);
   }
   if (o.answer.best)
     out +=
