@@ -125,7 +125,10 @@ DeviceMesh parse_mesh(std::string_view text, std::string_view where) {
       const std::string item = s.substr(start, i - start);
       int value = 0;
       auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-      if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
+      const bool whole = !item.empty() && ptr == item.data() + item.size();
+      if (whole && ec == std::errc::result_out_of_range)
+        throw InvalidArgument("mesh shape '" + s + "' has too many ranks", std::string(where));
+      if (!whole || ec != std::errc())
         throw InvalidArgument("mesh shape '" + s + "' is not of the form 2x4", std::string(where));
       if (value < 1)
         throw InvalidArgument("mesh shape '" + s + "' has a dim < 1", std::string(where));

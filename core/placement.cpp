@@ -96,6 +96,10 @@ Placement parse_placement(std::string_view text, std::string_view where) {
     const char* first = call.arg.data();
     const char* last = first + call.arg.size();
     auto [ptr, ec] = std::from_chars(first, last, dim);
+    if (ec == std::errc::result_out_of_range && ptr == last)
+      throw InvalidArgument("shard dim in '" + original + "' is too large (a tensor has at most " +
+                                "a few dims)",
+                            std::string(where));
     if (ec != std::errc() || ptr != last)
       throw InvalidArgument("shard dim in '" + original + "' is not an integer",
                             std::string(where));

@@ -26,52 +26,81 @@ std::string hex_byte(unsigned char c) {
 
 }  // namespace
 
+namespace {
+
+// The character at text[i]: its length in bytes when it is printable UTF-8, else 0 and
+// `why` says what it is (see unprintable_reason).
+size_t printable_length(std::string_view text, size_t i, std::string& why) {
+  const auto at = [i] { return " at byte " + std::to_string(i + 1); };
+  const auto c = static_cast<unsigned char>(text[i]);
+  if (is_ascii_control(text[i])) return why = "a control character (" + hex_byte(c) + ")" + at(), 0;
+  if (c < 0x80) return 1;
+  // Lead byte: the sequence length and the smallest code point it may encode.
+  size_t length = 0;
+  uint32_t code = 0, least = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    length = 2, code = c & 0x1F, least = 0x80;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    length = 3, code = c & 0x0F, least = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    length = 4, code = c & 0x07, least = 0x10000;
+  } else {
+    return why = "a byte that is not valid UTF-8 (" + hex_byte(c) + ")" + at(), 0;
+  }
+  if (i + length > text.size())
+    return why = "a truncated UTF-8 sequence (" + hex_byte(c) + ")" + at(), 0;
+  for (size_t k = 1; k < length; ++k) {
+    const auto next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xC0) != 0x80)
+      return why = "a byte that is not valid UTF-8 (" + hex_byte(next) + ") at byte " +
+                   std::to_string(i + k + 1),
+             0;
+    code = code << 6 | (next & 0x3F);
+  }
+  if (code < least || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
+    return why = "a byte that is not valid UTF-8 (" + hex_byte(c) + ")" + at(), 0;
+  if (code >= 0x80 && code <= 0x9F)
+    return why = "a control character (U+00" +
+                 hex_byte(static_cast<unsigned char>(code)).substr(2) + ")" + at(),
+           0;
+  // Invisible format characters: zero-width spaces and joiners, bidirectional overrides
+  // and isolates (they reorder what a terminal or a table shows, the "Trojan Source"
+  // trick), word joiners, and the byte-order mark, which would make "name" and
+  // "\uFEFFname" two keys that print alike.
+  if ((code >= 0x200B && code <= 0x200F) || (code >= 0x2028 && code <= 0x202E) ||
+      (code >= 0x2060 && code <= 0x2069) || code == 0xFEFF) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "%04X", static_cast<unsigned>(code));
+    return why = std::string("an invisible format character (U+") + hex + ")" + at(), 0;
+  }
+  return length;
+}
+
+}  // namespace
+
 std::string unprintable_reason(std::string_view text) {
-  const auto at = [](size_t i) { return " at byte " + std::to_string(i + 1); };
+  std::string why;
   for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (is_ascii_control(text[i])) return "a control character (" + hex_byte(c) + ")" + at(i);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    // Lead byte: the sequence length and the smallest code point it may encode.
-    size_t length = 0;
-    uint32_t code = 0, least = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = 2, code = c & 0x1F, least = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3, code = c & 0x0F, least = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4, code = c & 0x07, least = 0x10000;
-    } else {
-      return "a byte that is not valid UTF-8 (" + hex_byte(c) + ")" + at(i);
-    }
-    if (i + length > text.size()) return "a truncated UTF-8 sequence (" + hex_byte(c) + ")" + at(i);
-    for (size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80)
-        return "a byte that is not valid UTF-8 (" + hex_byte(next) + ")" + at(i + k);
-      code = code << 6 | (next & 0x3F);
-    }
-    if (code < least || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
-      return "a byte that is not valid UTF-8 (" + hex_byte(c) + ")" + at(i);
-    if (code >= 0x80 && code <= 0x9F)
-      return "a control character (U+00" + hex_byte(static_cast<unsigned char>(code)).substr(2) +
-             ")" + at(i);
-    // Invisible format characters: zero-width spaces and joiners, bidirectional
-    // overrides and isolates (they reorder what a terminal or a table shows, the "Trojan
-    // Source" trick), word joiners, and the byte-order mark, which would make "name" and
-    // "\uFEFFname" two keys that print alike.
-    if ((code >= 0x200B && code <= 0x200F) || (code >= 0x2028 && code <= 0x202E) ||
-        (code >= 0x2060 && code <= 0x2069) || code == 0xFEFF) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "%04X", static_cast<unsigned>(code));
-      return std::string("an invisible format character (U+") + hex + ")" + at(i);
-    }
+    const size_t length = printable_length(text, i, why);
+    if (length == 0) return why;
     i += length;
   }
   return "";
+}
+
+std::string printable_or_marked(std::string_view text) {
+  std::string out, why;
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = printable_length(text, i, why);
+    if (length == 0) {
+      out += '?';
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
 }
 
 }  // namespace symmesh

@@ -36,5 +36,8 @@ inline bool is_ascii_control(char c) {
 // truncated sequence, a surrogate, beyond U+10FFFF). E.g. "a control character (0x1B) at
 // byte 3".
 std::string unprintable_reason(std::string_view text);
+// `text` with every character unprintable_reason would name replaced by '?', one per byte:
+// for text measured on a machine (a GPU's name) written where the loader would refuse it.
+std::string printable_or_marked(std::string_view text);
 
 }  // namespace symmesh

@@ -24,29 +24,23 @@ std::string scientific(double value, int significant_digits) {
   return std::string(buffer, end);
 }
 
-// A YAML double-quoted scalar: quote and backslash escaped, a control character as '?'
-// (the loader refuses them), so that a name measured on a machine (a GPU's, or one in a
-// --from file) cannot end the line and add keys.
+// A YAML double-quoted scalar: quote and backslash escaped, and what the loader would refuse
+// (control characters, invalid UTF-8, invisible format characters) as '?', so that a name
+// measured on a machine (a GPU's, or one in a --from file) can neither end the line and
+// add keys nor make a file that does not load.
 std::string quoted(const std::string& text) {
   std::string out = "\"";
-  for (char c : text) {
-    if (is_ascii_control(c)) {
-      out += '?';
-      continue;
-    }
+  for (char c : printable_or_marked(text)) {
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
   return out + "\"";
 }
 
-// A comment line: a line break or control character inside it becomes '?'.
+// A comment line: a line break or any other unprintable character becomes '?'.
 void comment(std::ostringstream& y, const std::string& line, const std::string& indent = "") {
   if (line.empty()) return;
-  std::string text = line;
-  for (char& c : text)
-    if (is_ascii_control(c)) c = '?';
-  y << indent << "# " << text << "\n";
+  y << indent << "# " << printable_or_marked(line) << "\n";
 }
 
 }  // namespace

@@ -58,6 +58,10 @@ void read_mesh(const Value& value, const ClusterSpec& cluster, Scenario& out) {
   if (value.is_list()) {
     shape_value = value;
   } else {
+    if (!value.is_map())
+      value.fail("mesh: expected a list of dim sizes ([2, 4]) or a map ({shape: [2, 4], "
+                 "names: [dp, tp]}), got " +
+                 value.describe());
     const MapReader mesh(value, {"shape", "names"});
     shape_value = mesh.require("shape");
     out.mesh_shape = shape_value->as_int_list(-1, 1, "[4, 8]");

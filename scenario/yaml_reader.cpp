@@ -47,6 +47,79 @@ int second_document_line(const std::string& text) {
   return 0;
 }
 
+// How deep lists and maps may nest. A scenario needs fewer than 10 levels; yaml-cpp's own
+// guard stops near 2,000 with "bad file" and a column past the line's end.
+constexpr int kMaxYamlDepth = 64;
+
+// Where, in the text, nesting first goes past kMaxYamlDepth: {line, column}, 1-based, or
+// {0, 0}. Counted on the text before it is parsed, so that no parser recursion runs on it:
+// block levels by indentation (each more-indented line and each "- " entry opens one),
+// flow levels by [ and { outside quotes and comments. Block scalars (| and >) are skipped.
+std::pair<int, int> too_deep_at(const std::string& text) {
+  std::vector<size_t> indents;  // the block levels open at this point
+  int flow = 0;
+  char quote = 0;                            // inside '…' or "…" (which may span lines)
+  size_t scalar_indent = std::string::npos;  // inside a block scalar more indented than this
+  int line = 0;
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view row(text.data() + begin, end - begin);
+    ++line;
+    begin = end + 1;
+    const size_t first = row.find_first_not_of(" ");
+    if (first == std::string_view::npos || (quote == 0 && flow == 0 && row[first] == '#')) continue;
+    if (scalar_indent != std::string::npos) {
+      if (first > scalar_indent) continue;
+      scalar_indent = std::string::npos;
+    }
+    size_t at = first;
+    if (quote == 0 && flow == 0) {
+      while (!indents.empty() && indents.back() >= first) indents.pop_back();
+      indents.push_back(first);
+      for (; at + 1 <= row.size() && row[at] == '-' && (at + 1 == row.size() || row[at + 1] == ' ');
+           at = row.find_first_not_of(' ', at + 1)) {
+        indents.push_back(at + 2);
+        if (at + 1 >= row.size() || row.find_first_not_of(' ', at + 1) == std::string_view::npos)
+          break;
+      }
+      if (static_cast<int>(indents.size()) > kMaxYamlDepth)
+        return {line, static_cast<int>(first) + 1};
+    }
+    for (size_t i = at; i < row.size() && i != std::string_view::npos; ++i) {
+      const char c = row[i];
+      if (quote == '"') {
+        if (c == '\\')
+          ++i;
+        else if (c == '"')
+          quote = 0;
+      } else if (quote == '\'') {
+        if (c == '\'' && i + 1 < row.size() && row[i + 1] == '\'')
+          ++i;
+        else if (c == '\'')
+          quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '#' && (i == 0 || row[i - 1] == ' ')) {
+        break;
+      } else if (c == '[' || c == '{') {
+        if (static_cast<int>(indents.size()) + ++flow > kMaxYamlDepth)
+          return {line, static_cast<int>(i) + 1};
+      } else if ((c == ']' || c == '}') && flow > 0) {
+        --flow;
+      } else if ((c == '|' || c == '>') && flow == 0) {
+        // A block scalar header ("key: |", "- >-"): the more-indented lines after it are text.
+        const size_t rest = row.find_first_not_of("+-0123456789 ", i + 1);
+        if (rest == std::string_view::npos || row[rest] == '#') {
+          scalar_indent = first;
+          break;
+        }
+      }
+    }
+  }
+  return {0, 0};
+}
+
 // The printable start of `text`, for naming it in an error.
 std::string printable_prefix(const std::string& text) {
   std::string out;
@@ -142,7 +215,7 @@ std::string Value::label() const {
 std::string Value::describe() const {
   if (!node_.IsDefined() || node_.IsNull()) return "nothing";
   if (node_.IsMap()) return "a map";
-  if (node_.IsSequence()) return "a list";
+  if (node_.IsSequence()) return node_.size() == 0 ? "an empty list" : "a list";
   return "'" + node_.Scalar() + "'";
 }
 
@@ -379,6 +452,12 @@ Value parse_yaml_text(const std::string& text, const std::string& file) {
       throw InvalidArgument("the file holds more than one YAML document (a second --- at line " +
                                 std::to_string(line) + "); a scenario or cluster is one",
                             file + ":" + std::to_string(line) + ":1");
+    if (const auto [line, column] = too_deep_at(lines); line > 0)
+      throw InvalidArgument("lists and maps nest deeper than " + std::to_string(kMaxYamlDepth) +
+                                " levels here; symmesh reads at most " +
+                                std::to_string(kMaxYamlDepth) +
+                                " (a fixed limit: a scenario needs fewer than 10)",
+                            file + ":" + std::to_string(line) + ":" + std::to_string(column));
     const YAML::Node root = YAML::Load(lines);
     check_printable(root, file);
     YAML::Mark start;

@@ -45,5 +45,34 @@ TEST(UnprintableReason, IllFormedUtf8IsRefused) {
             "a byte that is not valid UTF-8 (0x61) at byte 2");
 }
 
+TEST(UnprintableReason, InvisibleFormatCharactersAreRefused) {
+  // UTF-8 of U+200B (E2 80 8B), U+202E (E2 80 AE), U+2066 (E2 81 A6), U+FEFF (EF BB BF).
+  EXPECT_EQ(unprintable_reason("a\xE2\x80\x8B"),
+            "an invisible format character (U+200B) at byte 2");
+  EXPECT_EQ(unprintable_reason("ab\xE2\x80\xAE"),
+            "an invisible format character (U+202E) at byte 3");
+  EXPECT_EQ(unprintable_reason("\xE2\x81\xA6x"),
+            "an invisible format character (U+2066) at byte 1");
+  EXPECT_EQ(unprintable_reason("\xEF\xBB\xBFname"),
+            "an invisible format character (U+FEFF) at byte 1");
+  // Visible neighbours stay printable: U+2010 (hyphen, E2 80 90), U+00E9 (C3 A9).
+  // (A hex escape takes every hex digit after it: literals are split before a letter.)
+  EXPECT_EQ(unprintable_reason("a\xE2\x80\x90"
+                               "b \xC3\xA9"),
+            "");
+}
+
+TEST(PrintableOrMarked, EachRefusedByteBecomesAQuestionMark) {
+  EXPECT_EQ(printable_or_marked("plain `$(x)' caf\xC3\xA9"), "plain `$(x)' caf\xC3\xA9");
+  EXPECT_EQ(printable_or_marked("a\nb\x1B"), "a?b?");
+  EXPECT_EQ(printable_or_marked("a\xC2\x9B"
+                                "b"),
+            "a??b");                                            // C1: two bytes, two marks
+  EXPECT_EQ(printable_or_marked("x\xE2\x80\xAEy"), "x???y");    // U+202E: three bytes
+  EXPECT_EQ(printable_or_marked("\xFF\xC3\xA9"), "?\xC3\xA9");  // a bad byte, then é
+  // What it makes is always printable.
+  EXPECT_EQ(unprintable_reason(printable_or_marked("\xE2\x80\x8B\xC0\xAF\x7F\xF4\x90")), "");
+}
+
 }  // namespace
 }  // namespace symmesh

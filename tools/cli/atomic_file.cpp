@@ -35,6 +35,14 @@ std::string kind_of(std::filesystem::file_type type) {
 
 }  // namespace
 
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  if (a.empty() || b.empty()) return false;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
 void check_output_path(const std::string& path, const std::string& what,
                        const std::vector<std::string>& inputs) {
   if (path.empty()) return;
@@ -53,7 +61,7 @@ void check_output_path(const std::string& path, const std::string& what,
                               kind_of(status.type()) + "; symmesh replaces only regular files",
                           what);
   for (const std::string& input : inputs)
-    if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec))
+    if (same_file(path, input))
       throw InvalidArgument("cannot write '" + path + "': it is the input '" + input +
                                 "', which writing would destroy",
                             what);

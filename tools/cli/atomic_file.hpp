@@ -15,6 +15,9 @@ namespace symmesh::cli {
 // Throws InvalidArgument naming `what`.
 void check_output_path(const std::string& path, const std::string& what,
                        const std::vector<std::string>& inputs = {});
+// Whether two paths name one file: the same inode when both exist, else the same path once
+// resolved (outputs that do not exist yet). False when either is empty.
+bool same_file(const std::string& a, const std::string& b);
 
 // The files a loaded scenario was read from: itself, its cluster file and their bases.
 std::vector<std::string> files_read_for(const Scenario& scenario);

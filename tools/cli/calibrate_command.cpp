@@ -86,16 +86,19 @@ std::string measurement_lines(const nlohmann::json& m) {
 
 int run_calibrate(const CalibrateArgs& args) {
   // Neither output may be an input (--from, --base) or the other output.
-  check_output_path(args.out, "--out", {args.from, args.base, args.save});
+  check_output_path(args.out, "--out", {args.from, args.base});
   check_output_path(args.save, "--save-measurements", {args.from, args.base});
+  if (same_file(args.out, args.save))
+    throw InvalidArgument("'" + args.save +
+                              "' is also --out: the cluster file would replace the "
+                              "measurements; give them two files",
+                          "--save-measurements");
   std::optional<ClusterSpec> base;
   if (!args.base.empty()) base = load_cluster(args.base);  // bad base: exit 2 before measuring
   const std::string command = "symmesh calibrate";
   const nlohmann::json measurements =
       args.from.empty() ? measure_devices(*make_backend("nccl", nullptr, command), command)
                         : read_measurements(args.from);
-  if (!args.save.empty())
-    write_file_atomically(args.save, measurements.dump(2) + "\n", "--save-measurements");
   std::string yaml;
   try {
     const CalibrationFit fitted =
@@ -106,10 +109,19 @@ int run_calibrate(const CalibrateArgs& args) {
     throw InvalidArgument(std::string("malformed measurements: ") + e.what(),
                           args.from.empty() ? "calibrate" : args.from);
   }
-  // What we write must load, checked before it replaces anything at --out.
+  // Both files as one set, replaced only once what we write loads: a failed calibrate
+  // leaves the old --out and --save-measurements as they were.
   StagedOutputs staged("--out");
+  if (!args.save.empty()) staged.stage(args.save, measurements.dump(2) + "\n");
   staged.stage(args.out, yaml);
-  load_cluster(staged.temporary_of(args.out));
+  try {
+    load_cluster(staged.temporary_of(args.out));
+  } catch (const InvalidArgument& e) {
+    // The writer quotes and marks every name (scenario/cluster_writer.cpp); a file it made
+    // that does not load is symmesh's fault, not the user's input.
+    throw std::logic_error("the cluster file written for " + args.out +
+                           " does not load: " + e.what());
+  }
   staged.commit();
   std::cout << "symmesh calibrate: measurements" << (args.from.empty() ? "" : " from " + args.from)
             << ":\n"

@@ -29,7 +29,16 @@ int main(int argc, char** argv) {
   symmesh::cli::CommandAction selected;
   symmesh::cli::register_commands(app, selected);
 
-  // CLI11 would only say "A subcommand is required" for a misspelt command.
+  // CLI11 would only say "A subcommand is required" for a misspelt command, or for an
+  // option given before any command.
+  if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" &&
+      std::string(argv[1]) != "-h" && std::string(argv[1]) != "--help-all" &&
+      std::string(argv[1]) != "--version") {
+    std::cerr << "symmesh: error: unknown option '" << argv[1]
+              << "' before the command (symmesh COMMAND [options])\nRun 'symmesh --help' for "
+                 "usage.\n";
+    return 2;
+  }
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
     bool found = false;

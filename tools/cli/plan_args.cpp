@@ -80,7 +80,8 @@ strategies::OpProblem problem_from(const PlanArgs& args) {
   TensorSpec a{parse_shape(args.a, "--a"), dtype, placements_or_auto(args.in[0], ndim, "--in (a)")};
   TensorSpec b{parse_shape(args.b, "--b"), dtype, placements_or_auto(args.in[1], ndim, "--in (b)")};
   if (sig.bias == BiasUse::none && (!args.bias.empty() || !args.bias_in.empty()))
-    throw InvalidArgument(args.op + " takes no bias (use addmm, baddbmm or linear)", "--bias");
+    throw InvalidArgument(args.op + " takes no bias (use addmm, baddbmm or linear)",
+                          args.bias.empty() ? "--bias-in" : "--bias");
   if (sig.bias == BiasUse::required && args.bias.empty())
     throw InvalidArgument(args.op + " needs --bias SHAPE", "--bias");
   if (!args.bias.empty() && args.bias_in.empty())

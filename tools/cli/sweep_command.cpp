@@ -39,14 +39,34 @@ struct SweepArgs {
   bool no_fuse = false;
 };
 
-// "sweep-<name>" with anything but letters, digits, '.', '_' and '-' replaced.
+// "sweep-<name>" with anything but letters, digits, '.', '_' and '-' replaced, and at most
+// 100 characters of the name (a file name may have 255 bytes).
 std::string default_out_dir(const std::string& scenario_name) {
   std::string out = "sweep-";
-  for (char c : scenario_name)
+  for (char c : scenario_name.substr(0, 100))
     out +=
         (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '-';
   return out;
 }
+
+// The output folder this sweep made: removed again, if still empty, when the sweep ends
+// without writing its results (refused input, every point skipped), so that nothing is
+// left behind. A folder that existed before is never touched.
+class MadeFolder {
+ public:
+  MadeFolder(std::string dir, bool made) : dir_(std::move(dir)), made_(made) {}
+  ~MadeFolder() {
+    std::error_code ec;
+    if (made_ && !kept_) fs::remove(dir_, ec);  // fails, harmlessly, on a non-empty folder
+  }
+  MadeFolder(const MadeFolder&) = delete;
+  MadeFolder& operator=(const MadeFolder&) = delete;
+  void keep() { kept_ = true; }
+
+ private:
+  std::string dir_;
+  bool made_ = false, kept_ = false;
+};
 
 // Holds an exclusive lock on the output folder for the command's life: two sweeps into
 // one folder would leave the summary of one beside the results of the other.
@@ -70,18 +90,24 @@ class FolderLock {
   int fd_ = -1;
 };
 
-// Creates the folder and checks that a file can be written in it, before any work.
-void prepare_out_dir(const std::string& dir) {
+// Creates the folder and checks that a file can be written in it, before any work; true
+// when it made the folder. `what` names where the folder came from in messages.
+bool prepare_out_dir(const std::string& dir, const std::string& what) {
   std::error_code ec;
+  const bool existed = fs::exists(dir, ec);
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec))
     throw InvalidArgument("cannot create the output folder '" + dir + "'" +
                               (ec ? ": " + ec.message() : std::string(": not a folder")),
-                          "--out");
+                          what);
   const fs::path probe = fs::path(dir) / ".symmesh-sweep-write-test";
   const bool writable = static_cast<bool>(std::ofstream(probe));
   fs::remove(probe, ec);
-  if (!writable) throw InvalidArgument("the output folder '" + dir + "' is not writable", "--out");
+  if (!writable) {
+    if (!existed) fs::remove(dir, ec);
+    throw InvalidArgument("the output folder '" + dir + "' is not writable", what);
+  }
+  return !existed;
 }
 
 // Every point skipped: the scenario cannot be evaluated at any size; bad input.
@@ -99,7 +125,10 @@ void prepare_out_dir(const std::string& dir) {
 int run_sweep_command(const SweepArgs& args) {
   const Scenario scenario = load_scenario(args.scenario);
   const std::string dir = args.out.empty() ? default_out_dir(scenario.name) : args.out;
-  prepare_out_dir(dir);
+  const std::string what =
+      args.out.empty() ? "the default output folder (named after the scenario; --out picks one)"
+                       : "--out";
+  MadeFolder made(dir, prepare_out_dir(dir, what));
   const FolderLock lock(dir);
   // No output may land on the scenario or its cluster files (a scenario kept in its own
   // output folder as results.json, say), nor on anything but a regular file.
@@ -107,7 +136,7 @@ int run_sweep_command(const SweepArgs& args) {
   for (const std::string& name : sweep_plot_file_names()) outputs.push_back(name);
   const std::vector<std::string> inputs = files_read_for(scenario);
   for (const std::string& name : outputs)
-    check_output_path((fs::path(dir) / name).string(), "--out", inputs);
+    check_output_path((fs::path(dir) / name).string(), what, inputs);
   if (!scenario.sweep) std::cerr << "symmesh sweep: note: " << sweep_scope_text(scenario) << "\n";
 
   SweepOptions options;
@@ -144,6 +173,7 @@ int run_sweep_command(const SweepArgs& args) {
   outcome.files.insert(outcome.files.end(), plots.files.begin(), plots.files.end());
   staged.stage((fs::path(dir) / "summary.md").string(), sweep_summary_markdown(outcome));
   staged.commit();
+  made.keep();
 
   std::string shown = dir;
   while (shown.size() > 1 && shown.back() == '/') shown.pop_back();
