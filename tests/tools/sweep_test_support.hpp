@@ -74,11 +74,13 @@ inline std::string all_reduce_scenario(const std::string& name, int all_reduces,
   return write_temp_scenario(name, body);
 }
 
-// Starts the built symmesh with `args` in the background, its output discarded; the
-// caller kills and reaps it.
-inline pid_t spawn_symmesh(const std::vector<std::string>& args) {
+// Starts the built symmesh with `args` (and `env` set) in the background, its output
+// discarded; the caller kills and reaps it.
+inline pid_t spawn_symmesh(const std::vector<std::string>& args,
+                           const std::vector<std::pair<std::string, std::string>>& env = {}) {
   const pid_t pid = fork();
   if (pid != 0) return pid;
+  for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
   const int null_fd = open("/dev/null", O_RDWR);
   dup2(null_fd, STDOUT_FILENO);
   dup2(null_fd, STDERR_FILENO);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/errors.hpp"
+#include "tools/cli/interrupt_cleanup.hpp"
 
 namespace symmesh::cli {
 
@@ -93,7 +94,10 @@ int make_temporary(const std::string& path, std::string& name) {
 
 StagedOutputs::~StagedOutputs() {
   std::error_code ignored;
-  for (const auto& [path, tmp] : staged_) std::filesystem::remove(tmp, ignored);
+  for (const auto& [path, tmp] : staged_) {
+    std::filesystem::remove(tmp, ignored);
+    forget_path(tmp);
+  }
 }
 
 void StagedOutputs::stage(const std::string& path, const std::string& text) {
@@ -105,6 +109,7 @@ void StagedOutputs::stage(const std::string& path, const std::string& text) {
   const int fd = make_temporary(path, tmp);
   if (fd < 0) throw fail(std::strerror(errno));
   staged_.emplace_back(path, tmp);  // removed by the destructor if anything below fails
+  remember_path(tmp);               // and by the signal handler if interrupted
   for (size_t done = 0; done < text.size();) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -125,6 +130,7 @@ std::string StagedOutputs::temporary_for(const std::string& path) {
   if (fd < 0) throw InvalidArgument("cannot write '" + path + "': " + std::strerror(errno), what_);
   close(fd);
   staged_.emplace_back(path, tmp);
+  remember_path(tmp);
   return tmp;
 }
 
@@ -133,6 +139,7 @@ void StagedOutputs::discard(const std::string& path) {
   for (auto it = staged_.begin(); it != staged_.end();)
     if (it->first == path) {
       std::filesystem::remove(it->second, ignored);
+      forget_path(it->second);
       it = staged_.erase(it);
     } else {
       ++it;
@@ -150,6 +157,7 @@ void StagedOutputs::commit() {
     std::error_code ec;
     std::filesystem::rename(tmp, path, ec);
     if (ec) throw InvalidArgument("cannot write '" + path + "': " + ec.message(), what_);
+    forget_path(tmp);
   }
   staged_.clear();
   std::error_code ignored;

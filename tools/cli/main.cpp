@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "evaluation/backends.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/interrupt_cleanup.hpp"
 
 namespace {
 
@@ -18,6 +19,8 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Interrupted, symmesh leaves no temporary, made folder or helper behind.
+  symmesh::cli::install_interrupt_cleanup();
   CLI::App app{
       "symmesh: how should this matrix work be split across these GPUs, how long will it take, "
       "how many GPUs do I need?",

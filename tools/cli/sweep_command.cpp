@@ -20,6 +20,7 @@
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/interrupt_cleanup.hpp"
 #include "tools/cli/sweep_plots.hpp"
 #include "tools/cli/sweep_progress.hpp"
 #include "tools/cli/sweep_report.hpp"
@@ -54,14 +55,20 @@ std::string default_out_dir(const std::string& scenario_name) {
 // left behind. A folder that existed before is never touched.
 class MadeFolder {
  public:
-  MadeFolder(std::string dir, bool made) : dir_(std::move(dir)), made_(made) {}
+  MadeFolder(std::string dir, bool made) : dir_(std::move(dir)), made_(made) {
+    if (made_) remember_path(dir_);  // rmdir'ed on SIGINT/SIGTERM too (interrupt_cleanup)
+  }
   ~MadeFolder() {
     std::error_code ec;
     if (made_ && !kept_) fs::remove(dir_, ec);  // fails, harmlessly, on a non-empty folder
+    if (made_) forget_path(dir_);
   }
   MadeFolder(const MadeFolder&) = delete;
   MadeFolder& operator=(const MadeFolder&) = delete;
-  void keep() { kept_ = true; }
+  void keep() {
+    kept_ = true;
+    if (made_) forget_path(dir_);
+  }
 
  private:
   std::string dir_;

@@ -1,10 +1,13 @@
 #include "tools/cli/sweep_plots.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +17,7 @@
 #include "core/text.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "tools/cli/atomic_file.hpp"
+#include "tools/cli/interrupt_cleanup.hpp"
 
 namespace symmesh::cli {
 
@@ -232,12 +236,16 @@ int run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::s
   char log_path[] = "/tmp/symmesh_gnuplot_XXXXXX";
   const int log_fd = mkstemp(log_path);
   if (log_fd < 0) return -1;
+  remember_path(log_path);
   // The paths hold the user's --out folder: quoted as data as well.
   std::string vars;
   for (const auto& [name, value] : vars_in)
     vars += (vars.empty() ? "" : "; ") + name + "=" + gp_string(value);
   const pid_t pid = fork();
   if (pid == 0) {
+    // gnuplot dies with symmesh, even when SIGKILL leaves no handler to kill it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) _exit(127);  // the parent is already gone
     const int null_fd = open("/dev/null", O_RDWR);
     dup2(null_fd, STDIN_FILENO);
     dup2(null_fd, STDOUT_FILENO);
@@ -247,13 +255,19 @@ int run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::s
     _exit(127);
   }
   int status = -1;
-  if (pid > 0) waitpid(pid, &status, 0);
+  if (pid > 0) {
+    remember_child(pid);  // killed on SIGINT/SIGTERM (interrupt_cleanup)
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    forget_child(pid);
+  }
   close(log_fd);
   std::ifstream in(log_path);
   std::stringstream text;
   text << in.rdbuf();
   errors = text.str();
   std::remove(log_path);
+  forget_path(log_path);
   if (pid < 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
