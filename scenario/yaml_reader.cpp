@@ -22,10 +22,10 @@ std::string join_quoted(const std::vector<std::string>& words) {
   return out;
 }
 
-// The 1-based line of a "---" that starts a second document (content came before it), or
-// 0. Comments, blank lines and directives before the first document do not count.
-int second_document_line(const std::string& text) {
-  bool content = false;
+// Calls visit(line, row) for each line of `text` (1-based, without its '\n') until it
+// returns true; returns that line, or 0.
+template <typename Visit>
+int find_line(const std::string& text, Visit&& visit) {
   int line = 0;
   for (size_t begin = 0; begin < text.size();) {
     size_t end = text.find('\n', begin);
@@ -33,18 +33,28 @@ int second_document_line(const std::string& text) {
     const std::string_view row(text.data() + begin, end - begin);
     ++line;
     begin = end + 1;
+    if (visit(line, row)) return line;
+  }
+  return 0;
+}
+
+// The 1-based line of a "---" that starts a second document (content came before it), or
+// 0. Comments, blank lines and directives before the first document do not count.
+int second_document_line(const std::string& text) {
+  bool content = false;
+  return find_line(text, [&](int, std::string_view row) {
     const bool marker =
         row.substr(0, 3) == "---" && (row.size() == 3 || row[3] == ' ' || row[3] == '\r');
     if (marker) {
-      if (content) return line;
+      if (content) return true;
       content = row.find_first_not_of(" \r", 3) != std::string_view::npos &&
                 row[row.find_first_not_of(" \r", 3)] != '#';
-      continue;
+      return false;
     }
     const size_t first = row.find_first_not_of(" \t\r");
     if (first != std::string_view::npos && row[first] != '#' && row[first] != '%') content = true;
-  }
-  return 0;
+    return false;
+  });
 }
 
 // How deep lists and maps may nest. A scenario needs fewer than 10 levels; yaml-cpp's own
@@ -60,17 +70,13 @@ std::pair<int, int> too_deep_at(const std::string& text) {
   int flow = 0;
   char quote = 0;                            // inside '…' or "…" (which may span lines)
   size_t scalar_indent = std::string::npos;  // inside a block scalar more indented than this
-  int line = 0;
-  for (size_t begin = 0; begin < text.size();) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    const std::string_view row(text.data() + begin, end - begin);
-    ++line;
-    begin = end + 1;
+  int column = 0;
+  const int line = find_line(text, [&](int, std::string_view row) {
     const size_t first = row.find_first_not_of(" ");
-    if (first == std::string_view::npos || (quote == 0 && flow == 0 && row[first] == '#')) continue;
+    if (first == std::string_view::npos || (quote == 0 && flow == 0 && row[first] == '#'))
+      return false;
     if (scalar_indent != std::string::npos) {
-      if (first > scalar_indent) continue;
+      if (first > scalar_indent) return false;
       scalar_indent = std::string::npos;
     }
     size_t at = first;
@@ -83,8 +89,10 @@ std::pair<int, int> too_deep_at(const std::string& text) {
         if (at + 1 >= row.size() || row.find_first_not_of(' ', at + 1) == std::string_view::npos)
           break;
       }
-      if (static_cast<int>(indents.size()) > kMaxYamlDepth)
-        return {line, static_cast<int>(first) + 1};
+      if (static_cast<int>(indents.size()) > kMaxYamlDepth) {
+        column = static_cast<int>(first) + 1;
+        return true;
+      }
     }
     for (size_t i = at; i < row.size() && i != std::string_view::npos; ++i) {
       const char c = row[i];
@@ -103,8 +111,10 @@ std::pair<int, int> too_deep_at(const std::string& text) {
       } else if (c == '#' && (i == 0 || row[i - 1] == ' ')) {
         break;
       } else if (c == '[' || c == '{') {
-        if (static_cast<int>(indents.size()) + ++flow > kMaxYamlDepth)
-          return {line, static_cast<int>(i) + 1};
+        if (static_cast<int>(indents.size()) + ++flow > kMaxYamlDepth) {
+          column = static_cast<int>(i) + 1;
+          return true;
+        }
       } else if ((c == ']' || c == '}') && flow > 0) {
         --flow;
       } else if ((c == '|' || c == '>') && flow == 0) {
@@ -116,8 +126,9 @@ std::pair<int, int> too_deep_at(const std::string& text) {
         }
       }
     }
-  }
-  return {0, 0};
+    return false;
+  });
+  return {line, column};
 }
 
 // The printable start of `text`, for naming it in an error.

@@ -26,14 +26,6 @@ using namespace symmesh::testing;
 
 const std::string kValid = std::string(SYMMESH_SOURCE_DIR) + "/tests/tools/bad_input/valid.yaml";
 
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const size_t close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
-}
-
 std::vector<std::string> temporaries_in(const fs::path& dir) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -94,7 +86,7 @@ TEST_P(InterruptedSweep, LeavesNoTemporaryNorHelperAndKeepsThePreviousOutputs) {
 
   bool gone = false;
   for (int i = 0; i < 100 && !gone; ++i) {
-    gone = !alive(gnuplot);
+    gone = !process_alive(gnuplot);
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (!gone) kill(gnuplot, SIGKILL);  // leave nothing running, whatever the outcome
@@ -120,9 +112,9 @@ TEST(InterruptedSweep, AFolderTheSweepMadeIsRemovedAgain) {
   int status = 0;
   waitpid(symmesh, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status));
-  for (int i = 0; i < 100 && alive(gnuplot); ++i)
+  for (int i = 0; i < 100 && process_alive(gnuplot); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (alive(gnuplot)) kill(gnuplot, SIGKILL);
+  if (process_alive(gnuplot)) kill(gnuplot, SIGKILL);
   EXPECT_FALSE(fs::exists(out)) << "the interrupted sweep left " << out;
 }
 

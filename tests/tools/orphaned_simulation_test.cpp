@@ -42,14 +42,6 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const size_t close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
-}
-
 class OrphanedSimulation : public ::testing::TestWithParam<int> {};
 
 TEST_P(OrphanedSimulation, TheChildDiesWithSymmesh) {
@@ -69,7 +61,7 @@ TEST_P(OrphanedSimulation, TheChildDiesWithSymmesh) {
   // The child goes within a second (it would otherwise simulate on for seconds).
   bool gone = false;
   for (int i = 0; i < 100 && !gone; ++i) {
-    gone = !alive(simulation[0]);
+    gone = !process_alive(simulation[0]);
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (!gone) kill(simulation[0], SIGKILL);  // leave nothing running, whatever the outcome

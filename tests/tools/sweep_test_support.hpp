@@ -74,6 +74,15 @@ inline std::string all_reduce_scenario(const std::string& name, int all_reduces,
   return write_temp_scenario(name, body);
 }
 
+// Whether `pid` runs: it exists and is not a zombie (/proc/<pid>/stat, field 3).
+inline bool process_alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t close = line.rfind(')');  // the command may hold spaces
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
+}
+
 // Starts the built symmesh with `args` (and `env` set) in the background, its output
 // discarded; the caller kills and reaps it.
 inline pid_t spawn_symmesh(const std::vector<std::string>& args,
