@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/errors.hpp"
@@ -30,6 +31,23 @@ LinearFit fit(const std::vector<double>& work, const std::vector<double>& second
     throw InvalidArgument("the " + what + " measurements do not grow with size; cannot fit a rate",
                           "calibrate");
   return {std::max(0.0, x(0)), 1.0 / x(1)};
+}
+
+// A measured figure: a finite number > 0 (>= 0 where `zero_ok`: an empty put), named by its
+// place in the measurements ("gemm[2].seconds") when it is not — a negative time or an
+// overflowing size would otherwise fit into a rate that looks plausible.
+double measured(const nlohmann::json& entry, const char* key, const std::string& where,
+                bool zero_ok = false) {
+  const nlohmann::json& value = entry.at(key);
+  const std::string name = where + "." + key;
+  if (!value.is_number())
+    throw InvalidArgument(name + ": expected a number, got " + value.dump(), "measurements");
+  const double v = value.get<double>();
+  if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_ok) || v > 1e18)
+    throw InvalidArgument(name + ": expected a finite number " + (zero_ok ? ">= 0" : "> 0") +
+                              " and below 1e18, got " + value.dump(),
+                          "measurements");
+  return v;
 }
 
 // Min over repeats of each op's measured time, by label detail (the op's size).
@@ -145,11 +163,12 @@ CalibrationFit fit_calibration(const nlohmann::json& m, const ClusterSpec* base_
 
   c.gpu.peak_flops_per_s = base.gpu.peak_flops_per_s;
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> gemm;
+  int i = 0;
   for (const auto& g : m.value("gemm", nlohmann::json::array())) {
+    const std::string at = "gemm[" + std::to_string(i++) + "]";
     auto& [work, seconds] = gemm[g.at("dtype").get<std::string>()];
-    work.push_back(2.0 * g.at("m").get<double>() * g.at("n").get<double>() *
-                   g.at("k").get<double>());
-    seconds.push_back(g.at("seconds").get<double>());
+    work.push_back(2.0 * measured(g, "m", at) * measured(g, "n", at) * measured(g, "k", at));
+    seconds.push_back(measured(g, "seconds", at));
   }
   for (const auto& [dtype, series] : gemm)
     c.gpu.peak_flops_per_s[dtype] = fit(series.first, series.second, dtype + " GEMM").rate;
@@ -157,23 +176,30 @@ CalibrationFit fit_calibration(const nlohmann::json& m, const ClusterSpec* base_
     throw InvalidArgument("no GEMM measurements and no base cluster", "calibrate");
 
   std::vector<double> copy_bytes, copy_seconds;
-  for (const auto& x : m.value("copy", nlohmann::json::array()))
-    copy_bytes.push_back(2.0 * x.at("bytes").get<double>()),
-        copy_seconds.push_back(x.at("seconds").get<double>());
+  i = 0;
+  for (const auto& x : m.value("copy", nlohmann::json::array())) {
+    const std::string at = "copy[" + std::to_string(i++) + "]";
+    copy_bytes.push_back(2.0 * measured(x, "bytes", at));
+    copy_seconds.push_back(measured(x, "seconds", at));
+  }
   c.gpu.memory_bandwidth_bytes_per_s = copy_bytes.empty()
                                            ? base.gpu.memory_bandwidth_bytes_per_s
                                            : fit(copy_bytes, copy_seconds, "copy").rate;
-  c.gpu.memory_capacity_bytes = m.at("gpu").value("memory_bytes", base.gpu.memory_capacity_bytes);
+  c.gpu.memory_capacity_bytes = m.at("gpu").contains("memory_bytes")
+                                    ? measured(m.at("gpu"), "memory_bytes", "gpu")
+                                    : base.gpu.memory_capacity_bytes;
   if (!(c.gpu.memory_bandwidth_bytes_per_s > 0) || !(c.gpu.memory_capacity_bytes > 0))
     throw InvalidArgument("no copy measurements / memory size and no base cluster", "calibrate");
 
   // Intra-node: a put to another GPU when there was one; else the base's, else the self-put
   // (which crosses HBM, not NVLink: said in a comment).
   std::vector<double> peer_bytes, peer_seconds, self_bytes, self_seconds;
+  i = 0;
   for (const auto& p : m.value("put", nlohmann::json::array())) {
+    const std::string at = "put[" + std::to_string(i++) + "]";
     const bool self = p.value("peer", "self") == "self";
-    (self ? self_bytes : peer_bytes).push_back(p.at("bytes").get<double>());
-    (self ? self_seconds : peer_seconds).push_back(p.at("seconds").get<double>());
+    (self ? self_bytes : peer_bytes).push_back(measured(p, "bytes", at, true));
+    (self ? self_seconds : peer_seconds).push_back(measured(p, "seconds", at));
   }
   LinearFit link{base.intra_node.latency_s, base.intra_node.bandwidth_bytes_per_s};
   std::string link_note = base_cluster ? "from " + base_name : "";

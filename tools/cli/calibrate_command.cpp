@@ -108,6 +108,10 @@ int run_calibrate(const CalibrateArgs& args) {
   } catch (const nlohmann::json::exception& e) {
     throw InvalidArgument(std::string("malformed measurements: ") + e.what(),
                           args.from.empty() ? "calibrate" : args.from);
+  } catch (const InvalidArgument& e) {
+    // A figure out of range in a --from file: name the file, not "measurements".
+    if (args.from.empty() || e.where() != "measurements") throw;
+    throw InvalidArgument(e.message(), args.from);
   }
   // Both files as one set, replaced only once what we write loads: a failed calibrate
   // leaves the old --out and --save-measurements as they were.
