@@ -99,6 +99,10 @@ int run_calibrate(const CalibrateArgs& args) {
   const nlohmann::json measurements =
       args.from.empty() ? measure_devices(*make_backend("nccl", nullptr, command), command)
                         : read_measurements(args.from);
+  // The raw measurements first, whole: taken on a GPU they cost minutes, so they survive
+  // a fit that fails below.
+  if (!args.save.empty())
+    write_file_atomically(args.save, measurements.dump(2) + "\n", "--save-measurements");
   std::string yaml;
   try {
     const CalibrationFit fitted =
@@ -113,10 +117,8 @@ int run_calibrate(const CalibrateArgs& args) {
     if (args.from.empty() || e.where() != "measurements") throw;
     throw InvalidArgument(e.message(), args.from);
   }
-  // Both files as one set, replaced only once what we write loads: a failed calibrate
-  // leaves the old --out and --save-measurements as they were.
+  // Replaced only once what we write loads: a failed calibrate leaves the old --out.
   StagedOutputs staged("--out");
-  if (!args.save.empty()) staged.stage(args.save, measurements.dump(2) + "\n");
   staged.stage(args.out, yaml);
   try {
     load_cluster(staged.temporary_of(args.out));
