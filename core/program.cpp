@@ -494,22 +494,21 @@ void Program::wait_signal(int rank, StreamId stream, const SymmetricHandle& hand
                           LabelId label, int signal) {
   check_range(rank, handle.whole(), "wait_signal handle");
   check_peer(handle, peer, "wait_signal", rank);
-  check_signal_index(signal, "wait_signal", rank);
-  StreamOp op;
-  op.kind_ = StreamOp::Kind::wait_signal;
-  op.label_ = label;
-  op.wait_ = WaitSignalArgs{handle.id, handle.group, peer, signal};
-  append(rank, stream, op);
+  append_wait(rank, stream, WaitSignalArgs{handle.id, handle.group, peer, signal}, label);
 }
 
 void Program::wait_signal(int rank, StreamId stream, GroupId group, int peer, LabelId label,
                           int signal) {
   check_group_peer(group, peer, "wait_signal", rank);
-  check_signal_index(signal, "wait_signal", rank);
+  append_wait(rank, stream, WaitSignalArgs{-1, group, peer, signal}, label);
+}
+
+void Program::append_wait(int rank, StreamId stream, const WaitSignalArgs& wait, LabelId label) {
+  check_signal_index(wait.signal, "wait_signal", rank);
   StreamOp op;
   op.kind_ = StreamOp::Kind::wait_signal;
   op.label_ = label;
-  op.wait_ = WaitSignalArgs{-1, group, peer, signal};
+  op.wait_ = wait;
   append(rank, stream, op);
 }
 

@@ -385,6 +385,8 @@ class Program {
   void check_range(int rank, const BufferRef& ref, const char* where) const;
   void check_peer(const SymmetricHandle& handle, int peer, const char* where, int rank) const;
   void check_group_peer(GroupId group, int peer, const char* where, int rank) const;
+  // A wait_signal whose buffer or group and peer are checked: its index checked, appended.
+  void append_wait(int rank, StreamId stream, const WaitSignalArgs& wait, LabelId label);
   static void check_signal_index(int signal, const char* where, int rank);
 
   int world_size_;

@@ -33,23 +33,18 @@ void lower_put_signal(Program& program, const WorkloadOp& op) {
 // reductions on "comm".
 constexpr int kMainSignal = 0;
 constexpr int kGradientSignal = 2;
-std::string_view kGradientStream = "comm";
 
+// The collective op on every group of its mesh dim, on `stream` with signal index `signal`.
 void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp& op, DType dtype,
-                      const std::string& stream) {
+                      const std::string& stream, int signal) {
   if (op.mesh_dim < 0 || op.mesh_dim >= mesh.ndim())
     throw InvalidArgument(
         "mesh dim " + std::to_string(op.mesh_dim) + " is not in mesh " + to_string(mesh),
         where_of(op));
   const CollectiveOp collective = collective_op_of(op.kind);
   for (const auto& group : mesh.groups(op.mesh_dim)) {
-    const CollectiveSpec spec{program.add_group(group),
-                              op.bytes,
-                              dtype,
-                              ReduceOp::sum,
-                              stream,
-                              op.name,
-                              stream == kGradientStream ? kGradientSignal : kMainSignal};
+    const CollectiveSpec spec{
+        program.add_group(group), op.bytes, dtype, ReduceOp::sum, stream, op.name, signal};
     run_collective(program, collective, spec);
   }
 }
@@ -333,10 +328,10 @@ LoweredWorkload lower_workload(const Scenario& scenario,
         const EventId made = p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
         p.wait_event(r, p.stream(r, "comm"), made, {op.name, OpCategory::sync});
       }
-      lower_collective(p, mesh, op, scenario.dtype_of(op), "comm");
+      lower_collective(p, mesh, op, scenario.dtype_of(op), "comm", kGradientSignal);
       comm_used = true;
     } else {
-      lower_collective(p, mesh, op, scenario.dtype_of(op), "main");
+      lower_collective(p, mesh, op, scenario.dtype_of(op), "main", kMainSignal);
     }
     for (int r = 0; r < p.world_size(); ++r)
       lowered.peak_memory_bytes_per_rank =
