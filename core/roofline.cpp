@@ -58,6 +58,10 @@ double hbm_time_s(const GpuSpec& gpu, double bytes) {
 }
 
 double matmul_duration_s(const GpuSpec& gpu, const MatmulWork& work) {
+  // An empty output (a zero-size dim, or an empty torch.chunk piece) launches nothing:
+  // ATen's mm returns an empty result before calling cuBLAS, and hw/matmul.cpp does too.
+  // (k = 0 with a non-empty output still writes it: zeros, or the bias.)
+  if (work.batch <= 0 || work.m <= 0 || work.n <= 0) return 0.0;
   const double peak = peak_flops_per_s(gpu, work.dtype);
   const double flops = work.flops();
   // Same arithmetic as before the roofline moved to core/, so simulated times are unchanged.

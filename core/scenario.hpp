@@ -31,8 +31,9 @@ struct WorkloadOp {
   OpKind kind = OpKind::mm;
   SourceLocation where;
   // Matrix ops: shapes and current placements (one per mesh dim). The bias of addmm,
-  // baddbmm and (optionally) linear; empty when the op has none.
-  Shape a, b, bias;
+  // baddbmm and (optionally) linear; none when the op has none ([] is a 0-d bias).
+  Shape a, b;
+  std::optional<Shape> bias;
   Placements a_placements, b_placements, bias_placements;
   // Where the output must end up (out_placements); none: wherever the strategy leaves it.
   std::optional<Placements> out_placements;

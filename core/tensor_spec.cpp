@@ -15,13 +15,17 @@ int64_t numel(const Shape& shape) {
 }
 
 std::string to_string(const Shape& shape) {
+  if (shape.empty()) return "[]";  // a 0-d tensor, as torch.Size([]) prints
   return join(shape, "x", [](int64_t n) { return std::to_string(n); });
 }
 
 Shape parse_shape(std::string_view text, std::string_view where) {
   const std::string s(text);
-  if (s.empty()) throw InvalidArgument("empty shape (expected e.g. 64x32)", std::string(where));
+  if (s.empty())
+    throw InvalidArgument("empty shape (expected e.g. 64x32, or [] for a 0-d tensor)",
+                          std::string(where));
   Shape shape;
+  if (s == "[]") return shape;
   size_t start = 0;
   // Total bytes must stay representable even for 8-byte dtypes.
   const int64_t limit = std::numeric_limits<int64_t>::max() / 8;
@@ -33,8 +37,9 @@ Shape parse_shape(std::string_view text, std::string_view where) {
       auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
       if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
         throw InvalidArgument("shape '" + s + "' is not of the form 64x32", std::string(where));
-      if (value < 1) throw InvalidArgument("shape '" + s + "' has a dim < 1", std::string(where));
-      if (total > limit / value)
+      if (value < 0)
+        throw InvalidArgument("shape '" + s + "' has a negative dim", std::string(where));
+      if (value > 0 && total > limit / value)
         throw InvalidArgument("shape '" + s + "' is too large: its byte count overflows 64 bits",
                               std::string(where));
       total *= value;
@@ -53,10 +58,12 @@ Chunk chunk_of(int64_t dim_size, int64_t num_chunks, int64_t index) {
 }
 
 void TensorSpec::validate(const DeviceMesh& mesh, std::string_view where) const {
-  if (shape.empty()) throw InvalidArgument("tensor has no dims", std::string(where));
+  // Zero-size dims and 0-d tensors are tensors, as in PyTorch: a 0x64 activation, a 0-d
+  // bias. Only a negative size is not.
   for (int64_t d : shape)
-    if (d < 1)
-      throw InvalidArgument("shape " + to_string(shape) + " has a dim < 1", std::string(where));
+    if (d < 0)
+      throw InvalidArgument("shape " + to_string(shape) + " has a negative dim",
+                            std::string(where));
   if (static_cast<int>(placements.size()) != mesh.ndim())
     throw InvalidArgument(std::to_string(placements.size()) + " placements (" +
                               symmesh::to_string(placements) + ") for a " +

@@ -18,8 +18,9 @@ namespace symmesh {
 using Shape = std::vector<int64_t>;
 
 int64_t numel(const Shape& shape);
-std::string to_string(const Shape& shape);  // "64x32"
-// "64x32" or "64"; every dim >= 1; throws InvalidArgument naming `where`.
+std::string to_string(const Shape& shape);  // "64x32"; "[]" for 0-d
+// "64x32", "64", "0x64" (a zero-size dim) or "[]" (0-d); every dim >= 0; throws
+// InvalidArgument naming `where`.
 Shape parse_shape(std::string_view text, std::string_view where = "shape");
 
 struct Chunk {

@@ -124,8 +124,9 @@ void check_shard_dims(const Value& value, const Placements& placements, const Sh
     if (!placements[i].is_shard() || placements[i].shard_dim() < rank) continue;
     const Value at = value.is_list() ? value.items()[i] : value;
     at.fail(value.path() + ": " + to_string(placements[i]) + " is beyond the rank of the " +
-            std::to_string(rank) + "-D tensor " + tensor + "; S(d) needs d < " +
-            std::to_string(rank));
+            std::to_string(rank) + "-D tensor " + tensor +
+            (rank == 0 ? "; a 0-d tensor has no dim to shard: use R or P(sum)"
+                       : "; S(d) needs d < " + std::to_string(rank)));
   }
 }
 
@@ -186,14 +187,16 @@ std::vector<DeclaredTensor> read_declarations(const Value& map, const DeviceMesh
     DeclaredTensor t{TensorDecl{}, entry.key, fields.get("placements")};
     t.decl.name = name;
     t.decl.where = entry.key.location();
-    if (auto shape = fields.get("shape")) t.decl.shape = shape->as_shape("[8192, 8192]");
+    // Whether a shape is given, not whether it is empty: [] is a 0-d tensor.
+    const auto shape = fields.get("shape");
+    if (shape) t.decl.shape = shape->as_shape("[8192, 8192]");
     const auto parameter = fields.get("parameter");
     const std::string tensor = "tensor '" + name + "'";
     if (parameter && parameter->as_bool()) {
       t.decl.role = TensorDecl::Role::parameter;
-      if (t.decl.shape.empty())
+      if (!shape)
         entry.key.fail(tensor + " is a parameter: give its shape, e.g. shape: [8192, 8192]");
-    } else if (!t.decl.shape.empty()) {
+    } else if (shape) {
       t.decl.role = TensorDecl::Role::input;
       if (!t.placements)
         entry.key.fail(tensor + " is an input: give its placements, one per mesh dim, e.g. " +
@@ -207,7 +210,7 @@ std::vector<DeclaredTensor> read_declarations(const Value& map, const DeviceMesh
     }
     if (t.placements) {
       t.decl.placements = read_placements(*t.placements, mesh);
-      if (!t.decl.shape.empty())
+      if (shape)
         check_shard_dims(*t.placements, *t.decl.placements, t.decl.shape,
                          "'" + name + "' (" + to_string(t.decl.shape) + ")");
     }
@@ -387,11 +390,11 @@ class OpReader {
     op.a = read_shape("a");
     op.b = read_shape("b");
     if (map_.get("bias")) op.bias = read_shape("bias");
-    if (op.bias.empty() && map_.get("bias_placements"))
+    if (!op.bias && map_.get("bias_placements"))
       map_.get("bias_placements")
           ->fail("bias_placements without a bias: give 'bias' too, or drop it");
     if (const auto problem =
-            MatmulEquation::check(kind_, op.a, op.b, op.bias.empty() ? nullptr : &op.bias)) {
+            MatmulEquation::check(kind_, op.a, op.b, op.bias ? &*op.bias : nullptr)) {
       if (problem->operand == "bias" && !map_.get("bias"))
         map_.self().fail("missing key 'bias' in " + map_.self().path() + " (" + problem->message +
                          ")");
@@ -399,10 +402,10 @@ class OpReader {
     }
     op.a_placements = read_placements("a", op.a);
     op.b_placements = read_placements("b", op.b);
-    if (!op.bias.empty()) op.bias_placements = read_placements("bias", op.bias);
+    if (op.bias) op.bias_placements = read_placements("bias", *op.bias);
     if (map_.get("out_placements"))
       op.out_placements = read_placements(
-          "out", MatmulEquation::of(kind_, op.a, !op.bias.empty()).output_shape(op.a, op.b));
+          "out", MatmulEquation::of(kind_, op.a, op.bias.has_value()).output_shape(op.a, op.b));
     read_dtype(op);
   }
 
@@ -419,10 +422,11 @@ class OpReader {
     std::tie(op.a_tensor, op.a) = tensors_->read(a);
     std::tie(op.b_tensor, op.b) = tensors_->read(b);
     if (bias) std::tie(op.bias_tensor, op.bias) = tensors_->read(*bias);
-    if (const auto problem = MatmulEquation::check(kind_, op.a, op.b, bias ? &op.bias : nullptr)) {
+    if (const auto problem =
+            MatmulEquation::check(kind_, op.a, op.b, op.bias ? &*op.bias : nullptr)) {
       const bool is_a = problem->operand == "a", is_b = problem->operand == "b";
       const std::string& name = is_a ? op.a_tensor : is_b ? op.b_tensor : op.bias_tensor;
-      const Shape& shape = is_a ? op.a : is_b ? op.b : op.bias;
+      const Shape& shape = is_a ? op.a : is_b ? op.b : *op.bias;
       const Value at = map_.get(problem->operand).value_or(map_.self());
       at.fail(at.path() + ": tensor '" + name + "' is " + to_string(shape) + "; " +
               problem->message);
@@ -513,9 +517,10 @@ std::vector<WorkloadOp> read_ops(const Value& list, const DeviceMesh& mesh,
     // Registered once the op is named, so a later op that produces the same tensor can
     // name this one; and an op cannot read what it produces itself.
     if (op.reads_tensors())
-      tensors->produce(op.output_tensor,
-                       MatmulEquation::of(op.kind, op.a, !op.bias.empty()).output_shape(op.a, op.b),
-                       op.name, op.where.line);
+      tensors->produce(
+          op.output_tensor,
+          MatmulEquation::of(op.kind, op.a, op.bias.has_value()).output_shape(op.a, op.b), op.name,
+          op.where.line);
     ops.push_back(std::move(op));
   }
   return ops;

@@ -331,13 +331,13 @@ Shape Value::as_shape(std::string_view example) const {
       fail(e.message() + " (expected e.g. " + std::string(example) + ")");
     }
   }
-  const std::string what = "a list of positive integers, e.g. " + std::string(example);
-  if (!node_.IsSequence() || node_.size() == 0)
-    fail(label() + ": expected " + what + ", got " + describe());
+  // [] is a 0-d tensor and a 0 a zero-size dim, as PyTorch allows.
+  const std::string what = "a list of sizes >= 0, e.g. " + std::string(example);
+  if (!node_.IsSequence()) fail(label() + ": expected " + what + ", got " + describe());
   Shape shape;
   for (const Value& item : items()) {
     long long value = 0;
-    if (!item.node().IsScalar() || !parse_int(item.node().Scalar(), &value) || value < 1)
+    if (!item.node().IsScalar() || !parse_int(item.node().Scalar(), &value) || value < 0)
       item.fail(label() + ": expected " + what + ", got " + item.describe());
     shape.push_back(value);
   }
@@ -345,7 +345,7 @@ Shape Value::as_shape(std::string_view example) const {
   const int64_t limit = std::numeric_limits<int64_t>::max() / 8;
   int64_t total = 1;
   for (int64_t d : shape) {
-    if (total > limit / d) fail(label() + ": shape " + to_string(shape) + " is too large");
+    if (d > 0 && total > limit / d) fail(label() + ": shape " + to_string(shape) + " is too large");
     total *= d;
   }
   return shape;

@@ -95,7 +95,7 @@ class GraphBuilder {
     GraphTensor out;
     out.name = op.output_tensor;
     out.kind = GraphTensor::Kind::activation;
-    out.shape = MatmulEquation::of(op.kind, op.a, !op.bias.empty()).output_shape(op.a, op.b);
+    out.shape = MatmulEquation::of(op.kind, op.a, op.bias.has_value()).output_shape(op.a, op.b);
     out.dtype = g.dtype;
     out.where = op.where;
     g.output = add_tensor(std::move(out));

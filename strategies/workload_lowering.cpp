@@ -59,7 +59,8 @@ OpKind op_kind_of(CollectiveOp collective) {
 // A matrix's (or a batch of matrices') transpose, row-major: [.., r, c] -> [.., c, r].
 std::vector<double> transposed_values(const std::vector<double>& values, const Shape& shape) {
   const int64_t rows = shape.at(shape.size() - 2), cols = shape.back();
-  const int64_t batch = numel(shape) / (rows * cols);
+  // The leading dims' product, not numel / (rows * cols): a zero-size dim makes that 0 / 0.
+  const int64_t batch = numel(Shape(shape.begin(), shape.end() - 2));
   std::vector<double> out(values.size());
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t r = 0; r < rows; ++r)
@@ -130,7 +131,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     };
     input(problem.lhs_index(), w.a, w.a_placements, w.a_tensor);
     input(problem.rhs_index(), w.b, w.b_placements, w.b_tensor);
-    input(problem.bias_index(), w.bias, w.bias_placements, w.bias_tensor);
+    if (problem.has_bias())
+      input(problem.bias_index(), w.bias.emplace(), w.bias_placements, w.bias_tensor);
     w.out_placements = problem.output_target;
     w.output_tensor = graph.tensors[g.output].name;
     out.ops.push_back(std::move(w));
@@ -192,7 +194,7 @@ OpProblem matmul_problem(const Scenario& scenario, const WorkloadOp& op, const D
   problem.mesh = mesh;
   const DType dtype = scenario.dtype_of(op);
   std::optional<TensorSpec> bias;
-  if (!op.bias.empty()) bias = TensorSpec{op.bias, dtype, op.bias_placements};
+  if (op.bias) bias = TensorSpec{*op.bias, dtype, op.bias_placements};
   problem.inputs = matmul_signature(op.kind).inputs_in_order(
       {op.a, dtype, op.a_placements}, {op.b, dtype, op.b_placements}, std::move(bias));
   problem.output_target = op.out_placements;

@@ -74,15 +74,30 @@ TEST(Shape, ParseHandlesDimsBeyond32Bits) {
 }
 
 TEST(Shape, ParseRejectsMalformedNamingWhere) {
-  for (const char* text :
-       {"", "64x", "x32", "64xx32", "0x4", "4x0", "-1x4", "ax4", "4xb", "4.0", "4.5x2", "64x32x"}) {
+  for (const char* text : {"", "64x", "x32", "64xx32", "-1x4", "4x-2", "ax4", "4xb", "4.0", "4.5x2",
+                           "64x32x", "[", "[ ]", "[]x4", "4x[]"}) {
     const auto e = thrown<InvalidArgument>([&] { parse_shape(text, "--a"); });
     EXPECT_EQ(e.where(), "--a") << "'" << text << "'";
   }
 }
 
 TEST(Shape, ParseDefaultWhereIsShape) {
-  EXPECT_EQ(thrown<InvalidArgument>([] { parse_shape("0"); }).where(), "shape");
+  EXPECT_EQ(thrown<InvalidArgument>([] { parse_shape("-1"); }).where(), "shape");
+}
+
+TEST(Shape, ParseAcceptsZeroSizeDimsAnd0dAsPyTorchDoes) {
+  // torch.empty(0, 4) and torch.empty(()) are tensors: a zero-size dim and a 0-d scalar.
+  EXPECT_EQ(parse_shape("0x4"), (Shape{0, 4}));
+  EXPECT_EQ(parse_shape("4x0"), (Shape{4, 0}));
+  EXPECT_EQ(parse_shape("0"), (Shape{0}));
+  EXPECT_EQ(parse_shape("[]"), Shape{});
+  // A zero dim ends the overflow check's product, and must not divide it: 0 x 2^62 is 0 bytes.
+  EXPECT_EQ(parse_shape("0x4611686018427387904"), (Shape{0, 4611686018427387904LL}));
+  EXPECT_EQ(to_string(Shape{}), "[]");
+  for (const char* text : {"0x4", "[]", "8x0x2"}) EXPECT_EQ(to_string(parse_shape(text)), text);
+  // A 0-d tensor has one element (numel of torch.Size([]) is 1); a zero-size one none.
+  EXPECT_EQ(numel(Shape{}), 1);
+  EXPECT_EQ(numel(Shape{0, 4}), 0);
 }
 
 TEST(Shape, ParseAcceptsTheLargestShapeWhoseFp64BytesFit) {
@@ -218,11 +233,27 @@ TEST(TensorSpec, ValidateDefaultWhereIsTensor) {
   EXPECT_EQ(thrown<InvalidArgument>([&] { spec.validate(mesh); }).where(), "tensor");
 }
 
-TEST(TensorSpec, ValidateRejectsEmptyOrZeroShape) {
+TEST(TensorSpec, ValidateRejectsNegativeDims) {
   const DeviceMesh mesh({4});
-  EXPECT_THROW((TensorSpec{{}, DType::fp32, P({R})}).validate(mesh), InvalidArgument);
-  EXPECT_THROW((TensorSpec{{4, 0}, DType::fp32, P({R})}).validate(mesh), InvalidArgument);
   EXPECT_THROW((TensorSpec{{-4, 2}, DType::fp32, P({R})}).validate(mesh), InvalidArgument);
+  EXPECT_THROW((TensorSpec{{4, -1}, DType::fp32, P({R})}).validate(mesh), InvalidArgument);
+}
+
+TEST(TensorSpec, ZeroSizeAnd0dTensorsAreValid) {
+  const DeviceMesh mesh({4});
+  EXPECT_NO_THROW((TensorSpec{{}, DType::fp32, P({R})}).validate(mesh));
+  EXPECT_NO_THROW((TensorSpec{{4, 0}, DType::fp32, P({R})}).validate(mesh));
+  // A 0-d tensor has no dim to shard.
+  EXPECT_THROW((TensorSpec{{}, DType::fp32, P({S0})}).validate(mesh), InvalidArgument);
+  // torch.chunk of a zero-size dim over 4 ranks: four empty pieces at offset 0.
+  const TensorSpec empty_rows{{0, 8}, DType::fp32, P({S0})};
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(local_view(empty_rows, mesh, r).shape, (Shape{0, 8}));
+    EXPECT_EQ(local_view(empty_rows, mesh, r).offset, (Shape{0, 0}));
+  }
+  EXPECT_EQ(max_local_bytes(empty_rows, mesh), 0);
+  // A 0-d fp32 tensor is 4 bytes on every rank.
+  EXPECT_EQ(max_local_bytes(TensorSpec{{}, DType::fp32, P({R})}, mesh), 4);
 }
 
 TEST(TensorSpec, NumShards) {

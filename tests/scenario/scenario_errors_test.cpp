@@ -560,9 +560,9 @@ TEST_F(ScenarioErrors, TensorRoles) {
 }
 
 TEST_F(ScenarioErrors, TensorShapesAndPlacements) {
-  auto e = load_error(v2_tensors("tensors:\n  x: {shape: [8, 0], placements: [R, R]}\n"));
+  auto e = load_error(v2_tensors("tensors:\n  x: {shape: [8, -1], placements: [R, R]}\n"));
   EXPECT_EQ(e.where(), at(10, 18));
-  EXPECT_THAT(e.message(), HasSubstr("tensors.x.shape: expected a list of positive integers"));
+  EXPECT_THAT(e.message(), HasSubstr("tensors.x.shape: expected a list of sizes >= 0"));
 
   e = load_error(v2_tensors("tensors:\n  x: {shape: [8, 8], placements: [\"S(0)\"]}\n"));
   EXPECT_EQ(e.where(), at(10, 34));

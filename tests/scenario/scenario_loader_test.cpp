@@ -244,7 +244,7 @@ workload:
   EXPECT_EQ(up.output_tensor, "h");
   EXPECT_THAT(up.a, ElementsAre(32768, 8192));
   EXPECT_THAT(up.b, ElementsAre(8192, 28672));
-  EXPECT_TRUE(up.bias.empty());
+  EXPECT_FALSE(up.bias.has_value());
   EXPECT_TRUE(up.a_placements.empty());  // the declarations carry them
   EXPECT_TRUE(up.b_placements.empty());
   EXPECT_FALSE(up.out_placements.has_value());
@@ -295,7 +295,7 @@ workload:
   EXPECT_THAT(fc1.a, ElementsAre(4, 2048, 4096));
   EXPECT_THAT(fc1.b, ElementsAre(14336, 4096));
   EXPECT_EQ(fc1.bias_tensor, "fc1_b");
-  EXPECT_THAT(fc1.bias, ElementsAre(14336));
+  EXPECT_THAT(*fc1.bias, ElementsAre(14336));
   EXPECT_EQ(fc1.output_tensor, "hidden");
   EXPECT_TRUE(fc1.bias_placements.empty());
 
@@ -306,7 +306,7 @@ workload:
   EXPECT_THAT(fc2.a, ElementsAre(4, 2048, 14336));
   EXPECT_THAT(fc2.b, ElementsAre(4096, 14336));
   EXPECT_EQ(fc2.bias_tensor, "");
-  EXPECT_TRUE(fc2.bias.empty());
+  EXPECT_FALSE(fc2.bias.has_value());
   EXPECT_EQ(s.dtype_of(fc2), DType::fp32);
 
   // addmm with its bias; the op and its output share the name "proj" (separate namespaces).
@@ -315,7 +315,7 @@ workload:
   EXPECT_EQ(proj.name, "proj");
   EXPECT_EQ(proj.output_tensor, "proj");
   EXPECT_EQ(proj.bias_tensor, "proj_b");
-  EXPECT_THAT(proj.bias, ElementsAre(512));
+  EXPECT_THAT(*proj.bias, ElementsAre(512));
   EXPECT_THAT(proj.a, ElementsAre(1024, 4096));
   EXPECT_THAT(proj.b, ElementsAre(4096, 512));
   EXPECT_EQ(s.tensor("proj"), nullptr);
@@ -359,10 +359,10 @@ workload:
 )yaml"));
   ASSERT_EQ(s.workload.size(), 2u);
   EXPECT_EQ(s.workload[0].kind, OpKind::addmm);
-  EXPECT_THAT(s.workload[0].bias, ElementsAre(4096));
+  EXPECT_THAT(*s.workload[0].bias, ElementsAre(4096));
   EXPECT_EQ(to_string(s.workload[0].bias_placements), "R,S(0)");
   EXPECT_EQ(s.workload[1].kind, OpKind::baddbmm);
-  EXPECT_THAT(s.workload[1].bias, ElementsAre(8, 1, 64));
+  EXPECT_THAT(*s.workload[1].bias, ElementsAre(8, 1, 64));
 }
 
 TEST(ScenarioShipped, EveryShippedScenarioLoads) {

@@ -59,9 +59,21 @@ TEST(ComputeModel, ReduceAndCopyAreMemoryBoundWithLaunchOverhead) {
   EXPECT_NEAR(local_copy_duration_s(c.gpu, 1 << 20), 2.0 * (1 << 20) / kHbmBandwidth + 5e-6, 1e-15);
 }
 
-TEST(ComputeModel, EmptyGemmCostsTheLaunchOnly) {
+TEST(ComputeModel, EmptyOutputLaunchesNothing) {
+  // ATen's mm returns an empty result without calling cuBLAS, and hw/matmul.cpp returns
+  // before any launch: a GEMM with no output element costs no time, not even the launch.
   const ClusterSpec c = test_cluster(1, 8);
-  EXPECT_DOUBLE_EQ(matmul_duration_s(c.gpu, gemm(0, 128, 128)), kLaunchOverhead_s);
+  EXPECT_EQ(matmul_duration_s(c.gpu, gemm(0, 128, 128)), 0.0);
+  EXPECT_EQ(matmul_duration_s(c.gpu, gemm(128, 0, 128)), 0.0);
+}
+
+TEST(ComputeModel, EmptyContractionStillWritesItsOutput) {
+  // k = 0: the 128x128 output is written (zeros: torch.mm of 128x0 by 0x128), a launch plus
+  // 128*128 elements of the test's dtype through HBM.
+  const ClusterSpec c = test_cluster(1, 8);
+  const MatmulWork w = gemm(128, 128, 0);
+  const double bytes = 128.0 * 128.0 * element_size_bytes(w.dtype);
+  EXPECT_NEAR(matmul_duration_s(c.gpu, w), bytes / kHbmBandwidth + kLaunchOverhead_s, 1e-15);
 }
 
 TEST(ComputeModel, MissingDtypeIsAClearInvalidArgument) {

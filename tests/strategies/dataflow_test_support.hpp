@@ -74,7 +74,7 @@ class DataflowScenario {
  private:
   Shape shape_of(const std::string& name) const {
     for (const auto& t : s_.tensors)
-      if (t.name == name && !t.shape.empty()) return t.shape;
+      if (t.name == name && t.role != TensorDecl::Role::output) return t.shape;
     for (const auto& [n, shape] : shapes_)
       if (n == name) return shape;
     throw std::runtime_error("test scenario: unknown tensor " + name);

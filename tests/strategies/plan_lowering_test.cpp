@@ -42,7 +42,8 @@ std::vector<double> linear_reference(const OpProblem& p,
   std::vector<double> out(rows * N, 0);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t n = 0; n < N; ++n) {
-      double acc = p.has_bias() ? in[2][n] : 0.0;
+      // A 0-d bias is one value added everywhere; a [n] bias one per column.
+      double acc = !p.has_bias() ? 0.0 : in[2][p.inputs[2].shape.empty() ? 0 : n];
       for (int64_t k = 0; k < K; ++k) acc += in[0][r * K + k] * in[1][n * K + k];
       out[r * N + n] = acc;
     }
@@ -337,6 +338,25 @@ TEST(PlanLowering, LinearEveryCandidate) {
   check_every_candidate({OpKind::linear, {3}, {{7, 5}, {6, 5}, {6}}, {"S(0)", "S(0)", "S(0)"}});
   check_every_candidate(
       {OpKind::linear, {2, 2}, {{3, 5, 4}, {6, 4}, {6}}, {"S(1),R", "R,S(1)", "R,R"}});
+}
+
+TEST(PlanLowering, ZeroSizeDimsAndZeroDimBiasEveryCandidate) {
+  // PyTorch accepts these: torch.mm of a 0x5 by a 5x6 is an empty 0x6; of a 7x0 by a 0x6 a
+  // 7x6 of zeros; torch.addmm(torch.tensor(x), a, b) adds x to every element. Every kept
+  // candidate must rebuild the unsharded reference (a zero-size dim cannot be split, so the
+  // rules that would split it are filtered before they reach here).
+  for (const char* a : {"S(0)", "S(1)", "R"}) {
+    check_every_candidate({OpKind::mm, {3}, {{0, 5}, {5, 6}}, {a, "R"}});
+    check_every_candidate({OpKind::mm, {3}, {{7, 0}, {0, 6}}, {a, "S(1)"}});
+  }
+  check_every_candidate({OpKind::mm, {2, 2}, {{6, 5}, {5, 0}}, {"S(0),S(1)", "R,R"}});
+  check_every_candidate({OpKind::bmm, {2}, {{0, 3, 4}, {0, 4, 5}}, {"S(1)", "S(2)"}});
+  check_every_candidate({OpKind::addmm, {3}, {{}, {7, 5}, {5, 6}}, {"R", "S(0)", "S(1)"}});
+  check_every_candidate({OpKind::addmm, {3}, {{}, {7, 0}, {0, 6}}, {"R", "S(0)", "R"}});
+  check_every_candidate(
+      {OpKind::baddbmm, {2, 2}, {{}, {2, 3, 4}, {2, 4, 5}}, {"R,R", "S(0),S(1)", "R,S(2)"}});
+  check_every_candidate({OpKind::linear, {3}, {{7, 5}, {6, 5}, {}}, {"S(0)", "S(1)", "R"}});
+  check_every_candidate({OpKind::linear, {3}, {{4, 0, 5}, {6, 5}, {}}, {"S(0)", "R", "R"}});
 }
 
 TEST(PlanLowering, LinearFusedAllGatherAndReduceScatter) {

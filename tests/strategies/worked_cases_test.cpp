@@ -259,5 +259,46 @@ TEST(DerivedCases, SizeOneBiasDimStaysReplicate) {
   EXPECT_TRUE(plan.redistributions.empty());
 }
 
+// ---- zero-size dims and a 0-d bias, which PyTorch accepts ----
+
+TEST(DerivedCases, ZeroRowsCannotBeSplitButStillPayTheLatency) {
+  // a 0x64 S(0) on 4 ranks of one host (intra). is_tensor_shardable drops [S0,S0,R]: a
+  // target S(0) needs 0 >= 4 rows. a S0→R gathers 0 B: AG = 6.6 + 3·0.6 = 8.4 µs, the same
+  // for [R,R,R] (0), [S1,R,S1] (3), [P,R,P] (5), [Pavg,R,Pavg] (7): b is R, free to chunk
+  // or split. [P,S1,S0] moves a S0→S1: AG(0 B) + 1 = 9.4. First minimum: index 0.
+  const auto p = problem(OpKind::mm, {4}, {tensor({0, 64}, "S(0)"), tensor({64, 32}, "R")});
+  const Plan plan = plan_for(p, 8);
+  expect_choice(plan, "R", {"R", "R"});
+  EXPECT_EQ(plan.chosen_candidate().index, 0);
+  EXPECT_EQ(plan.kept_count(), 7);
+  EXPECT_NEAR(plan.candidates[0].cost_us, 8.4, 1e-12);
+  EXPECT_NEAR(plan.candidates[1].cost_us, 9.4, 1e-12);
+}
+
+TEST(DerivedCases, ZeroContractionDimCannotBeSplit) {
+  // a 8x0 S(1) by b 0x16 R on 4 ranks: [P,S1,S0] splits the zero-size k dim of both → out.
+  // [S0,S0,R] moves a S1→S0: AG(0 B) + 1 = 9.4; [R,R,R] gathers a: 8.4 (index 0).
+  const auto p = problem(OpKind::mm, {4}, {tensor({8, 0}, "S(1)"), tensor({0, 16}, "R")});
+  const Plan plan = plan_for(p, 8);
+  expect_choice(plan, "R", {"R", "R"});
+  EXPECT_EQ(plan.kept_count(), 7);
+  EXPECT_NEAR(plan.candidates[2].cost_us, 9.4, 1e-12);
+}
+
+TEST(DerivedCases, ZeroDimBiasIsReplicatedUnderAnyShardedOutput) {
+  // torch.addmm(torch.tensor(1.0), a, b): a 0-d bias broadcasts over every output dim, so
+  // each rule gives it R (or the output's Partial). a 8x64 S(0), b R: [S0 | R | S0 | R]
+  // (index 2) keeps every input: cost 0. Nothing is filtered.
+  const auto p = problem(OpKind::addmm, {4},
+                         {tensor({}, "R"), tensor({8, 64}, "S(0)"), tensor({64, 32}, "R")});
+  const Plan plan = plan_for(p, 8);
+  expect_choice(plan, "S(0)", {"R", "S(0)", "R"});
+  EXPECT_EQ(plan.chosen_candidate().index, 2);
+  EXPECT_EQ(plan.kept_count(), 8);
+  EXPECT_TRUE(plan.redistributions.empty());
+  // The partial-sum rule [P | P | S1 | S0] gives the bias P(sum), as DTensor copies it.
+  EXPECT_EQ(to_string(plan.candidates[1].input_placements[0]), "P(sum)");
+}
+
 }  // namespace
 }  // namespace symmesh::strategies
