@@ -32,30 +32,10 @@ bool all_replicate(const Placements& placements) {
 double price_transitions(const TensorSpec& current, const std::vector<Transition>& steps,
                          const DeviceMesh& mesh, const DTensorMeshTopology& topo,
                          std::vector<double>* step_costs) {
-  double gib = static_cast<double>(current.size_bytes()) /
-               static_cast<double>(current.num_shards(mesh)) / kBytesPerGiB;
+  double gib = dtensor_local_gib(current, mesh);
   double total = 0;
   for (const Transition& t : steps) {
-    const int d = t.mesh_dim;
-    const double n = topo.devices[d];
-    double cost = 0;
-    if (t.from.is_shard() && t.to.is_replicate()) {
-      gib *= n;  // all-gather is priced on the gathered size
-      cost = dtensor_allgather_cost_us(gib, topo, d);
-    } else if (t.from.is_shard() && t.to.is_shard()) {
-      cost = dtensor_allgather_cost_us(gib, topo, d) + kAllToAllPenaltyUs;
-    } else if (t.from.is_partial() && t.to.is_replicate()) {
-      cost = dtensor_allreduce_cost_us(gib, topo, d);
-    } else if (t.from.is_partial() && t.to.is_shard()) {
-      cost = dtensor_reduce_scatter_cost_us(gib, topo, d);
-      gib /= n;
-    } else if (t.from.is_replicate() && t.to.is_shard()) {
-      gib /= n;  // local chunk: free, and later steps move less
-    } else if (t.from.is_replicate() && t.to.is_partial()) {
-      cost = 0;
-    } else {
-      cost = kInfiniteCost;  // S → P, or P(sum) ↔ P(avg)
-    }
+    const double cost = dtensor_transition_cost_us(t.from, t.to, t.mesh_dim, topo, &gib);
     if (step_costs) step_costs->push_back(cost);
     total += cost;
   }
@@ -101,6 +81,35 @@ double dtensor_reduce_scatter_cost_us(double gib, const DTensorMeshTopology& top
 }
 double dtensor_allreduce_cost_us(double gib, const DTensorMeshTopology& topo, int d) {
   return ring_cost_us(gib, topo, d, 2);
+}
+
+double dtensor_local_gib(const TensorSpec& spec, const DeviceMesh& mesh) {
+  return static_cast<double>(spec.size_bytes()) / static_cast<double>(spec.num_shards(mesh)) /
+         kBytesPerGiB;
+}
+
+double dtensor_transition_cost_us(const Placement& from, const Placement& to, int d,
+                                  const DTensorMeshTopology& topo, double* gib) {
+  const double n = topo.devices[d];
+  if (from == to) return 0;
+  if (from.is_shard() && to.is_replicate()) {
+    *gib *= n;  // all-gather is priced on the gathered size
+    return dtensor_allgather_cost_us(*gib, topo, d);
+  }
+  if (from.is_shard() && to.is_shard())
+    return dtensor_allgather_cost_us(*gib, topo, d) + kAllToAllPenaltyUs;
+  if (from.is_partial() && to.is_replicate()) return dtensor_allreduce_cost_us(*gib, topo, d);
+  if (from.is_partial() && to.is_shard()) {
+    const double cost = dtensor_reduce_scatter_cost_us(*gib, topo, d);
+    *gib /= n;
+    return cost;
+  }
+  if (from.is_replicate() && to.is_shard()) {
+    *gib /= n;  // local chunk: free, and later steps move less
+    return 0;
+  }
+  if (from.is_replicate() && to.is_partial()) return 0;
+  return kInfiniteCost;  // S → P, or P(sum) ↔ P(avg)
 }
 
 double dtensor_redistribute_cost_us(const TensorSpec& current, const Placements& target,

@@ -23,6 +23,18 @@ double dtensor_allgather_cost_us(double gib, const DTensorMeshTopology& topo, in
 double dtensor_reduce_scatter_cost_us(double gib, const DTensorMeshTopology& topo, int mesh_dim);
 double dtensor_allreduce_cost_us(double gib, const DTensorMeshTopology& topo, int mesh_dim);
 
+// The local size DTensor prices a spec's first step with: its bytes over its shard count,
+// in GiB (Partial and Replicate dims do not divide).
+double dtensor_local_gib(const TensorSpec& spec, const DeviceMesh& mesh);
+
+// One step on mesh dim `mesh_dim` (_compute_placement_transition_cost): S→R all-gathers
+// the gathered size, S→S' all-gathers the local size plus 1 µs (all-to-all, penalised),
+// P→R all-reduces, P→S reduce-scatters, R→S chunks for free and R→P is free; S→P and
+// P(sum)↔P(avg) are impossible (infinity); equal placements cost 0. `gib`, the local size
+// before the step, is updated to the size after it.
+double dtensor_transition_cost_us(const Placement& from, const Placement& to, int mesh_dim,
+                                  const DTensorMeshTopology& topo, double* gib);
+
 // redistribute_cost(current, target): 0 when current is all-Replicate or equal to the
 // target; otherwise the greedy planner's steps priced with B threaded through them;
 // infinity when a step is impossible. `step_costs`, when given, receives each step's cost.
@@ -33,6 +45,7 @@ double dtensor_redistribute_cost_us(const TensorSpec& current, const Placements&
 class DTensorCostModel final : public CostModel {
  public:
   explicit DTensorCostModel(int devices_per_host) : devices_per_host_(devices_per_host) {}
+  int devices_per_host() const { return devices_per_host_; }
   std::string name() const override { return "dtensor"; }
   void price(const OpProblem& problem, std::vector<Candidate>& candidates) const override;
   std::vector<double> step_costs_us(const TensorSpec& current, const std::vector<Transition>& steps,

@@ -1,7 +1,10 @@
 #include "strategies/plan.hpp"
 
+#include <stdexcept>
+
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
+#include "strategies/dtensor_cost_model.hpp"
 #include "strategies/selection.hpp"
 
 namespace symmesh::strategies {
@@ -84,9 +87,58 @@ Plan finish(Plan plan, const CostModel& model) {
 
 }  // namespace
 
-Plan build_plan(const OpProblem& problem, const CostModel& model) {
+std::string to_string(PlacementSelection selection) {
+  return selection == PlacementSelection::priority_queue ? "priority-queue" : "full-expansion";
+}
+
+PlacementSelection parse_placement_selection(std::string_view text, std::string_view where) {
+  for (PlacementSelection s :
+       {PlacementSelection::full_expansion, PlacementSelection::priority_queue})
+    if (text == to_string(s)) return s;
+  throw InvalidArgument("unknown placement search '" + std::string(text) +
+                            "' (expected full-expansion or priority-queue)",
+                        std::string(where));
+}
+
+std::string pytorch_behaviour(PlacementSelection selection) {
+  if (selection == PlacementSelection::priority_queue)
+    return "PyTorch DTensor with PR 177799 (March 2026): "
+           "_dijkstra_expand_single_dim_strategy_to_mesh "
+           "searches input placements by summed hop cost and takes the first that forms a "
+           "rule on every mesh dim; the full expansion only when it finds none";
+  return "PyTorch DTensor before PR 177799: expand_to_full_mesh_op_strategy prices every "
+         "combination of the single-dim rules, _select_min_cost_strategy picks one";
+}
+
+Plan build_plan(const OpProblem& problem, const CostModel& model, PlacementSelection selection) {
+  const auto* dtensor = dynamic_cast<const DTensorCostModel*>(&model);
+  if (selection == PlacementSelection::priority_queue && !dtensor)
+    throw InvalidArgument(
+        "the priority-queue search prices its hops with DTensor's cost model; "
+        "use it with the dtensor cost model, not " +
+            model.name(),
+        "--placement-search");
   Plan plan = priced_candidates(problem, model);
-  plan.chosen = select_candidate(problem, plan.candidates);
+  plan.selection = selection;
+  if (selection == PlacementSelection::priority_queue) {
+    const auto topo = DTensorMeshTopology::of(problem.mesh, dtensor->devices_per_host());
+    plan.search =
+        search_placements(problem, op_single_dim_rules(problem), topo, &plan.search_capped);
+  }
+  if (plan.search) {
+    // The full expansion's candidate of the same rules: the last mesh dim varies fastest.
+    int index = 0;
+    const int rules = static_cast<int>(op_single_dim_rules(problem).size());
+    for (int rule : plan.search->rule_per_mesh_dim) index = index * rules + rule;
+    const Candidate& c = plan.candidates.at(index);
+    // The search's goal test is the expansion's filter (shardability), so it is kept.
+    if (!c.kept() || c.input_placements != plan.search->input_placements)
+      throw std::logic_error("placement search: candidate #" + std::to_string(index) +
+                             " does not match the state the search found");
+    plan.chosen = index;
+  } else {
+    plan.chosen = select_candidate(problem, plan.candidates);
+  }
   return finish(std::move(plan), model);
 }
 

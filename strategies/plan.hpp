@@ -2,7 +2,9 @@
 // The Plan for one op: the chosen placements, the redistributions that get the inputs
 // there (steps, bytes, costs) and the local compute every rank does. This is the object
 // the simulator evaluates and the hardware backend executes.
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/collective_record.hpp"
@@ -10,8 +12,25 @@
 #include "strategies/candidate.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/op_problem.hpp"
+#include "strategies/placement_search.hpp"
 
 namespace symmesh::strategies {
+
+// How the chosen candidate is found, each reproducing one PyTorch behaviour:
+//   full_expansion  every combination of the single-dim rules over the mesh, priced by the
+//                   cost model, then DTensor's selection rule (expand_to_full_mesh_op_strategy
+//                   and _select_min_cost_strategy: PyTorch before PR 177799);
+//   priority_queue  the search of strategies/placement_search.hpp first, the full expansion
+//                   only when it finds nothing (PR 177799, March 2026). DTensor's cost model
+//                   only: the search prices its hops with it.
+// Either way the chosen candidate's redistributions are the greedy planner's, as PyTorch
+// runs them (the search's path is not passed to redistribute()).
+enum class PlacementSelection { full_expansion, priority_queue };
+std::string to_string(PlacementSelection selection);  // "full-expansion", "priority-queue"
+// Throws InvalidArgument naming `where` for another name.
+PlacementSelection parse_placement_selection(std::string_view text, std::string_view where);
+// Which PyTorch code the mode reproduces, in a sentence.
+std::string pytorch_behaviour(PlacementSelection selection);
 
 struct PlannedRedistribution {
   int input = 0;  // index into the op's inputs
@@ -30,6 +49,11 @@ struct Plan {
   // The GEMM every rank runs (core/matmul_signature.hpp). Shapes come from torch.chunk, so
   // ranks may differ and a piece may be empty.
   std::vector<LocalGemm> local_compute;  // one per rank
+  PlacementSelection selection = PlacementSelection::full_expansion;
+  // priority_queue: what the search found (nullopt: it found nothing, and the full
+  // expansion chose, as in PyTorch).
+  std::optional<PlacementSearchResult> search;
+  bool search_capped = false;  // it stopped at kMaxSearchStates
 
   const Candidate& chosen_candidate() const { return candidates.at(chosen); }
   int kept_count() const;
@@ -44,7 +68,8 @@ struct Plan {
 
 // Validates the problem, enumerates, prices and selects. Throws InvalidArgument for bad
 // problems (naming the argument).
-Plan build_plan(const OpProblem& problem, const CostModel& model);
+Plan build_plan(const OpProblem& problem, const CostModel& model,
+                PlacementSelection selection = PlacementSelection::full_expansion);
 
 // The plan DTensor's selection would not necessarily pick: candidate `candidate_index`
 // (its position in the enumeration), priced by `model`. For comparing strategies (the

@@ -36,6 +36,11 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
   cmd->add_option("--rerank", args.rerank,
                   "simulated: how many of analytic's cheapest candidates to simulate")
       ->capture_default_str();
+  cmd->add_option("--placement-search", args.placement_search,
+                  "dtensor: full-expansion (PyTorch before PR 177799: every rule combination "
+                  "priced) or priority-queue (PR 177799: a cheapest-first search of the "
+                  "input placements)")
+      ->capture_default_str();
   cmd->add_flag("--json", args.json, "print the plan as JSON");
   cmd->add_flag("--explain", args.explain, "also print every candidate with its cost");
   cmd->add_flag("--no-fuse", args.no_fuse,

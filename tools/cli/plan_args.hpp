@@ -28,6 +28,8 @@ struct PlanArgs {
   bool json = false;
   bool explain = false;
   bool no_fuse = false;  // price every candidate unfused only
+  // full-expansion or priority-queue (strategies::PlacementSelection).
+  std::string placement_search = "full-expansion";
 };
 
 // Adds the `plan` subcommand and its options to `app`; parsing stores into `args`, which

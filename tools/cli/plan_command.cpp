@@ -56,12 +56,19 @@ int run_plan(const PlanArgs& args) {
     options.devices_per_host = options.cluster->gpus_per_node;
     report.cluster = cluster_text(*options.cluster);
   }
+  const auto selection =
+      strategies::parse_placement_selection(args.placement_search, "--placement-search");
   const auto model = evaluation::make_cost_model(args.cost_model, options);
   const std::vector<bool> free = auto_inputs(args);
   const bool choose_layouts = std::find(free.begin(), free.end(), true) != free.end();
+  if (selection == strategies::PlacementSelection::priority_queue && choose_layouts)
+    throw InvalidArgument(
+        "the priority-queue search starts from the inputs' current placements; give them "
+        "instead of 'auto' (or use --placement-search full-expansion)",
+        "--placement-search");
   strategies::Plan plan;
   if (!choose_layouts) {
-    plan = strategies::build_plan(problem, *model);
+    plan = strategies::build_plan(problem, *model, selection);
   } else {
     // The planner places the `auto` inputs: every strategy with them where it wants them
     // (free: they are stored that way), the rest redistributed as needed.

@@ -73,6 +73,60 @@ std::string candidate_inputs_text(const Plan& plan, const Candidate& c) {
 
 }  // namespace
 
+namespace {
+
+// How the chosen candidate was found: the mode, and for the priority-queue search its
+// path, what it cost along the path and how many states it took.
+std::string search_text(const Plan& plan, const std::vector<std::string>& names, bool explain) {
+  std::string out;
+  if (explain || plan.selection != strategies::PlacementSelection::full_expansion)
+    out += "placement search: " + to_string(plan.selection) + " (reproduces " +
+           strategies::pytorch_behaviour(plan.selection) + ")\n";
+  if (plan.selection != strategies::PlacementSelection::priority_queue) return out;
+  if (!plan.search) {
+    out += plan.search_capped
+               ? "  the search stopped after " + std::to_string(strategies::kMaxSearchStates) +
+                     " states (a cap PyTorch does not have); the full expansion chose\n"
+               : "  the search reached no placement; the full expansion chose, as PyTorch falls "
+                 "back\n";
+    return out;
+  }
+  const auto& s = *plan.search;
+  out += "  path cost " + format_fixed(s.cost_us, 3) + " us in " + std::to_string(s.path.size()) +
+         (s.path.size() == 1 ? " hop" : " hops") + " (" + std::to_string(s.states_popped) +
+         " states popped, " + std::to_string(s.states_pushed) +
+         " pushed); the redistributions below are the greedy planner's, as PyTorch runs them\n";
+  for (const auto& hop : s.path)
+    out += "  hop: " + names.at(hop.input) + " mesh dim " + std::to_string(hop.mesh_dim) + " " +
+           to_string(hop.from) + "->" + to_string(hop.to) + "  " + format_fixed(hop.cost_us, 3) +
+           " us\n";
+  return out;
+}
+
+nlohmann::json search_json(const Plan& plan, const std::vector<std::string>& names) {
+  nlohmann::json j = {{"mode", to_string(plan.selection)},
+                      {"reproduces", strategies::pytorch_behaviour(plan.selection)}};
+  if (plan.selection != strategies::PlacementSelection::priority_queue) return j;
+  j["found"] = plan.search.has_value();
+  j["capped"] = plan.search_capped;
+  if (!plan.search) return j;
+  const auto& s = *plan.search;
+  j["path_cost_us"] = cost_json(s.cost_us);
+  j["input_path_cost_us"] = s.input_cost_us;
+  j["states_popped"] = s.states_popped;
+  j["states_pushed"] = s.states_pushed;
+  j["path"] = nlohmann::json::array();
+  for (const auto& hop : s.path)
+    j["path"].push_back({{"input", names.at(hop.input)},
+                         {"mesh_dim", hop.mesh_dim},
+                         {"from", to_string(hop.from)},
+                         {"to", to_string(hop.to)},
+                         {"cost_us", cost_json(hop.cost_us)}});
+  return j;
+}
+
+}  // namespace
+
 std::string plan_summary_text(const Plan& plan, int devices_per_host, bool explain) {
   PlanReportOptions options;
   options.devices_per_host = devices_per_host;
@@ -120,6 +174,7 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
            strategies::gib_text(d.memory_bytes_per_rank) + " per GPU)\n";
   }
   if (!options.auto_layouts.empty()) out += options.auto_layouts + "\n";
+  out += search_text(plan, names, explain);
   if (chosen.implementation != strategies::Implementation::unfused)
     out += "implementation: " + to_string(chosen.implementation) + ", " +
            std::to_string(chosen.chunks) + (chosen.chunks == 1 ? " chunk" : " chunks") +
@@ -322,6 +377,7 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
     candidates.push_back(entry);
   }
   j["candidates"] = candidates;
+  j["placement_search"] = search_json(plan, names);
   return j;
 }
 
