@@ -104,6 +104,9 @@ struct Scenario {
   std::vector<std::string> mesh_names;
   DType dtype = DType::bf16;
   std::string cost_model = "dtensor";
+  // Version 1 under dtensor: how each op's strategy is found, "full-expansion" or
+  // "priority-queue" (strategies::PlacementSelection, the PyTorch behaviour it reproduces).
+  std::string placement_search = "full-expansion";
   int version = 1;
   std::vector<TensorDecl> tensors;  // version 2, in file order
   std::optional<TrainingSpec> training;

@@ -117,6 +117,7 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   report.cluster = cluster_line(scenario.cluster);
   report.mesh = to_string(workload.mesh);
   report.cost_model = scenario.cost_model;
+  report.placement_search = scenario.placement_search;
   report.total_time_s = result.makespan_s;
   report.warnings = result.warnings;
   for (const auto& h : result.hazards) report.warnings.push_back("hazard: " + h.to_string());

@@ -69,6 +69,7 @@ struct SimulationReport {
   std::string cluster;  // one line
   std::string mesh;
   std::string cost_model;
+  std::string placement_search;  // Scenario::placement_search
   double total_time_s = 0;
   std::vector<OpReport> ops;
   // From the Program's collective records: how many of each kind ran, and how.

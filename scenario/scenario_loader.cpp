@@ -21,9 +21,10 @@ namespace {
 using scenario::MapReader;
 using scenario::Value;
 
-const std::vector<std::string> kScenarioKeys{"version",  "name",       "cluster",  "mesh",
-                                             "dtype",    "cost_model", "tensors",  "training",
-                                             "workload", "sweep",      "objective"};
+const std::vector<std::string> kScenarioKeys{
+    "version",          "name",    "cluster",  "mesh",     "dtype", "cost_model",
+    "placement_search", "tensors", "training", "workload", "sweep", "objective"};
+const std::vector<std::string> kPlacementSearches{"full-expansion", "priority-queue"};
 const std::vector<std::string> kOptimizers{"adam", "sgd"};
 const std::vector<std::string> kCostModels{"dtensor", "analytic", "simulated"};
 
@@ -59,9 +60,10 @@ void read_mesh(const Value& value, const ClusterSpec& cluster, Scenario& out) {
     shape_value = value;
   } else {
     if (!value.is_map())
-      value.fail("mesh: expected a list of dim sizes ([2, 4]) or a map ({shape: [2, 4], "
-                 "names: [dp, tp]}), got " +
-                 value.describe());
+      value.fail(
+          "mesh: expected a list of dim sizes ([2, 4]) or a map ({shape: [2, 4], "
+          "names: [dp, tp]}), got " +
+          value.describe());
     const MapReader mesh(value, {"shape", "names"});
     shape_value = mesh.require("shape");
     out.mesh_shape = shape_value->as_int_list(-1, 1, "[4, 8]");
@@ -265,6 +267,23 @@ Scenario read_scenario(const Value& root, const std::string& path) {
     if (std::find(kCostModels.begin(), kCostModels.end(), s.cost_model) == kCostModels.end())
       v->fail("unknown cost_model '" + s.cost_model + "'" +
               scenario::suggestion(s.cost_model, kCostModels));
+  }
+  if (auto v = top.get("placement_search")) {
+    s.placement_search = v->as_string();
+    if (std::find(kPlacementSearches.begin(), kPlacementSearches.end(), s.placement_search) ==
+        kPlacementSearches.end())
+      v->fail("unknown placement_search '" + s.placement_search +
+              "' (expected full-expansion or priority-queue)" +
+              scenario::suggestion(s.placement_search, kPlacementSearches));
+    if (s.placement_search == "priority-queue" && s.cost_model != "dtensor")
+      v->fail(
+          "placement_search: priority-queue prices its hops with DTensor's cost model; it "
+          "needs cost_model: dtensor, not " +
+          s.cost_model);
+    if (s.placement_search == "priority-queue" && s.is_dataflow())
+      v->fail(
+          "placement_search: priority-queue chooses one op at a time from its inputs' "
+          "placements (version 1); version 2 places the whole step with the layout search");
   }
   if (auto v = top.get("training")) s.training = read_training(*v);
   if (s.is_dataflow()) {

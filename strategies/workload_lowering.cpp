@@ -214,6 +214,8 @@ PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
     plan_dataflow(scenario, model, options, out);
     return out;
   }
+  const PlacementSelection selection =
+      parse_placement_selection(scenario.placement_search, "placement_search");
   for (const WorkloadOp& op : scenario.workload) {
     out.ops.push_back(op);
     out.on_comm_stream.push_back(false);
@@ -225,7 +227,7 @@ PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
     } catch (const InvalidArgument& e) {
       throw InvalidArgument("op '" + op.name + "': " + e.what(), where_of(op));
     }
-    plan = build_plan(problem, model);
+    plan = build_plan(problem, model, selection);
   }
   return out;
 }

@@ -54,8 +54,11 @@ std::string step_text(const SimulationReport& report) {
 
 std::string simulation_report_text(const SimulationReport& report) {
   std::string out = "symmesh simulate: " + report.scenario + " on " + report.cluster + ", mesh " +
-                    report.mesh + ", cost model " + report.cost_model + ", backend " +
-                    report.backend + "\n";
+                    report.mesh + ", cost model " + report.cost_model +
+                    (report.placement_search == "priority-queue"
+                         ? " (placement search: priority-queue, as PyTorch with PR 177799)"
+                         : "") +
+                    ", backend " + report.backend + "\n";
   const bool emulated = std::any_of(report.ops.begin(), report.ops.end(),
                                     [](const OpReport& r) { return r.max_abs_error.has_value(); });
   // Version 2 has no barrier between ops: when each op ran says what overlapped.
@@ -113,6 +116,8 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
   j["cluster"] = report.cluster;
   j["mesh"] = report.mesh;
   j["cost_model"] = report.cost_model;
+  // Only where it is not the default, so that version-1 reports keep their keys.
+  if (report.placement_search == "priority-queue") j["placement_search"] = report.placement_search;
   j["total_time_s"] = report.total_time_s;
   j["ops"] = nlohmann::json::array();
   for (const auto& r : report.ops) {
