@@ -69,6 +69,8 @@ class Search {
     }
   }
 
+  bool capped() const { return capped_; }
+
   std::optional<PlacementSearchResult> run() {
     auto start = std::make_unique<Entry>();
     std::vector<Placements> state;
@@ -217,8 +219,6 @@ class Search {
   std::unordered_set<std::string> visited_;
   int64_t popped_ = 0;
   int64_t pushed_ = 0;
-
- public:
   bool capped_ = false;
 };
 
@@ -230,7 +230,7 @@ std::optional<PlacementSearchResult> search_placements(const OpProblem& problem,
                                                        bool* capped) {
   Search search(problem, rules, topo);
   auto result = search.run();
-  if (capped) *capped = search.capped_;
+  if (capped) *capped = search.capped();
   return result;
 }
 
