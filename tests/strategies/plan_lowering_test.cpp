@@ -29,7 +29,7 @@ std::vector<double> random_values(int64_t n, std::mt19937& rng) {
 
 std::vector<unsigned char> as_bytes(const std::vector<double>& v) {
   std::vector<unsigned char> out(v.size() * sizeof(double));
-  std::memcpy(out.data(), v.data(), out.size());
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());  // a zero-size tensor: no data
   return out;
 }
 

@@ -91,7 +91,8 @@ class ProgramInterpreter {
       case K::put_signal:
       case K::signal: {
         const int peer = p_.peer_rank_of(op);
-        if (op.kind() == K::put_signal) {
+        // A zero-byte put (a zero-size tensor's all-gather) has no storage to point at.
+        if (op.kind() == K::put_signal && op.put().src.size_bytes > 0) {
           const PutSignalArgs& put = op.put();
           std::memmove(at(peer, put.dst()), at(r, put.src), put.src.size_bytes);
         }

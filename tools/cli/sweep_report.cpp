@@ -223,7 +223,11 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
          (o.answer.max_time_s ? "step time <= " + format_time(*o.answer.max_time_s)
                               : std::string("none (fastest point per GPU count)")) +
          "\n";
-  out += "- Cost model: " + s.cost_model + "\n";
+  out += "- Cost model: " + s.cost_model +
+         (s.placement_search == "priority-queue"
+              ? " (placement search: priority-queue, as PyTorch with PR 177799)"
+              : "") +
+         "\n";
   out += "- Points: " + std::to_string(points.size()) + " (" + std::to_string(o.answer.simulated) +
          " simulated, " + std::to_string(o.answer.skipped) + " skipped)\n\n";
 
@@ -350,6 +354,8 @@ nlohmann::json sweep_results_json(const SweepOutcome& o) {
   j["scenario"] = s.name;
   j["backend"] = "sim";
   j["cost_model"] = s.cost_model;
+  // Only where it is not the default, as in simulate --json.
+  if (s.placement_search == "priority-queue") j["placement_search"] = s.placement_search;
   j["cluster"] = s.cluster.name;
   j["gpus_per_node"] = s.cluster.gpus_per_node;
   j["mesh_names"] = s.mesh_names;
