@@ -179,17 +179,21 @@ class Search {
   // dim d to q.
   void try_hop(const Entry& from, const std::vector<Placements>& state, int i, int d,
                const Placement& q) {
-    auto next = std::make_unique<Entry>();
-    next->key = from.key;
-    next->key[i * ndim_ + d] = code_of(q);
-    if (visited_.count(next->key)) return;
+    // Refused hops are most of them: decide before allocating an entry.
+    std::string key = from.key;
+    key[i * ndim_ + d] = code_of(q);
+    if (visited_.count(key)) return;
     // The net move from where the input started must be possible (S(0)→R→P is two
     // possible hops but an impossible S→P).
     double net_gib = original_gib_[i];
     if (dtensor_transition_cost_us(original_[i][d], q, d, topo_, &net_gib) == kInfiniteCost) return;
-    next->input_gib = from.input_gib;
-    const double step = dtensor_transition_cost_us(state[i][d], q, d, topo_, &next->input_gib[i]);
+    double gib = from.input_gib[i];
+    const double step = dtensor_transition_cost_us(state[i][d], q, d, topo_, &gib);
     if (step == kInfiniteCost) return;
+    auto next = std::make_unique<Entry>();
+    next->key = std::move(key);
+    next->input_gib = from.input_gib;
+    next->input_gib[i] = gib;
     next->input_cost_us = from.input_cost_us;
     next->input_cost_us[i] += step;
     next->cost_us = 0;

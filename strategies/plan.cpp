@@ -42,10 +42,16 @@ LocalGemm local_compute_of(const OpProblem& problem,
 
 namespace {
 
-Plan priced_candidates(const OpProblem& problem, const CostModel& model) {
+// The op's single-dim rules, once the problem is known to be valid.
+std::vector<Rule> validated_rules(const OpProblem& problem) {
   problem.validate();
+  return op_single_dim_rules(problem);
+}
+
+Plan priced_candidates(const OpProblem& problem, const CostModel& model,
+                       const std::vector<Rule>& rules) {
   Plan plan{problem, model.name(), {}, 0, {}, std::nullopt, {}};
-  plan.candidates = expand_candidates(problem, op_single_dim_rules(problem));
+  plan.candidates = expand_candidates(problem, rules);
   model.price(problem, plan.candidates);
   return plan;
 }
@@ -118,18 +124,18 @@ Plan build_plan(const OpProblem& problem, const CostModel& model, PlacementSelec
         "use it with the dtensor cost model, not " +
             model.name(),
         "--placement-search");
-  Plan plan = priced_candidates(problem, model);
+  const std::vector<Rule> rules = validated_rules(problem);
+  Plan plan = priced_candidates(problem, model, rules);
   plan.selection = selection;
   if (selection == PlacementSelection::priority_queue) {
     const auto topo = DTensorMeshTopology::of(problem.mesh, dtensor->devices_per_host());
-    plan.search =
-        search_placements(problem, op_single_dim_rules(problem), topo, &plan.search_capped);
+    plan.search = search_placements(problem, rules, topo, &plan.search_capped);
   }
   if (plan.search) {
     // The full expansion's candidate of the same rules: the last mesh dim varies fastest.
     int index = 0;
-    const int rules = static_cast<int>(op_single_dim_rules(problem).size());
-    for (int rule : plan.search->rule_per_mesh_dim) index = index * rules + rule;
+    for (int rule : plan.search->rule_per_mesh_dim)
+      index = index * static_cast<int>(rules.size()) + rule;
     const Candidate& c = plan.candidates.at(index);
     // The search's goal test is the expansion's filter (shardability), so it is kept.
     if (!c.kept() || c.input_placements != plan.search->input_placements)
@@ -143,7 +149,7 @@ Plan build_plan(const OpProblem& problem, const CostModel& model, PlacementSelec
 }
 
 Plan build_plan_for(const OpProblem& problem, const CostModel& model, int candidate_index) {
-  Plan plan = priced_candidates(problem, model);
+  Plan plan = priced_candidates(problem, model, validated_rules(problem));
   if (candidate_index < 0 || candidate_index >= static_cast<int>(plan.candidates.size()))
     throw InvalidArgument("no candidate #" + std::to_string(candidate_index) + " (there are " +
                               std::to_string(plan.candidates.size()) + ")",
