@@ -15,6 +15,7 @@
 #include "core/op_kind.hpp"
 #include "core/placement.hpp"
 #include "core/tensor_spec.hpp"
+#include "core/transformer_spec.hpp"
 
 namespace symmesh {
 
@@ -108,6 +109,9 @@ struct Scenario {
   // "priority-queue" (strategies::PlacementSelection, the PyTorch behaviour it reproduces).
   std::string placement_search = "full-expansion";
   int version = 1;
+  // Version 2 `model:`: the transformer whose step the tensors and workload were generated
+  // from (scenario/model_expansion.hpp); a resized scenario is generated again from it.
+  std::optional<TransformerSpec> model;
   std::vector<TensorDecl> tensors;  // version 2, in file order
   std::optional<TrainingSpec> training;
   std::vector<WorkloadOp> workload;

@@ -196,24 +196,27 @@ class ClusterBuilder {
   std::map<std::string, SourceLocation> written_at_;
 };
 
-std::vector<std::string> shipped_cluster_names(bool with_folder) {
+std::vector<std::string> shipped_names(const ReferenceKind& kind, bool with_folder) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry :
-       fs::directory_iterator(fs::path(shipped_scenarios_dir()) / "clusters", ec))
-    if (entry.path().extension() == ".yaml")
-      names.push_back((with_folder ? "clusters/" : "") + entry.path().filename().string());
+       fs::directory_iterator(fs::path(shipped_scenarios_dir()) / kind.folder, ec))
+    if (entry.path().extension() == kind.extension)
+      names.push_back((with_folder ? kind.folder + "/" : "") + entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
 
 }  // namespace
 
+const ReferenceKind kClusterFiles{"cluster file", "clusters", ".yaml"};
+const ReferenceKind kModelConfigs{"Hugging Face config", "models", ".json"};
+
 const std::vector<std::string> kPeakKeys{"bf16", "fp16", "fp32", "fp64", "fp8", "int8"};
 
-std::string resolve_reference(const Value& reference) {
+std::string resolve_reference(const Value& reference, const ReferenceKind& kind) {
   const std::string text = reference.as_string();
-  if (text.empty()) reference.fail(reference.label() + ": expected a path to a cluster file");
+  if (text.empty()) reference.fail(reference.label() + ": expected a path to a " + kind.noun);
   const fs::path ref(text);
   std::vector<fs::path> candidates;
   if (ref.is_absolute()) {
@@ -221,7 +224,7 @@ std::string resolve_reference(const Value& reference) {
   } else {
     candidates.push_back(fs::path(reference.file()).parent_path() / ref);
     candidates.push_back(fs::path(shipped_scenarios_dir()) / ref);
-    candidates.push_back(fs::path(shipped_scenarios_dir()) / "clusters" / ref);
+    candidates.push_back(fs::path(shipped_scenarios_dir()) / kind.folder / ref);
   }
   std::string looked;
   for (const fs::path& candidate : candidates) {
@@ -231,11 +234,14 @@ std::string resolve_reference(const Value& reference) {
     looked.append(candidate.lexically_normal().string());
     if (fs::is_directory(candidate, ec)) looked.append(" (a folder)");
   }
-  std::string message = "cluster file '" + text + "' not found (looked in " + looked + ")";
-  const std::string best =
-      closest(text, shipped_cluster_names(text.find('/') != std::string::npos));
+  std::string message = kind.noun + " '" + text + "' not found (looked in " + looked + ")";
+  const std::string best = closest(text, shipped_names(kind, text.find('/') != std::string::npos));
   if (!best.empty()) message += " \u2014 did you mean '" + best + "'?";
   reference.fail(message);
+}
+
+std::string resolve_reference(const Value& reference) {
+  return resolve_reference(reference, kClusterFiles);
 }
 
 ClusterSpec read_cluster(const Value& value) {

@@ -13,6 +13,16 @@ namespace symmesh::scenario {
 // referrer's directory, then the shipped scenarios directory, then its clusters/ folder.
 // Fails at `reference` ("cluster file 'x' not found (looked in …)") when none exists.
 std::string resolve_reference(const Value& reference);
+// The same for another kind of shipped file: its noun in messages, the folder of
+// scenarios/ it ships in and its extension (for the did-you-mean).
+struct ReferenceKind {
+  std::string noun;
+  std::string folder;
+  std::string extension;
+};
+extern const ReferenceKind kClusterFiles;  // "cluster file", clusters/, .yaml
+extern const ReferenceKind kModelConfigs;  // "Hugging Face config", models/, .json
+std::string resolve_reference(const Value& reference, const ReferenceKind& kind);
 
 // `value` is the cluster map or a path to a cluster file. Complete and validated: missing keys and
 // invalid figures fail at the cluster, or where the offending figure was written.

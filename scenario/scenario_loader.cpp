@@ -12,6 +12,8 @@
 #include "core/errors.hpp"
 #include "core/roofline.hpp"
 #include "scenario/cluster_reader.hpp"
+#include "scenario/model_expansion.hpp"
+#include "scenario/model_reader.hpp"
 #include "scenario/workload_reader.hpp"
 #include "scenario/yaml_reader.hpp"
 
@@ -22,8 +24,8 @@ using scenario::MapReader;
 using scenario::Value;
 
 const std::vector<std::string> kScenarioKeys{
-    "version",          "name",    "cluster",  "mesh",     "dtype", "cost_model",
-    "placement_search", "tensors", "training", "workload", "sweep", "objective"};
+    "version", "name",    "cluster",  "mesh",     "dtype", "cost_model", "placement_search",
+    "model",   "tensors", "training", "workload", "sweep", "objective"};
 const std::vector<std::string> kPlacementSearches{"full-expansion", "priority-queue"};
 const std::vector<std::string> kOptimizers{"adam", "sgd"};
 const std::vector<std::string> kCostModels{"dtensor", "analytic", "simulated"};
@@ -249,7 +251,15 @@ Scenario read_scenario(const Value& root, const std::string& path) {
       key->fail("'tensors' needs 'version: 2' (named tensors are a version-2 feature)");
     if (auto key = top.key("training"))
       key->fail("'training' needs 'version: 2' (the training step is a version-2 feature)");
+    if (auto key = top.key("model"))
+      key->fail("'model' needs 'version: 2' (a model expands into a version-2 dataflow)");
   }
+  if (top.key("model"))
+    for (const char* generated : {"tensors", "workload"})
+      if (auto key = top.key(generated))
+        key->fail(std::string("'") + generated +
+                  "' is generated from 'model'; give one or the other (symmesh expand prints "
+                  "what a model generates)");
   s.name =
       top.get("name") ? top.get("name")->as_string() : std::filesystem::path(path).stem().string();
   s.cluster = scenario::read_cluster(top.require("cluster"));
@@ -286,7 +296,17 @@ Scenario read_scenario(const Value& root, const std::string& path) {
           "placements (version 1); version 2 places the whole step with the layout search");
   }
   if (auto v = top.get("training")) s.training = read_training(*v);
-  if (s.is_dataflow()) {
+  if (auto v = top.get("model")) {
+    // Checked at the mesh before the model is read: the mesh decides what can be generated.
+    try {
+      scenario::check_model_mesh(s.mesh_shape, s.mesh_names, "");
+    } catch (const InvalidArgument& e) {
+      top.require("mesh").fail(e.message());
+    }
+    s.model = scenario::read_model(*v, s.dtype);
+    if (!s.training) s.training = TrainingSpec{.where = v->location()};
+    scenario::expand_model(s, v->where());
+  } else if (s.is_dataflow()) {
     scenario::Dataflow flow =
         scenario::read_dataflow(top.get("tensors"), top.require("workload"), mesh, s.cluster);
     s.tensors = std::move(flow.tensors);

@@ -2,6 +2,7 @@
 #include <functional>
 
 #include "core/errors.hpp"
+#include "scenario/model_expansion.hpp"
 #include "scenario/scenario_loader.hpp"
 
 namespace symmesh {
@@ -88,6 +89,8 @@ Scenario with_cluster_size(const Scenario& scenario, int nodes, std::vector<int>
                                 std::to_string(out.cluster.num_gpus()) + " GPUs",
                             kWhere);
   out.mesh_shape = std::move(mesh_shape);
+  // A model's step has dp · micro_batch sequences: generated again for the new mesh.
+  if (out.model) scenario::expand_model(out, out.path.empty() ? kWhere : out.path);
   return out;
 }
 

@@ -1,0 +1,52 @@
+#pragma once
+// The activations one transformer layer keeps for its backward, per micro-batch, as
+// Korthikanti et al. count them ("Reducing Activation Recomputation in Large Transformer
+// Models", MLSys 2023, arXiv:2205.05198, §4), generalised from their GPT (multi-head
+// attention, a 4h GELU MLP, dropout) to grouped-query attention, any FFN width and
+// SwiGLU. Every tensor a layer's backward reads is counted once, in the layer's dtype
+// (their 2 bytes), a dropout mask in 1 byte:
+//
+//   tensor kept                              elements            sharded by TP   by SP
+//   norm inputs (attention, MLP)             2 · sbh             no              yes
+//   QKV input, MLP input (norm outputs)      2 · sbh             no              yes
+//   Q; K and V                               sbq; 2 · sbk        yes             —
+//   attention output (W_o's input)           sbq                 yes             —
+//   softmax output                           a · s² · b          yes             —
+//   [dropout] masks after attention, MLP     2 · sbh (1 B)       no              yes
+//   [dropout] attention-probability mask     a · s² · b (1 B)    yes             —
+//   [dropout] dropped-out probabilities      a · s² · b          yes             —
+//   GELU: its input and W_down's input       2 · sbf             yes             —
+//   SwiGLU: gate and up outputs, W_down's    3 · sbf             yes             —
+//
+// (s tokens per sequence, b sequences, h hidden, a heads, q = a · head_dim, k = kv_heads
+// · head_dim, f FFN width.) For their GPT (q = k = h, f = 4h, dropout, 2-byte elements) this is
+// their equation (1), sbh · (34 + 5as/h) bytes; with tensor parallelism t, equation (2) sbh · (10 +
+// 24/t + 5as/(ht)); with sequence parallelism, equation (4) sbh/t · (34 + 5as/h). Selective
+// recomputation drops the attention core's s² terms (recomputed in the backward: as
+// FlashAttention keeps none of them either), equation (6); full recomputation keeps only
+// each layer's input, 2sbh (2sbh/t with sequence parallelism), and reruns the forward.
+#include <cstdint>
+#include <string>
+
+#include "core/transformer_spec.hpp"
+
+namespace symmesh {
+
+enum class Recompute {
+  none,       // keep everything above
+  selective,  // recompute the attention core (softmax and its dropout) in the backward
+  full,       // keep each layer's input only; rerun the layer's forward in the backward
+};
+std::string to_string(Recompute recompute);
+
+struct ActivationSharding {
+  int tensor_parallel = 1;         // t: ranks sharing each layer's matmuls
+  bool sequence_parallel = false;  // norms and dropouts split over t by tokens too
+  Recompute recompute = Recompute::none;
+};
+
+// Bytes one layer keeps on one tensor-parallel rank for one micro-batch of
+// spec.micro_batch sequences of spec.seq tokens. Throws InvalidArgument when t < 1.
+double layer_activation_bytes(const TransformerSpec& spec, const ActivationSharding& sharding);
+
+}  // namespace symmesh

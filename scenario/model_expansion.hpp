@@ -1,0 +1,40 @@
+#pragma once
+// A transformer (core/transformer_spec.hpp) expanded into the version-2 dataflow a user
+// could write by hand: the `tensors:` and `workload:` of one training step's matrix work,
+// as YAML text that the loader reads like any file (so every check of a hand-written
+// scenario applies) and `symmesh expand` prints. docs/scenario-format.md, "Models", says
+// what is generated and what is not.
+//
+// The mesh names its dims: `dp` (data parallel: each replica takes micro_batch sequences)
+// and `tp` (tensor parallel, with Megatron's sequence parallelism: the residual stream
+// between layers is split by tokens over tp). The step's tokens are dp · micro_batch · seq,
+// rows of the [tokens, hidden] activations; the heads of the attention core are the batch
+// dim of its bmm ops, [dp · micro_batch · heads, seq, head_dim].
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+#include "core/transformer_spec.hpp"
+
+namespace symmesh::scenario {
+
+// The mesh dim names a model scenario may use, and what each means.
+inline constexpr const char* kDataParallelDim = "dp";
+inline constexpr const char* kTensorParallelDim = "tp";
+
+// Throws InvalidArgument (where `where`) when the mesh cannot carry the model: a dim that
+// is neither dp nor tp (pipeline and context parallelism are not generated yet), unnamed
+// dims, or a name twice.
+void check_model_mesh(const std::vector<int>& shape, const std::vector<std::string>& names,
+                      const std::string& where);
+
+// The YAML of `tensors:` and `workload:` (top-level keys, ready to be appended to a
+// version-2 scenario) for `spec` on a mesh of `shape` with `names`.
+std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<int>& shape,
+                                const std::vector<std::string>& names);
+
+// Fills scenario.tensors and scenario.workload from scenario.model for its mesh, reading
+// the generated YAML as the loader reads a file's (its messages name `where`).
+void expand_model(Scenario& scenario, const std::string& where);
+
+}  // namespace symmesh::scenario

@@ -1,0 +1,201 @@
+// `model:` blocks and Hugging Face config.json files (model_reader.hpp).
+#include "scenario/model_reader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/errors.hpp"
+#include "scenario/cluster_reader.hpp"
+
+namespace symmesh::scenario {
+namespace {
+
+const std::vector<std::string> kModelKeys{
+    "hf_config",  "name",  "layers", "hidden",      "heads",    "kv_heads",       "head_dim", "ffn",
+    "activation", "vocab", "seq",    "micro_batch", "qkv_bias", "tie_embeddings", "dropout"};
+const std::vector<std::string> kActivations{"swiglu", "gelu"};
+const std::vector<std::string> kModelTypes{"llama", "mistral", "qwen2"};
+
+// Keys of the Llama, Mistral and Qwen2 configs that do not change the matrix work of a
+// training step: token ids, initialisation, positions (rotary: no parameters), numerics,
+// caching, provenance.
+const std::vector<std::string> kIgnoredHfKeys{"_name_or_path",
+                                              "_commit_hash",
+                                              "architectures",
+                                              "attention_dropout",
+                                              "bos_token_id",
+                                              "eos_token_id",
+                                              "pad_token_id",
+                                              "initializer_range",
+                                              "max_position_embeddings",
+                                              "max_window_layers",
+                                              "pretraining_tp",
+                                              "rms_norm_eps",
+                                              "rope_scaling",
+                                              "rope_theta",
+                                              "rope_parameters",
+                                              "torch_dtype",
+                                              "dtype",
+                                              "transformers_version",
+                                              "use_cache",
+                                              "layer_types"};
+// Keys symmesh reads.
+const std::vector<std::string> kReadHfKeys{
+    "model_type",        "hidden_size",         "intermediate_size", "num_attention_heads",
+    "num_hidden_layers", "num_key_value_heads", "head_dim",          "vocab_size",
+    "hidden_act",        "tie_word_embeddings", "attention_bias",    "mlp_bias",
+    "sliding_window",    "use_sliding_window"};
+// Keys of models symmesh does not model, with why.
+struct Refused {
+  const char* key;
+  const char* why;
+};
+const Refused kRefusedHfKeys[] = {
+    {"num_local_experts", "a mixture of experts (Mixtral) is not modelled yet"},
+    {"num_experts", "a mixture of experts (Qwen2-MoE) is not modelled yet"},
+    {"num_experts_per_tok", "a mixture of experts is not modelled yet"},
+    {"moe_intermediate_size", "a mixture of experts is not modelled yet"},
+    {"n_routed_experts", "a mixture of experts is not modelled yet"},
+    {"q_lora_rank", "multi-head latent attention (DeepSeek) is not modelled"},
+    {"kv_lora_rank", "multi-head latent attention (DeepSeek) is not modelled"},
+};
+
+std::string listed(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out.append(out.empty() ? "" : ", ").append(w);
+  return out;
+}
+
+bool contains(const std::vector<std::string>& words, const std::string& word) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+}  // namespace
+
+TransformerSpec read_hf_config(const Value& root) {
+  if (!root.is_map())
+    root.fail("a Hugging Face config.json must be a JSON object, got " + root.describe());
+  TransformerSpec spec;
+  spec.name = std::filesystem::path(root.file()).stem().string();
+  std::vector<std::optional<Value>> fields(kReadHfKeys.size());
+  for (const Value::Entry& entry : root.entries()) {
+    const std::string& key = entry.name;
+    for (const Refused& refused : kRefusedHfKeys)
+      if (key == refused.key) entry.key.fail("'" + key + "': " + refused.why);
+    const auto read = std::find(kReadHfKeys.begin(), kReadHfKeys.end(), key);
+    if (read != kReadHfKeys.end()) {
+      fields[read - kReadHfKeys.begin()] = entry.value.with_path(key);
+      continue;
+    }
+    if (contains(kIgnoredHfKeys, key)) continue;
+    entry.key.fail("unsupported key '" + key + "' in a Hugging Face config: symmesh reads " +
+                   listed(kReadHfKeys) + " and ignores " + listed(kIgnoredHfKeys) +
+                   "; remove it if it does not change the model's matrix work");
+  }
+  const auto field = [&](const char* key) -> const std::optional<Value>& {
+    const auto at = std::find(kReadHfKeys.begin(), kReadHfKeys.end(), key);
+    return fields[at - kReadHfKeys.begin()];
+  };
+  const auto require = [&](const char* key) -> Value {
+    if (!field(key)) root.fail("missing key '" + std::string(key) + "' in the Hugging Face config");
+    return *field(key);
+  };
+  const auto present = [&](const char* key) { return field(key) && !field(key)->node().IsNull(); };
+
+  const Value type = require("model_type");
+  const std::string model_type = type.as_string();
+  if (!contains(kModelTypes, model_type))
+    type.fail("model_type '" + model_type + "' is not supported (symmesh reads the decoder-only " +
+              listed(kModelTypes) + " configs)" + suggestion(model_type, kModelTypes));
+  spec.layers = require("num_hidden_layers").as_int(1);
+  spec.hidden = require("hidden_size").as_int(1);
+  spec.heads = require("num_attention_heads").as_int(1);
+  spec.kv_heads =
+      present("num_key_value_heads") ? field("num_key_value_heads")->as_int(1) : spec.heads;
+  spec.ffn = require("intermediate_size").as_int(1);
+  spec.vocab = require("vocab_size").as_int(1);
+  // Hugging Face's default (LlamaConfig): hidden_size // num_attention_heads.
+  spec.head_dim = present("head_dim") ? field("head_dim")->as_int(1) : spec.hidden / spec.heads;
+  // The three families' MLP is gated whatever hidden_act names (SiLU: SwiGLU; a GELU: GeGLU,
+  // the same matrix work).
+  spec.activation = MlpActivation::swiglu;
+  if (present("hidden_act")) {
+    const std::string act = field("hidden_act")->as_string();
+    if (act != "silu" && act != "swish" && !act.starts_with("gelu"))
+      field("hidden_act")->fail("hidden_act '" + act + "' is not supported (silu or a gelu)");
+  }
+  if (present("tie_word_embeddings")) spec.tie_embeddings = field("tie_word_embeddings")->as_bool();
+  // Qwen2 always has q/k/v biases; Llama says so with attention_bias.
+  spec.qkv_bias = model_type == "qwen2";
+  if (present("attention_bias")) spec.qkv_bias = field("attention_bias")->as_bool();
+  if (present("mlp_bias") && field("mlp_bias")->as_bool())
+    field("mlp_bias")->fail("'mlp_bias': true is not modelled (biases on the MLP's matrices)");
+  const bool windowed = model_type == "qwen2" ? present("use_sliding_window") &&
+                                                    field("use_sliding_window")->as_bool()
+                                              : present("sliding_window");
+  if (windowed)
+    (model_type == "qwen2" ? field("use_sliding_window") : field("sliding_window"))
+        ->fail(
+            "sliding-window attention is not modelled (its scores cost less than causal "
+            "attention's); give 'sliding_window': null for full attention");
+  return spec;
+}
+
+TransformerSpec read_model(const Value& value, DType dtype) {
+  const MapReader model(value, kModelKeys);
+  TransformerSpec spec;
+  if (auto file = model.get("hf_config")) {
+    const std::string path = resolve_reference(*file, kModelConfigs);
+    spec = read_hf_config(read_yaml_file(path));
+  }
+  const bool from_file = model.has("hf_config");
+  // An architecture key is required without hf_config and overrides the file's with it.
+  const auto count = [&](const char* key, auto& out) {
+    if (auto v = model.get(key))
+      out = v->as_int(1);
+    else if (!from_file)
+      model.require(key);
+  };
+  if (auto v = model.get("name")) spec.name = v->as_string();
+  count("layers", spec.layers);
+  count("hidden", spec.hidden);
+  count("heads", spec.heads);
+  if (auto v = model.get("kv_heads"))
+    spec.kv_heads = v->as_int(1);
+  else if (!from_file)
+    spec.kv_heads = spec.heads;
+  if (auto v = model.get("head_dim"))
+    spec.head_dim = v->as_int(1);
+  else if (!from_file)
+    spec.head_dim = spec.hidden / spec.heads;
+  count("ffn", spec.ffn);
+  count("vocab", spec.vocab);
+  if (auto v = model.get("activation")) {
+    const std::string name = v->as_string();
+    if (!contains(kActivations, name))
+      v->fail("unknown model.activation '" + name + "'" + suggestion(name, kActivations));
+    spec.activation = name == "gelu" ? MlpActivation::gelu : MlpActivation::swiglu;
+  }
+  if (auto v = model.get("qkv_bias")) spec.qkv_bias = v->as_bool();
+  if (auto v = model.get("tie_embeddings")) spec.tie_embeddings = v->as_bool();
+  if (auto v = model.get("dropout")) spec.dropout = v->as_bool();
+  spec.seq = model.require("seq").as_int(1);
+  if (auto v = model.get("micro_batch")) spec.micro_batch = v->as_int(1);
+  spec.dtype = dtype;
+  if (spec.name.empty()) spec.name = "model";
+  if (spec.hidden % spec.heads != 0 && !model.has("head_dim") && !from_file)
+    model.key("heads")->fail("hidden " + std::to_string(spec.hidden) +
+                             " is not a multiple of heads " + std::to_string(spec.heads) +
+                             "; give head_dim");
+  try {
+    spec.validate("model");
+  } catch (const InvalidArgument& e) {
+    // Placed at the key when the block gave it, else at the block.
+    const std::string key = e.where().substr(e.where().rfind('.') + 1);
+    if (auto v = model.get(key)) v->fail(e.message());
+    value.fail("model." + key + ": " + e.message());
+  }
+  return spec;
+}
+
+}  // namespace symmesh::scenario
