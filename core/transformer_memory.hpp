@@ -19,12 +19,14 @@
 //   SwiGLU: gate and up outputs, W_down's    3 · sbf             yes             —
 //
 // (s tokens per sequence, b sequences, h hidden, a heads, q = a · head_dim, k = kv_heads
-// · head_dim, f FFN width.) For their GPT (q = k = h, f = 4h, dropout, 2-byte elements) this is
-// their equation (1), sbh · (34 + 5as/h) bytes; with tensor parallelism t, equation (2) sbh · (10 +
-// 24/t + 5as/(ht)); with sequence parallelism, equation (4) sbh/t · (34 + 5as/h). Selective
-// recomputation drops the attention core's s² terms (recomputed in the backward: as
-// FlashAttention keeps none of them either), equation (6); full recomputation keeps only
-// each layer's input, 2sbh (2sbh/t with sequence parallelism), and reruns the forward.
+// · head_dim, f FFN width.) For their GPT (q = k = h, f = 4h, dropout, 2-byte elements)
+// this gives each row of their Table 2: no parallelism sbh · (34 + 5as/h) bytes; tensor
+// parallelism t, sbh · (10 + 24/t + 5as/(ht)); with sequence parallelism too,
+// sbh/t · (34 + 5as/h). Selective recomputation drops the attention core's s² terms (they
+// are recomputed in the backward; FlashAttention keeps none of them either): sbh · (10 +
+// 24/t), and 34 · sbh/t with sequence parallelism. Full recomputation keeps only each
+// layer's input, 2sbh (2sbh/t when sequence parallelism leaves it split), and reruns the
+// layer's forward in the backward.
 #include <cstdint>
 #include <string>
 

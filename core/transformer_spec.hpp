@@ -32,9 +32,13 @@ struct TransformerSpec {
   bool qkv_bias = false;        // biases on the q, k and v projections (Qwen2)
   bool dropout = false;         // dropout after attention and MLP (GPT; none in Llama)
   // The step's shape: tokens per sequence and sequences per micro-batch on each
-  // data-parallel replica (Megatron's --seq-length and --micro-batch-size).
+  // data-parallel replica (Megatron's --seq-length and --micro-batch-size); or, when
+  // global_batch is > 0, the sequences of the whole step (--global-batch-size), each
+  // replica taking global_batch / dp of them in one pass (gradient accumulation is not
+  // generated yet).
   int64_t seq = 0;
   int64_t micro_batch = 1;
+  int64_t global_batch = 0;
   DType dtype = DType::bf16;
 
   // Throws InvalidArgument naming the field ("model.kv_heads") for what cannot describe a

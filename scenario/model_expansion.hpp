@@ -7,7 +7,8 @@
 //
 // The mesh names its dims: `dp` (data parallel: each replica takes micro_batch sequences)
 // and `tp` (tensor parallel, with Megatron's sequence parallelism: the residual stream
-// between layers is split by tokens over tp). The step's tokens are dp · micro_batch · seq,
+// between layers is split by tokens over tp). The step's tokens are dp · micro_batch · seq
+// (or global_batch · seq),
 // rows of the [tokens, hidden] activations; the heads of the attention core are the batch
 // dim of its bmm ops, [dp · micro_batch · heads, seq, head_dim].
 #include <string>
@@ -25,8 +26,14 @@ inline constexpr const char* kTensorParallelDim = "tp";
 // Throws InvalidArgument (where `where`) when the mesh cannot carry the model: a dim that
 // is neither dp nor tp (pipeline and context parallelism are not generated yet), unnamed
 // dims, or a name twice.
+// What is wrong with a mesh dim of that name in a model scenario, or "".
+std::string model_mesh_dim_problem(const std::string& name);
 void check_model_mesh(const std::vector<int>& shape, const std::vector<std::string>& names,
                       const std::string& where);
+
+// The sequences each data-parallel replica takes: spec.micro_batch, or global_batch / dp.
+// Throws InvalidArgument (where `where`) when dp does not divide the global batch.
+int64_t sequences_per_replica(const TransformerSpec& spec, int64_t dp, const std::string& where);
 
 // The YAML of `tensors:` and `workload:` (top-level keys, ready to be appended to a
 // version-2 scenario) for `spec` on a mesh of `shape` with `names`.
@@ -36,5 +43,12 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
 // Fills scenario.tensors and scenario.workload from scenario.model for its mesh, reading
 // the generated YAML as the loader reads a file's (its messages name `where`).
 void expand_model(Scenario& scenario, const std::string& where);
+
+// A model scenario written out as the version-2 file it stands for (`symmesh expand`):
+// version, name, the cluster inline, mesh, dtype, cost model, training, the generated
+// tensors and workload, and the objective. The sweep is left out (a comment says so): a
+// model's step is generated again for each mesh, a written-out one is not. Loading the
+// text gives the same tensors and workload.
+std::string expanded_scenario_text(const Scenario& scenario);
 
 }  // namespace symmesh::scenario

@@ -11,8 +11,9 @@ namespace symmesh::scenario {
 namespace {
 
 const std::vector<std::string> kModelKeys{
-    "hf_config",  "name",  "layers", "hidden",      "heads",    "kv_heads",       "head_dim", "ffn",
-    "activation", "vocab", "seq",    "micro_batch", "qkv_bias", "tie_embeddings", "dropout"};
+    "hf_config",    "name",     "layers",         "hidden", "heads", "kv_heads",
+    "head_dim",     "ffn",      "activation",     "vocab",  "seq",   "micro_batch",
+    "global_batch", "qkv_bias", "tie_embeddings", "dropout"};
 const std::vector<std::string> kActivations{"swiglu", "gelu"};
 const std::vector<std::string> kModelTypes{"llama", "mistral", "qwen2"};
 
@@ -77,6 +78,17 @@ TransformerSpec read_hf_config(const Value& root) {
     root.fail("a Hugging Face config.json must be a JSON object, got " + root.describe());
   TransformerSpec spec;
   spec.name = std::filesystem::path(root.file()).stem().string();
+  // The family first: a config of another family (GPT-2's activation_function, n_embd…)
+  // is refused for that, not for its first unknown key.
+  if (const YAML::Node type = root.node()["model_type"]; type && type.IsScalar()) {
+    const std::string model_type = type.Scalar();
+    if (!contains(kModelTypes, model_type))
+      for (const Value::Entry& entry : root.entries())
+        if (entry.name == "model_type")
+          entry.value.fail("model_type '" + model_type +
+                           "' is not supported (symmesh reads the decoder-only " +
+                           listed(kModelTypes) + " configs)");
+  }
   std::vector<std::optional<Value>> fields(kReadHfKeys.size());
   for (const Value::Entry& entry : root.entries()) {
     const std::string& key = entry.name;
@@ -106,7 +118,7 @@ TransformerSpec read_hf_config(const Value& root) {
   const std::string model_type = type.as_string();
   if (!contains(kModelTypes, model_type))
     type.fail("model_type '" + model_type + "' is not supported (symmesh reads the decoder-only " +
-              listed(kModelTypes) + " configs)" + suggestion(model_type, kModelTypes));
+              listed(kModelTypes) + " configs)");
   spec.layers = require("num_hidden_layers").as_int(1);
   spec.hidden = require("hidden_size").as_int(1);
   spec.heads = require("num_attention_heads").as_int(1);
@@ -114,8 +126,9 @@ TransformerSpec read_hf_config(const Value& root) {
       present("num_key_value_heads") ? field("num_key_value_heads")->as_int(1) : spec.heads;
   spec.ffn = require("intermediate_size").as_int(1);
   spec.vocab = require("vocab_size").as_int(1);
-  // Hugging Face's default (LlamaConfig): hidden_size // num_attention_heads.
-  spec.head_dim = present("head_dim") ? field("head_dim")->as_int(1) : spec.hidden / spec.heads;
+  // 0 when the file gives none: Hugging Face's default (LlamaConfig), hidden_size //
+  // num_attention_heads, follows from the widths read_model ends with.
+  spec.head_dim = present("head_dim") ? field("head_dim")->as_int(1) : 0;
   // The three families' MLP is gated whatever hidden_act names (SiLU: SwiGLU; a GELU: GeGLU,
   // the same matrix work).
   spec.activation = MlpActivation::swiglu;
@@ -164,10 +177,7 @@ TransformerSpec read_model(const Value& value, DType dtype) {
     spec.kv_heads = v->as_int(1);
   else if (!from_file)
     spec.kv_heads = spec.heads;
-  if (auto v = model.get("head_dim"))
-    spec.head_dim = v->as_int(1);
-  else if (!from_file)
-    spec.head_dim = spec.hidden / spec.heads;
+  if (auto v = model.get("head_dim")) spec.head_dim = v->as_int(1);
   count("ffn", spec.ffn);
   count("vocab", spec.vocab);
   if (auto v = model.get("activation")) {
@@ -181,12 +191,22 @@ TransformerSpec read_model(const Value& value, DType dtype) {
   if (auto v = model.get("dropout")) spec.dropout = v->as_bool();
   spec.seq = model.require("seq").as_int(1);
   if (auto v = model.get("micro_batch")) spec.micro_batch = v->as_int(1);
+  if (auto v = model.get("global_batch")) {
+    if (model.has("micro_batch"))
+      v->fail(
+          "give model.micro_batch (sequences per data-parallel replica) or model.global_batch "
+          "(sequences per step, split over dp), not both: gradient accumulation over "
+          "micro-batches is not generated yet");
+    spec.global_batch = v->as_int(1);
+  }
   spec.dtype = dtype;
   if (spec.name.empty()) spec.name = "model";
-  if (spec.hidden % spec.heads != 0 && !model.has("head_dim") && !from_file)
-    model.key("heads")->fail("hidden " + std::to_string(spec.hidden) +
-                             " is not a multiple of heads " + std::to_string(spec.heads) +
-                             "; give head_dim");
+  const bool default_head_dim = spec.head_dim == 0;
+  if (default_head_dim) spec.head_dim = spec.hidden / spec.heads;
+  if (default_head_dim && spec.hidden % spec.heads != 0)
+    (model.has("heads") ? *model.key("heads") : value)
+        .fail("hidden " + std::to_string(spec.hidden) + " is not a multiple of heads " +
+              std::to_string(spec.heads) + "; give head_dim");
   try {
     spec.validate("model");
   } catch (const InvalidArgument& e) {

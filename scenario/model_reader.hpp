@@ -15,7 +15,8 @@ namespace symmesh::scenario {
 TransformerSpec read_model(const Value& value, DType dtype);
 
 // The architecture in a Hugging Face config.json (model_type llama, mistral or qwen2):
-// layers, widths, heads, vocabulary and the biases and tying the file states; seq and
+// layers, widths, heads, vocabulary and the biases and tying the file states (head_dim 0
+// when the file gives none: hidden / heads, once read_model has applied overrides); seq and
 // micro_batch are left unset (they are the run's, not the model's). A key that would change
 // the model's matrix work in a way symmesh does not model (experts, sliding windows, MLP
 // biases) and a key it does not know fail at that key, naming it; the file's dtype is not

@@ -298,10 +298,16 @@ Scenario read_scenario(const Value& root, const std::string& path) {
   if (auto v = top.get("training")) s.training = read_training(*v);
   if (auto v = top.get("model")) {
     // Checked at the mesh before the model is read: the mesh decides what can be generated.
+    const Value mesh_value = top.require("mesh");
     try {
       scenario::check_model_mesh(s.mesh_shape, s.mesh_names, "");
     } catch (const InvalidArgument& e) {
-      top.require("mesh").fail(e.message());
+      // At the offending name when there is one, else at the mesh.
+      if (mesh_value.is_map())
+        if (auto names = MapReader(mesh_value, {"shape", "names"}).get("names"))
+          for (const Value& item : names->items())
+            if (!scenario::model_mesh_dim_problem(item.as_string()).empty()) item.fail(e.message());
+      mesh_value.fail(e.message());
     }
     s.model = scenario::read_model(*v, s.dtype);
     if (!s.training) s.training = TrainingSpec{.where = v->location()};

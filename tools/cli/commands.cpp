@@ -5,6 +5,7 @@ namespace symmesh::cli {
 void register_commands(CLI::App& app, CommandAction& selected) {
   add_calibrate_command(app, selected);
   add_compare_command(app, selected);
+  add_expand_command(app, selected);
   add_plan_command(app, selected);
   add_run_command(app, selected);
   add_simulate_command(app, selected);

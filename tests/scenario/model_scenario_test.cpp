@@ -1,0 +1,549 @@
+// Version-2 scenarios with a `model:` block (scenario/model_reader.hpp,
+// scenario/model_expansion.hpp): the generated step equals one written out by hand, a
+// Hugging Face config.json is read with the block's keys overriding it, a resized scenario
+// is generated again, and bad blocks and configs fail at file:line:col (1-based, counted by
+// hand in the text below).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scenario/scenario_loader.hpp"
+#include "tests/scenario/scenario_test_files.hpp"
+
+using namespace symmesh;
+using symmesh::testing::error_of;
+using symmesh::testing::ScenarioFiles;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+namespace {
+
+// Lines 1-3 of most scenarios below; the model block follows on line 4.
+const std::string kHeader = R"yaml(version: 2
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+)yaml";
+
+// The tiny model of the equivalence test. seq 24 (not 16 = head_dim) so that no two of the
+// step's sizes coincide and a swapped dim cannot pass unnoticed.
+const std::string kTinyModel =
+    "model: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, ffn: 128, vocab: 256, seq: 24, "
+    "micro_batch: 1}\n";
+
+// The same step written out by hand, following the layout of model_expansion.cpp's header
+// comment, on the mesh [2, 4] = [dp, tp]:
+//   tokens T       = dp 2 · micro_batch 1 · seq 24       = 48
+//   sequences B    = dp 2 · micro_batch 1                = 2
+//   head_dim d     = hidden 64 / heads 4                 = 16
+//   B · heads      = 2 · 4                               = 8 (the bmm batch)
+//   qkv width      = (heads 4 + 2 · kv_heads 2) · d 16  = 128
+//   q width        = heads 4 · d 16                      = 64
+// Rows (tokens, or heads for the attention core) are split over dp and (sequence parallel)
+// tp: ["S(0)", "S(0)"]; the attention's ctx is split by tokens over dp and by heads (its
+// columns) over tp: ["S(0)", "S(1)"]. Parameters leave their placements to the planner.
+const char* kTinyByHand = R"yaml(version: 2
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+training: {}
+tensors:
+  x0:        {shape: [48, 64], placements: ["S(0)", "S(0)"]}
+  l0_w_qkv:  {shape: [64, 128], parameter: true}
+  l0_q:      {shape: [8, 24, 16], placements: ["S(0)", "S(0)"]}
+  l0_kT:     {shape: [8, 16, 24], placements: ["S(0)", "S(0)"]}
+  l0_v:      {shape: [8, 24, 16], placements: ["S(0)", "S(0)"]}
+  l0_ctx:    {shape: [48, 64], placements: ["S(0)", "S(1)"]}
+  l0_w_o:    {shape: [64, 64], parameter: true}
+  l0_w_gate: {shape: [64, 128], parameter: true}
+  l0_w_up:   {shape: [64, 128], parameter: true}
+  l0_w_down: {shape: [128, 64], parameter: true}
+  l1_w_qkv:  {shape: [64, 128], parameter: true}
+  l1_q:      {shape: [8, 24, 16], placements: ["S(0)", "S(0)"]}
+  l1_kT:     {shape: [8, 16, 24], placements: ["S(0)", "S(0)"]}
+  l1_v:      {shape: [8, 24, 16], placements: ["S(0)", "S(0)"]}
+  l1_ctx:    {shape: [48, 64], placements: ["S(0)", "S(1)"]}
+  l1_w_o:    {shape: [64, 64], parameter: true}
+  l1_w_gate: {shape: [64, 128], parameter: true}
+  l1_w_up:   {shape: [64, 128], parameter: true}
+  l1_w_down: {shape: [128, 64], parameter: true}
+  w_out:     {shape: [64, 256], parameter: true}
+workload:
+  - {name: l0_qkv,     op: mm,  a: x0,          b: l0_w_qkv,  output: l0_qkv_out}
+  - {name: l0_scores,  op: bmm, a: l0_q,        b: l0_kT,     output: l0_probs}
+  - {name: l0_context, op: bmm, a: l0_probs,    b: l0_v,      output: l0_ctx_heads}
+  - {name: l0_out,     op: mm,  a: l0_ctx,      b: l0_w_o,    output: l0_a}
+  - {name: l0_gate,    op: mm,  a: l0_a,        b: l0_w_gate, output: l0_gate_out}
+  - {name: l0_up,      op: mm,  a: l0_a,        b: l0_w_up,   output: l0_up_out}
+  - {name: l0_down,    op: mm,  a: l0_up_out,   b: l0_w_down, output: x1}
+  - {name: l1_qkv,     op: mm,  a: x1,          b: l1_w_qkv,  output: l1_qkv_out}
+  - {name: l1_scores,  op: bmm, a: l1_q,        b: l1_kT,     output: l1_probs}
+  - {name: l1_context, op: bmm, a: l1_probs,    b: l1_v,      output: l1_ctx_heads}
+  - {name: l1_out,     op: mm,  a: l1_ctx,      b: l1_w_o,    output: l1_a}
+  - {name: l1_gate,    op: mm,  a: l1_a,        b: l1_w_gate, output: l1_gate_out}
+  - {name: l1_up,      op: mm,  a: l1_a,        b: l1_w_up,   output: l1_up_out}
+  - {name: l1_down,    op: mm,  a: l1_up_out,   b: l1_w_down, output: x2}
+  - {name: output,     op: mm,  a: x2,          b: w_out,     output: logits}
+)yaml";
+
+const TensorDecl* find_tensor(const Scenario& s, const std::string& name) {
+  for (const TensorDecl& t : s.tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const WorkloadOp* find_op(const Scenario& s, const std::string& name) {
+  for (const WorkloadOp& op : s.workload)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+std::string placements_text(const std::optional<Placements>& p) {
+  return p ? to_string(*p) : "(none)";
+}
+
+// Loads `yaml` as dir/scenario.yaml (beside the configs a test writes) and returns its
+// error; at() names a position in it, at_in() one in another file of the folder.
+class ModelScenarioErrors : public ::testing::Test {
+ protected:
+  InvalidArgument load_error(const std::string& yaml) {
+    path_ = files_.write("scenario.yaml", yaml);
+    return error_of([&] { load_scenario(path_); });
+  }
+  std::string at(int line, int column) const {
+    return path_ + ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
+  std::string at_in(const std::string& file, int line, int column) const {
+    return files_.dir() + "/" + file + ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
+
+  ScenarioFiles files_;
+  std::string path_;
+};
+
+// A minimal config.json of the Llama family, one key a line, with `extra` (one key, no
+// trailing comma) on line 9:
+//   1 {
+//   2   "model_type": "<type>",          value at column 17
+//   3   "hidden_size": 64,
+//   4   "intermediate_size": 128,
+//   5   "num_attention_heads": 4,
+//   6   "num_hidden_layers": 2,
+//   7   "num_key_value_heads": 2,
+//   8   "vocab_size": 256,
+//   9   <extra>                          key at column 3
+//  10 }
+std::string hf_config(const std::string& model_type, const std::string& extra) {
+  return "{\n  \"model_type\": \"" + model_type +
+         "\",\n"
+         "  \"hidden_size\": 64,\n"
+         "  \"intermediate_size\": 128,\n"
+         "  \"num_attention_heads\": 4,\n"
+         "  \"num_hidden_layers\": 2,\n"
+         "  \"num_key_value_heads\": 2,\n"
+         "  \"vocab_size\": 256,\n"
+         "  " +
+         extra + "\n}\n";
+}
+
+// The scenario reading config.json from its own folder: the model block on line 4.
+const std::string kReadsConfig = kHeader + "model: {hf_config: config.json, seq: 24}\n";
+
+}  // namespace
+
+// ---- The generated step is the hand-written one ----
+
+TEST(ModelScenario, TinyModelEqualsTheStepWrittenByHand) {
+  ScenarioFiles files;
+  const Scenario generated = load_scenario(files.write("model.yaml", kHeader + kTinyModel));
+  const Scenario by_hand = load_scenario(files.write("by-hand.yaml", kTinyByHand));
+
+  ASSERT_TRUE(generated.model.has_value());
+  EXPECT_FALSE(by_hand.model.has_value());
+  EXPECT_EQ(generated.version, 2);
+  EXPECT_THAT(generated.mesh_shape, ElementsAre(2, 4));
+  EXPECT_THAT(generated.mesh_names, ElementsAre("dp", "tp"));
+  // A model without training: is a training step (backward, Adam), as `training: {}`.
+  ASSERT_TRUE(generated.training.has_value());
+  ASSERT_TRUE(by_hand.training.has_value());
+  EXPECT_EQ(generated.training->backward, by_hand.training->backward);
+  EXPECT_EQ(generated.training->optimizer, by_hand.training->optimizer);
+  EXPECT_EQ(generated.training->zero_stage, by_hand.training->zero_stage);
+
+  // Tensors: the same names in the same order, roles, shapes and placements.
+  ASSERT_EQ(by_hand.tensors.size(), 20u);  // x0, 9 per layer, w_out
+  ASSERT_EQ(generated.tensors.size(), by_hand.tensors.size());
+  for (size_t i = 0; i < by_hand.tensors.size(); ++i) {
+    const TensorDecl& want = by_hand.tensors[i];
+    const TensorDecl& got = generated.tensors[i];
+    SCOPED_TRACE("tensor " + std::to_string(i) + " '" + want.name + "'");
+    EXPECT_EQ(got.name, want.name);
+    EXPECT_EQ(got.role, want.role);
+    EXPECT_EQ(got.shape, want.shape);
+    EXPECT_EQ(placements_text(got.placements), placements_text(want.placements));
+  }
+
+  // Ops: the same names in the same order, kinds, shapes and tensors read and produced.
+  ASSERT_EQ(by_hand.workload.size(), 15u);  // 7 per layer, then the output projection
+  ASSERT_EQ(generated.workload.size(), by_hand.workload.size());
+  for (size_t i = 0; i < by_hand.workload.size(); ++i) {
+    const WorkloadOp& want = by_hand.workload[i];
+    const WorkloadOp& got = generated.workload[i];
+    SCOPED_TRACE("op " + std::to_string(i) + " '" + want.name + "'");
+    EXPECT_EQ(got.name, want.name);
+    EXPECT_EQ(got.kind, want.kind);
+    EXPECT_EQ(got.a, want.a);
+    EXPECT_EQ(got.b, want.b);
+    EXPECT_EQ(got.bias.has_value(), want.bias.has_value());
+    EXPECT_EQ(got.a_tensor, want.a_tensor);
+    EXPECT_EQ(got.b_tensor, want.b_tensor);
+    EXPECT_EQ(got.bias_tensor, want.bias_tensor);
+    EXPECT_EQ(got.output_tensor, want.output_tensor);
+    EXPECT_EQ(got.dtype, want.dtype);
+  }
+
+  // And a few of the hand-worked figures, as the loader filled them.
+  const WorkloadOp* scores = find_op(generated, "l1_scores");
+  ASSERT_NE(scores, nullptr);
+  EXPECT_EQ(scores->kind, OpKind::bmm);
+  EXPECT_THAT(scores->a, ElementsAre(8, 24, 16));  // [B·heads, seq, d]
+  EXPECT_THAT(scores->b, ElementsAre(8, 16, 24));
+  const WorkloadOp* context = find_op(generated, "l0_context");
+  ASSERT_NE(context, nullptr);
+  EXPECT_THAT(context->a, ElementsAre(8, 24, 24));  // the probs, [B·heads, seq, seq]
+  const WorkloadOp* down = find_op(generated, "l0_down");
+  ASSERT_NE(down, nullptr);
+  EXPECT_THAT(down->a, ElementsAre(48, 128));  // [T, ffn]
+  const WorkloadOp* output = find_op(generated, "output");
+  ASSERT_NE(output, nullptr);
+  EXPECT_THAT(output->a, ElementsAre(48, 64));
+  EXPECT_THAT(output->b, ElementsAre(64, 256));
+  EXPECT_EQ(output->output_tensor, "logits");
+}
+
+TEST(ModelScenario, GeluMlpAndQkvBiasChangeTheStepAsDocumented) {
+  // activation: gelu drops the gate (6 ops a layer); qkv_bias makes qkv an addmm reading
+  // b_qkv of the qkv width, (4 + 2·4)·16 = 192 with kv_heads defaulting to heads.
+  ScenarioFiles files;
+  const Scenario s = load_scenario(files.write(
+      "gelu.yaml", kHeader +
+                       "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, seq: 24, "
+                       "activation: gelu, qkv_bias: true}\n"));
+  ASSERT_EQ(s.workload.size(), 7u);  // qkv, scores, context, out, up, down, output
+  EXPECT_EQ(find_op(s, "l0_gate"), nullptr);
+  EXPECT_EQ(find_tensor(s, "l0_w_gate"), nullptr);
+  const WorkloadOp* qkv = find_op(s, "l0_qkv");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(qkv->kind, OpKind::addmm);
+  EXPECT_EQ(qkv->bias_tensor, "l0_b_qkv");
+  ASSERT_TRUE(qkv->bias.has_value());
+  EXPECT_THAT(*qkv->bias, ElementsAre(192));
+  EXPECT_THAT(qkv->b, ElementsAre(64, 192));
+}
+
+// ---- A Hugging Face config.json ----
+
+TEST(ModelScenario, ShippedLlamaConfigWithLayersOverridden) {
+  ScenarioFiles files;
+  const Scenario s = load_scenario(
+      files.write("llama.yaml",
+                  kHeader + "model: {hf_config: models/llama3.1-8b.json, layers: 1, seq: 128}\n"));
+  ASSERT_TRUE(s.model.has_value());
+  const TransformerSpec& m = *s.model;
+  EXPECT_EQ(m.name, "llama3.1-8b");  // the file's stem
+  EXPECT_EQ(m.layers, 1);            // the block's, not the file's 32
+  EXPECT_EQ(m.hidden, 4096);
+  EXPECT_EQ(m.heads, 32);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.head_dim, 128);  // 4096 / 32, Hugging Face's default
+  EXPECT_EQ(m.ffn, 14336);
+  EXPECT_EQ(m.vocab, 128256);
+  EXPECT_EQ(m.seq, 128);
+  EXPECT_EQ(m.micro_batch, 1);
+  EXPECT_FALSE(m.qkv_bias);        // attention_bias: false
+  EXPECT_FALSE(m.tie_embeddings);  // tie_word_embeddings: false
+  EXPECT_EQ(m.activation, MlpActivation::swiglu);
+
+  // 7 ops for the one layer, then the output projection.
+  ASSERT_EQ(s.workload.size(), 8u);
+  EXPECT_EQ(s.workload.back().name, "output");
+  EXPECT_EQ(find_tensor(s, "l1_w_qkv"), nullptr);  // no second layer
+  const TensorDecl* w_qkv = find_tensor(s, "l0_w_qkv");
+  ASSERT_NE(w_qkv, nullptr);
+  EXPECT_THAT(w_qkv->shape, ElementsAre(4096, 6144));  // (32 + 2·8) · 128 = 6144
+  const TensorDecl* w_out = find_tensor(s, "w_out");
+  ASSERT_NE(w_out, nullptr);
+  EXPECT_THAT(w_out->shape, ElementsAre(4096, 128256));
+  const TensorDecl* x0 = find_tensor(s, "x0");
+  ASSERT_NE(x0, nullptr);
+  EXPECT_THAT(x0->shape, ElementsAre(256, 4096));  // dp 2 · micro_batch 1 · seq 128
+}
+
+TEST(ModelScenario, OverridingHiddenOfAConfigWithoutHeadDimRederivesIt) {
+  // llama3.1-8b.json states no head_dim, so Hugging Face derives it from the final
+  // hidden_size / num_attention_heads: overriding hidden to 2048 makes it 2048 / 32 = 64,
+  // and the qkv weight [2048, (32 + 2·8) · 64 = 3072] with w_o [32 · 64 = 2048, 2048].
+  ScenarioFiles files;
+  const Scenario s = load_scenario(
+      files.write("narrow.yaml", kHeader + "model: {hf_config: models/llama3.1-8b.json, "
+                                           "hidden: 2048, layers: 1, seq: 128}\n"));
+  ASSERT_TRUE(s.model.has_value());
+  EXPECT_EQ(s.model->hidden, 2048);
+  EXPECT_EQ(s.model->head_dim, 64);
+  const TensorDecl* w_qkv = find_tensor(s, "l0_w_qkv");
+  ASSERT_NE(w_qkv, nullptr);
+  EXPECT_THAT(w_qkv->shape, ElementsAre(2048, 3072));
+  const TensorDecl* w_o = find_tensor(s, "l0_w_o");
+  ASSERT_NE(w_o, nullptr);
+  EXPECT_THAT(w_o->shape, ElementsAre(2048, 2048));
+}
+
+TEST(ModelScenario, SlidingWindowNullIsFullAttention) {
+  // Mistral's published configs say "sliding_window": null for full attention.
+  ScenarioFiles files;
+  files.write("config.json", hf_config("mistral", "\"sliding_window\": null"));
+  const Scenario s = load_scenario(files.write("scenario.yaml", kReadsConfig));
+  ASSERT_TRUE(s.model.has_value());
+  EXPECT_EQ(s.model->name, "config");
+  EXPECT_EQ(s.model->layers, 2);
+  EXPECT_EQ(s.model->kv_heads, 2);
+  EXPECT_EQ(s.model->head_dim, 16);
+  EXPECT_EQ(s.workload.size(), 15u);
+}
+
+TEST(ModelScenario, MlpBiasFalseIsAccepted) {
+  ScenarioFiles files;
+  files.write("config.json", hf_config("llama", "\"mlp_bias\": false"));
+  const Scenario s = load_scenario(files.write("scenario.yaml", kReadsConfig));
+  ASSERT_TRUE(s.model.has_value());
+  EXPECT_EQ(s.workload.size(), 15u);
+}
+
+// ---- Resizing (a sweep point) generates the step again ----
+
+TEST(ModelScenario, ResizeDoublesTheTokensWithDp) {
+  ScenarioFiles files;
+  const Scenario s = load_scenario(files.write("resize.yaml",
+                                               "version: 2\ncluster: clusters/dgx-h100.yaml\n"
+                                               "mesh: {shape: [1, 8], names: [dp, tp]}\n" +
+                                                   kTinyModel));
+  // dp 1: tokens = 1 · 1 · 24 = 24, B·heads = 1 · 4 = 4.
+  const TensorDecl* x0 = find_tensor(s, "x0");
+  ASSERT_NE(x0, nullptr);
+  EXPECT_THAT(x0->shape, ElementsAre(24, 64));
+
+  const Scenario big = with_cluster_size(s, 2, {2, 8});
+  EXPECT_EQ(big.cluster.nodes, 2);
+  EXPECT_THAT(big.mesh_shape, ElementsAre(2, 8));
+  EXPECT_THAT(big.mesh_names, ElementsAre("dp", "tp"));
+  // dp 2: tokens = 2 · 1 · 24 = 48, B·heads = 2 · 4 = 8.
+  const TensorDecl* big_x0 = find_tensor(big, "x0");
+  ASSERT_NE(big_x0, nullptr);
+  EXPECT_THAT(big_x0->shape, ElementsAre(48, 64));
+  const TensorDecl* q = find_tensor(big, "l0_q");
+  ASSERT_NE(q, nullptr);
+  EXPECT_THAT(q->shape, ElementsAre(8, 24, 16));
+  // The ops read the new shapes too; the parameters do not change.
+  const WorkloadOp* qkv = find_op(big, "l0_qkv");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_THAT(qkv->a, ElementsAre(48, 64));
+  EXPECT_THAT(qkv->b, ElementsAre(64, 128));
+  EXPECT_EQ(big.workload.size(), s.workload.size());
+  EXPECT_EQ(big.tensors.size(), s.tensors.size());
+  // The original is untouched.
+  EXPECT_THAT(find_tensor(s, "x0")->shape, ElementsAre(24, 64));
+}
+
+TEST(ModelScenario, GlobalBatchKeepsTheTokensAndSplitsThemOverDp) {
+  ScenarioFiles files;
+  const Scenario s = load_scenario(files.write(
+      "global.yaml",
+      "version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [1, 8], names: [dp, tp]}\n"
+      "model: {layers: 1, hidden: 64, heads: 4, kv_heads: 2, ffn: 128, vocab: 256, seq: 24, "
+      "global_batch: 4}\n"));
+  // 4 sequences of 24 tokens whatever dp is: 96 rows; the attention batch 4 · 4 heads = 16.
+  EXPECT_THAT(find_tensor(s, "x0")->shape, ElementsAre(96, 64));
+  EXPECT_THAT(find_tensor(s, "l0_q")->shape, ElementsAre(16, 24, 16));
+  const Scenario dp2 = with_cluster_size(s, 2, {2, 8});
+  EXPECT_THAT(find_tensor(dp2, "x0")->shape, ElementsAre(96, 64));
+  EXPECT_THAT(find_tensor(dp2, "l0_q")->shape, ElementsAre(16, 24, 16));
+  // dp 8 does not divide 4 sequences: the point is refused, naming the key.
+  const auto e = error_of([&] { with_cluster_size(s, 8, {8, 8}); });
+  EXPECT_THAT(e.message(), HasSubstr("model.global_batch 4 sequences do not split evenly over "
+                                     "dp 8"));
+}
+
+TEST(ModelScenario, GlobalBatchAndMicroBatchAreOneOrTheOther) {
+  ScenarioFiles files;
+  const std::string text =
+      "version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [1, 8], names: [dp, tp]}\n"
+      "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, seq: 24, micro_batch: 2, "
+      "global_batch: 4}\n";
+  const std::string path = files.write("both.yaml", text);
+  const auto e = error_of([&] { load_scenario(path); });
+  // Line 4, at the value of global_batch.
+  EXPECT_EQ(e.where(),
+            path + ":4:" +
+                std::to_string(text.substr(text.rfind('\n', text.size() - 2) + 1).find("4}") + 1));
+  EXPECT_THAT(e.message(), HasSubstr("not both: gradient accumulation"));
+}
+
+// ---- Errors in the scenario ----
+
+TEST_F(ModelScenarioErrors, ModelNeedsVersion2) {
+  const auto e = load_error(R"yaml(cluster: clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+model: {layers: 2, hidden: 64, heads: 4, ffn: 128, vocab: 256, seq: 24}
+)yaml");
+  EXPECT_EQ(e.where(), at(3, 1));
+  EXPECT_THAT(e.message(), HasSubstr("'model' needs 'version: 2'"));
+}
+
+TEST_F(ModelScenarioErrors, ModelWithWorkloadOrTensors) {
+  auto e = load_error(kHeader + kTinyModel + "workload: []\n");
+  EXPECT_EQ(e.where(), at(5, 1));
+  EXPECT_THAT(e.message(), HasSubstr("'workload' is generated from 'model'"));
+  EXPECT_THAT(e.message(), HasSubstr("give one or the other"));
+
+  e = load_error(kHeader + "tensors: {}\n" + kTinyModel);
+  EXPECT_EQ(e.where(), at(4, 1));
+  EXPECT_THAT(e.message(), HasSubstr("'tensors' is generated from 'model'"));
+}
+
+TEST_F(ModelScenarioErrors, MeshWithoutNames) {
+  // At the mesh (line 3, column 7), which is what lacks the names.
+  auto e = load_error("version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: [2, 4]\n" + kTinyModel);
+  EXPECT_EQ(e.where(), at(3, 7));
+  EXPECT_THAT(e.message(), HasSubstr("a model scenario names its mesh dims"));
+  EXPECT_THAT(e.message(), HasSubstr("names: [dp, tp]"));
+
+  e = load_error("version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [2, 4]}\n" +
+                 kTinyModel);
+  EXPECT_EQ(e.where(), at(3, 7));
+  EXPECT_THAT(e.message(), HasSubstr("a model scenario names its mesh dims"));
+}
+
+TEST_F(ModelScenarioErrors, PipelineDimIsNotGenerated) {
+  // mesh: {shape: [2, 4], names: [pp, tp]}
+  //                               ^ column 31: at the offending name, as the loader places
+  // its other mesh-name errors (duplicate, numeric) at the name.
+  const auto e = load_error(
+      "version: 2\ncluster: clusters/dgx-h100.yaml\n"
+      "mesh: {shape: [2, 4], names: [pp, tp]}\n" +
+      kTinyModel);
+  EXPECT_THAT(e.message(), HasSubstr("mesh dim 'pp'"));
+  EXPECT_THAT(e.message(), HasSubstr("pipeline parallelism is not generated yet"));
+  EXPECT_EQ(e.where(), at(3, 31));
+}
+
+TEST_F(ModelScenarioErrors, UnknownModelKeySuggestsTheClosest) {
+  // model: {layers: 2, hiden: 64, ...}: 'hiden' at column 20.
+  const auto e = load_error(
+      kHeader + "model: {layers: 2, hiden: 64, heads: 4, ffn: 128, vocab: 256, seq: 24}\n");
+  EXPECT_EQ(e.where(), at(4, 20));
+  EXPECT_THAT(e.message(), HasSubstr("unknown key 'hiden' in model"));
+  EXPECT_THAT(e.message(), HasSubstr("did you mean 'hidden'?"));
+}
+
+TEST_F(ModelScenarioErrors, MissingSeq) {
+  // At the block (line 4, column 8): seq is the run's, no config gives it.
+  const auto e =
+      load_error(kHeader + "model: {layers: 2, hidden: 64, heads: 4, ffn: 128, vocab: 256}\n");
+  EXPECT_EQ(e.where(), at(4, 8));
+  EXPECT_THAT(e.message(), HasSubstr("seq"));
+  EXPECT_THAT(e.message(), HasSubstr("missing"));
+}
+
+TEST_F(ModelScenarioErrors, MissingSeqWithHfConfig) {
+  const auto e = load_error(kHeader + "model: {hf_config: models/llama3.1-8b.json}\n");
+  EXPECT_EQ(e.where(), at(4, 8));
+  EXPECT_THAT(e.message(), HasSubstr("seq"));
+}
+
+TEST_F(ModelScenarioErrors, KvHeadsMustDivideHeads) {
+  // model: {layers: 2, hidden: 64, heads: 4, kv_heads: 3, ...}: the 3 at column 52.
+  const auto e = load_error(
+      kHeader +
+      "model: {layers: 2, hidden: 64, heads: 4, kv_heads: 3, ffn: 128, vocab: 256, seq: 24}\n");
+  EXPECT_EQ(e.where(), at(4, 52));
+  EXPECT_THAT(e.message(), HasSubstr("kv_heads 3 does not divide heads 4"));
+}
+
+TEST_F(ModelScenarioErrors, HfConfigNotFound) {
+  // model: {hf_config: models/llama3.1-8c.json, ...}: the path at column 20.
+  const auto e = load_error(kHeader + "model: {hf_config: models/llama3.1-8c.json, seq: 128}\n");
+  EXPECT_EQ(e.where(), at(4, 20));
+  EXPECT_THAT(e.message(), HasSubstr("Hugging Face config 'models/llama3.1-8c.json' not found"));
+  EXPECT_THAT(e.message(), HasSubstr("did you mean 'models/llama3.1-8b.json'?"));
+}
+
+// ---- Errors in the config.json ----
+
+TEST_F(ModelScenarioErrors, HfConfigOfAnotherFamily) {
+  // A minimal config naming gpt2: at the model_type's value (line 2, column 17).
+  files_.write("config.json", hf_config("gpt2", "\"use_cache\": true"));
+  const auto e = load_error(kReadsConfig);
+  EXPECT_EQ(e.where(), at_in("config.json", 2, 17));
+  EXPECT_THAT(e.message(), HasSubstr("model_type 'gpt2' is not supported"));
+  EXPECT_THAT(e.message(), HasSubstr("llama, mistral, qwen2"));
+}
+
+TEST_F(ModelScenarioErrors, RealGpt2ConfigSaysItsModelTypeIsNotSupported) {
+  // GPT-2's config.json as Hugging Face publishes it (keys sorted; the summary_* and
+  // task_specific_params keys left out). Every key but model_type and vocab_size is one
+  // symmesh does not know, and the cause is the family: the message a user needs is the
+  // model_type's (line 10, column 17), not "unsupported key 'activation_function'".
+  files_.write("config.json", R"json({
+  "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 768,
+  "n_head": 12,
+  "n_layer": 12,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "vocab_size": 50257
+}
+)json");
+  const auto e = load_error(kReadsConfig);
+  EXPECT_THAT(e.message(), HasSubstr("model_type 'gpt2' is not supported"));
+  EXPECT_EQ(e.where(), at_in("config.json", 10, 17));
+}
+
+TEST_F(ModelScenarioErrors, HfConfigMixtureOfExperts) {
+  files_.write("config.json", hf_config("mistral", "\"num_local_experts\": 8"));
+  const auto e = load_error(kReadsConfig);
+  EXPECT_EQ(e.where(), at_in("config.json", 9, 3));
+  EXPECT_THAT(e.message(), HasSubstr("'num_local_experts'"));
+  EXPECT_THAT(e.message(), HasSubstr("mixture of experts"));
+}
+
+TEST_F(ModelScenarioErrors, HfConfigUnknownKey) {
+  files_.write("config.json", hf_config("llama", "\"foo_bar\": 1"));
+  const auto e = load_error(kReadsConfig);
+  EXPECT_EQ(e.where(), at_in("config.json", 9, 3));
+  EXPECT_THAT(e.message(), HasSubstr("unsupported key 'foo_bar' in a Hugging Face config"));
+}
+
+TEST_F(ModelScenarioErrors, HfConfigSlidingWindow) {
+  // "sliding_window": 4096: the value at column 21.
+  files_.write("config.json", hf_config("mistral", "\"sliding_window\": 4096"));
+  const auto e = load_error(kReadsConfig);
+  EXPECT_EQ(e.where(), at_in("config.json", 9, 21));
+  EXPECT_THAT(e.message(), HasSubstr("sliding-window attention is not modelled"));
+  EXPECT_THAT(e.message(), HasSubstr("'sliding_window': null"));
+}
+
+TEST_F(ModelScenarioErrors, HfConfigMlpBias) {
+  // "mlp_bias": true: the value at column 15.
+  files_.write("config.json", hf_config("llama", "\"mlp_bias\": true"));
+  const auto e = load_error(kReadsConfig);
+  EXPECT_EQ(e.where(), at_in("config.json", 9, 15));
+  EXPECT_THAT(e.message(), HasSubstr("'mlp_bias': true is not modelled"));
+}

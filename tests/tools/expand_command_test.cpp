@@ -1,0 +1,60 @@
+// symmesh expand: the version-2 file a model: block stands for loads back to the same
+// step, and a scenario without a model is refused.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "scenario/scenario_loader.hpp"
+#include "tests/tools/run_symmesh.hpp"
+
+namespace {
+
+using symmesh::testing::run_symmesh;
+using ::testing::HasSubstr;
+
+const std::string kScenarios = std::string(SYMMESH_SOURCE_DIR) + "/scenarios";
+
+TEST(ExpandCommand, TheWrittenOutStepLoadsBackToTheSameStep) {
+  const std::string source = kScenarios + "/llama3-8b-train.yaml";
+  const auto r = run_symmesh("expand " + source);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The sweep is not written out, and the file says why.
+  EXPECT_THAT(r.out, HasSubstr("# The file's sweep is left out"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("sweep:")));
+  const auto path = (std::filesystem::temp_directory_path() / "symmesh_expanded.yaml").string();
+  std::ofstream(path) << r.out;
+  const symmesh::Scenario expanded = symmesh::load_scenario(path);
+  const symmesh::Scenario original = symmesh::load_scenario(source);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(expanded.model.has_value());  // a plain version-2 file
+  // 32 layers of 7 matrix ops and the output projection.
+  ASSERT_EQ(original.workload.size(), 32u * 7 + 1);
+  ASSERT_EQ(expanded.workload.size(), original.workload.size());
+  for (size_t i = 0; i < original.workload.size(); ++i) {
+    const auto& a = original.workload[i];
+    const auto& b = expanded.workload[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.kind, b.kind) << a.name;
+    EXPECT_EQ(a.a, b.a) << a.name;
+    EXPECT_EQ(a.b, b.b) << a.name;
+    EXPECT_EQ(a.output_tensor, b.output_tensor) << a.name;
+  }
+  ASSERT_EQ(expanded.tensors.size(), original.tensors.size());
+  EXPECT_EQ(expanded.cluster.num_gpus(), original.cluster.num_gpus());
+  EXPECT_EQ(expanded.cluster.gpu.memory_bandwidth_bytes_per_s,
+            original.cluster.gpu.memory_bandwidth_bytes_per_s);
+  ASSERT_TRUE(expanded.training.has_value());
+  EXPECT_EQ(expanded.training->optimizer, symmesh::Optimizer::adam);
+  ASSERT_TRUE(expanded.objective && expanded.objective->max_time_s);
+  EXPECT_DOUBLE_EQ(*expanded.objective->max_time_s, 0.250);
+}
+
+TEST(ExpandCommand, AScenarioWithoutAModelIsRefused) {
+  const auto r = run_symmesh("expand " + kScenarios + "/quickstart.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("has no model: block to expand"));
+}
+
+}  // namespace
