@@ -31,13 +31,16 @@ struct TransformerSpec {
   bool tie_embeddings = false;  // the output projection reuses the embedding table
   bool qkv_bias = false;        // biases on the q, k and v projections (Qwen2)
   bool dropout = false;         // dropout after attention and MLP (GPT; none in Llama)
-  // The step's shape: tokens per sequence and sequences per micro-batch on each
-  // data-parallel replica (Megatron's --seq-length and --micro-batch-size); or, when
-  // global_batch is > 0, the sequences of the whole step (--global-batch-size), each
-  // replica taking global_batch / dp of them in one pass (gradient accumulation is not
-  // generated yet).
+  // The step's shape (Megatron's --seq-length, --micro-batch-size, --global-batch-size):
+  // tokens per sequence, sequences per micro-batch on each data-parallel replica, and the
+  // sequences of the whole step (0: one micro-batch per replica, dp · micro_batch). The
+  // dataflow a scenario generates is one micro-batch on every replica (or, when only
+  // global_batch is given, global_batch / dp sequences on each in one pass);
+  // strategies/training_step_estimate.hpp prices the global_batch / (dp · micro_batch)
+  // micro-batches of the whole step.
   int64_t seq = 0;
   int64_t micro_batch = 1;
+  bool micro_batch_given = true;  // false: only global_batch was given
   int64_t global_batch = 0;
   DType dtype = DType::bf16;
 

@@ -82,12 +82,17 @@ std::string model_mesh_dim_problem(const std::string& name) {
 
 int64_t sequences_per_replica(const TransformerSpec& spec, int64_t dp, const std::string& where) {
   if (spec.global_batch <= 0) return spec.micro_batch;
-  if (spec.global_batch % dp != 0)
-    throw InvalidArgument("model.global_batch " + std::to_string(spec.global_batch) +
-                              " sequences do not split evenly over dp " + std::to_string(dp) +
-                              " data-parallel replicas",
-                          where);
-  return spec.global_batch / dp;
+  const int64_t per_pass = spec.micro_batch_given ? dp * spec.micro_batch : dp;
+  if (spec.global_batch % per_pass != 0)
+    throw InvalidArgument(
+        "model.global_batch " + std::to_string(spec.global_batch) +
+            " sequences do not split evenly over dp " + std::to_string(dp) +
+            " data-parallel replicas" +
+            (spec.micro_batch_given
+                 ? " of micro_batch " + std::to_string(spec.micro_batch) + " sequences each"
+                 : ""),
+        where);
+  return spec.micro_batch_given ? spec.micro_batch : spec.global_batch / dp;
 }
 
 std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<int>& mesh_shape,
@@ -205,8 +210,9 @@ std::string expanded_scenario_text(const Scenario& s) {
       .append(std::to_string(m.parameters()))
       .append(" parameters, seq ")
       .append(std::to_string(m.seq))
-      .append(m.global_batch > 0 ? ", global_batch " : ", micro_batch ")
-      .append(std::to_string(m.global_batch > 0 ? m.global_batch : m.micro_batch))
+      .append(", micro_batch ")
+      .append(std::to_string(m.micro_batch))
+      .append(m.global_batch > 0 ? ", global_batch " + std::to_string(m.global_batch) : "")
       .append(".\n");
   if (s.sweep)
     out.append(

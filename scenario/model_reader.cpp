@@ -192,12 +192,8 @@ TransformerSpec read_model(const Value& value, DType dtype) {
   spec.seq = model.require("seq").as_int(1);
   if (auto v = model.get("micro_batch")) spec.micro_batch = v->as_int(1);
   if (auto v = model.get("global_batch")) {
-    if (model.has("micro_batch"))
-      v->fail(
-          "give model.micro_batch (sequences per data-parallel replica) or model.global_batch "
-          "(sequences per step, split over dp), not both: gradient accumulation over "
-          "micro-batches is not generated yet");
     spec.global_batch = v->as_int(1);
+    spec.micro_batch_given = model.has("micro_batch");
   }
   spec.dtype = dtype;
   if (spec.name.empty()) spec.name = "model";

@@ -58,7 +58,8 @@ StepFigures step_figures(const ClusterSpec& c, const std::vector<std::vector<int
 
 }  // namespace
 
-AnalyticTopology AnalyticTopology::of(const ClusterSpec& cluster, const DeviceMesh& mesh) {
+AnalyticTopology AnalyticTopology::of(const ClusterSpec& cluster, const DeviceMesh& mesh,
+                                      bool with_all_to_all) {
   cluster.validate();
   if (mesh.size() > cluster.num_gpus())
     throw InvalidArgument("mesh " + to_string(mesh) + " has " + std::to_string(mesh.size()) +
@@ -76,7 +77,7 @@ AnalyticTopology AnalyticTopology::of(const ClusterSpec& cluster, const DeviceMe
       links.nic_sharing = ring.nic_sharing;
       links.ring_latency_s = ring.latency_s;
       links.ring_s_per_byte = ring.s_per_byte;
-      for (int s = 1; s < links.size; ++s) {
+      for (int s = 1; with_all_to_all && s < links.size; ++s) {
         const StepFigures step = s == 1 ? ring : step_figures(cluster, groups, s);
         links.a2a_latency_s += step.latency_s;
         links.a2a_s_per_byte += step.s_per_byte;

@@ -63,7 +63,11 @@ struct AnalyticTopology {
 
   // Throws InvalidArgument when the mesh has more ranks than the cluster has GPUs, or the
   // cluster is invalid.
-  static AnalyticTopology of(const ClusterSpec& cluster, const DeviceMesh& mesh);
+  // Without `with_all_to_all` the all-to-all figures stay 0: they cost p - 1 passes over
+  // every group, which a caller pricing only rings (strategies/training_step_estimate.hpp,
+  // on thousands of ranks) does not need.
+  static AnalyticTopology of(const ClusterSpec& cluster, const DeviceMesh& mesh,
+                             bool with_all_to_all = true);
 };
 
 // Closed forms of core/collectives.hpp on one mesh dim, c = the padded chunk in bytes:

@@ -372,19 +372,21 @@ TEST(ModelScenario, GlobalBatchKeepsTheTokensAndSplitsThemOverDp) {
                                      "dp 8"));
 }
 
-TEST(ModelScenario, GlobalBatchAndMicroBatchAreOneOrTheOther) {
+TEST(ModelScenario, GlobalBatchWithMicroBatchGeneratesOneMicroBatchPerReplica) {
   ScenarioFiles files;
-  const std::string text =
-      "version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [1, 8], names: [dp, tp]}\n"
+  const Scenario s = load_scenario(files.write(
+      "both.yaml",
+      "version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [2, 4], names: [dp, tp]}\n"
       "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, seq: 24, micro_batch: 2, "
-      "global_batch: 4}\n";
-  const std::string path = files.write("both.yaml", text);
-  const auto e = error_of([&] { load_scenario(path); });
-  // Line 4, at the value of global_batch.
-  EXPECT_EQ(e.where(),
-            path + ":4:" +
-                std::to_string(text.substr(text.rfind('\n', text.size() - 2) + 1).find("4}") + 1));
-  EXPECT_THAT(e.message(), HasSubstr("not both: gradient accumulation"));
+      "global_batch: 8}\n"));
+  // One micro-batch on each of dp 2 replicas: 2 x 2 sequences of 24 tokens = 96 rows (the
+  // step's 8 sequences are 2 such micro-batches, which the dataflow does not repeat).
+  EXPECT_THAT(find_tensor(s, "x0")->shape, ElementsAre(96, 64));
+  EXPECT_EQ(s.model->global_batch, 8);
+  // dp 8 x micro_batch 2 = 16 sequences per pass do not divide 8.
+  const auto e = error_of([&] { with_cluster_size(s, 2, {8, 2}); });
+  EXPECT_THAT(e.message(), HasSubstr("do not split evenly over dp 8 data-parallel replicas of "
+                                     "micro_batch 2 sequences each"));
 }
 
 // ---- Errors in the scenario ----

@@ -39,6 +39,7 @@ inline CLI::Validator non_negative_number() {
 void add_calibrate_command(CLI::App& app, CommandAction& selected);
 void add_compare_command(CLI::App& app, CommandAction& selected);
 void add_expand_command(CLI::App& app, CommandAction& selected);
+void add_layouts_command(CLI::App& app, CommandAction& selected);
 void add_plan_command(CLI::App& app, CommandAction& selected);
 void add_run_command(CLI::App& app, CommandAction& selected);
 void add_simulate_command(CLI::App& app, CommandAction& selected);

@@ -1,0 +1,37 @@
+#pragma once
+// `symmesh layouts`: a model scenario's whole training step priced for every parallel
+// layout at each GPU count (strategies/training_step_estimate.hpp), and the answers to
+// "the best layout on N GPUs" and "the fewest GPUs that reach the objective".
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+#include "strategies/training_step_estimate.hpp"
+
+namespace symmesh::evaluation {
+
+struct TrainingLayoutsAtSize {
+  int gpus = 0;
+  std::vector<strategies::TrainingEstimate> best;  // fastest first, at most `top`
+  int64_t priced = 0;
+  int64_t too_big = 0;
+  bool meets_objective = false;  // best[0] within the objective's max_time
+};
+
+struct TrainingLayoutsRun {
+  std::vector<TrainingLayoutsAtSize> sizes;  // in the order asked
+  // The fewest GPUs whose best layout meets the objective (index into sizes), if any.
+  std::optional<size_t> answer;
+  double wall_s = 0;
+};
+
+// The GPU counts to try: `gpus` when not empty, else the sweep's node counts times the
+// GPUs per node, else the scenario's own. Throws InvalidArgument (where the scenario's path)
+// when the scenario has no model: block or its model no global_batch, or a count is < 1.
+std::vector<int> training_layout_gpu_counts(const Scenario& scenario, const std::vector<int>& gpus);
+
+TrainingLayoutsRun run_training_layouts(const Scenario& scenario,
+                                        const std::vector<int>& gpu_counts, int top);
+
+}  // namespace symmesh::evaluation

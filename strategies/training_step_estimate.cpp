@@ -1,0 +1,320 @@
+// A transformer's training step priced in closed form for one parallel layout, and the
+// search over layouts (training_step_estimate.hpp).
+#include "strategies/training_step_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "core/device_mesh.hpp"
+#include "core/errors.hpp"
+#include "core/roofline.hpp"
+#include "strategies/analytic_topology.hpp"
+
+namespace symmesh::strategies {
+namespace {
+
+constexpr const char* kWhere = "training layout";
+
+// Bytes per parameter: bf16 weights, fp32 main gradients, Adam's fp32 master, momentum and
+// variance (Megatron's mixed-precision accounting).
+constexpr double kWeightBytes = 2;
+constexpr double kGradientBytes = 4;
+constexpr double kOptimizerBytes = 12;
+// HBM-bound kernels of one layer's forward: two RMSNorms, two residual adds, SwiGLU, rotary.
+constexpr int kElementwiseKernels = 6;
+
+double gemm_s(const GpuSpec& gpu, int64_t batch, int64_t m, int64_t n, int64_t k, DType dtype) {
+  LocalGemm gemm;
+  gemm.batch = batch;
+  gemm.m = m;
+  gemm.n = n;
+  gemm.k = k;
+  return roofline::matmul_duration_s(gpu, matmul_work(gemm, dtype));
+}
+
+struct LayerTimes {
+  double forward_s = 0;   // GEMMs + attention + HBM-bound work
+  double backward_s = 0;  // with recomputation
+  double tp_comm_s = 0;   // forward and backward (and the recomputed forward's)
+  double attention_forward_s = 0;
+};
+
+LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
+                       const MeshDimLinks& tp_links, int t, int64_t b, Recompute recompute) {
+  const DType dt = spec.dtype;
+  const int64_t T = b * spec.seq;
+  const double element = static_cast<double>(element_size_bytes(dt));
+  LayerTimes out;
+  double gemms = gemm_s(gpu, 1, T, spec.qkv_width() / t, spec.hidden, dt) +
+                 gemm_s(gpu, 1, T, spec.hidden, spec.q_width() / t, dt) +
+                 gemm_s(gpu, 1, T, spec.hidden, spec.ffn / t, dt) * (spec.mlp_matrices() - 1) +
+                 gemm_s(gpu, 1, T, spec.ffn / t, spec.hidden, dt);
+  // Causal FlashAttention: scores q·kᵀ and context p·v over b·heads/t heads, half the work.
+  const int64_t heads = b * spec.heads / t;
+  const double attention = 0.5 * (gemm_s(gpu, heads, spec.seq, spec.seq, spec.head_dim, dt) +
+                                  gemm_s(gpu, heads, spec.seq, spec.head_dim, spec.seq, dt));
+  // HBM bytes of the forward's elementwise kernels (sequence parallel: norms and residuals
+  // on T/t tokens; SwiGLU and rotary on the tp shard of their features).
+  const double sbh_t = static_cast<double>(T) * spec.hidden / t;
+  const double elementwise_bytes =
+      element * (2 * 2 * sbh_t + 2 * 3 * sbh_t + 3.0 * T * spec.ffn / t +
+                 2.0 * T * (spec.q_width() + spec.kv_width()) / t);
+  const double elementwise = roofline::hbm_time_s(gpu, elementwise_bytes) +
+                             kElementwiseKernels * roofline::kLaunchOverhead_s;
+  out.attention_forward_s = attention;
+  out.forward_s = gemms + attention + elementwise;
+  out.backward_s = 2 * gemms + 2.5 * attention + 2 * elementwise;
+  // Sequence parallelism: all-gather [T, h] before qkv and the MLP, reduce-scatter after out
+  // and down, in each direction; chunk = T·h/t elements.
+  double tp_forward = 0;
+  if (t > 1) tp_forward = 4 * ring_all_gather_s(tp_links, sbh_t * element);
+  out.tp_comm_s = 2 * tp_forward;
+  // FlashAttention recomputes the scores inside its backward (in the 2.5x above), so
+  // selective recomputation adds nothing more.
+  if (recompute == Recompute::full) {
+    out.backward_s += out.forward_s;
+    out.tp_comm_s += 2 * (t > 1 ? ring_all_gather_s(tp_links, sbh_t * element) : 0);
+  }
+  return out;
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw InvalidArgument(message, kWhere);
+}
+
+}  // namespace
+
+std::string to_string(const TrainingLayout& l) {
+  return "tp " + std::to_string(l.tp) + " pp " + std::to_string(l.pp) + " dp " +
+         std::to_string(l.dp) + " mb " + std::to_string(l.micro_batch) + " v " +
+         std::to_string(l.virtual_stages) + " recompute " + to_string(l.recompute) + " zero " +
+         std::to_string(l.zero_stage);
+}
+
+namespace {
+
+// The ring figures of the mesh [pp, dp, tp] on `cluster`, enough nodes for its GPUs.
+AnalyticTopology training_topology(const ClusterSpec& cluster, const TrainingLayout& l) {
+  const int64_t gpus = int64_t{l.tp} * l.pp * l.dp;
+  ClusterSpec sized = cluster;
+  sized.nodes = static_cast<int>((gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node);
+  const DeviceMesh mesh({l.pp, l.dp, l.tp}, {"pp", "dp", "tp"});
+  return AnalyticTopology::of(sized, mesh, /*with_all_to_all=*/false);
+}
+
+void check_layout(const TransformerSpec& spec, int64_t global_batch, const ClusterSpec& cluster,
+                  const TrainingLayout& l);
+TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
+                          const ClusterSpec& cluster, const TrainingLayout& l,
+                          const AnalyticTopology& topology);
+
+}  // namespace
+
+TrainingEstimate estimate_training_step(const TransformerSpec& spec, int64_t global_batch,
+                                        const ClusterSpec& cluster, const TrainingLayout& l) {
+  check_layout(spec, global_batch, cluster, l);
+  return estimate(spec, global_batch, cluster, l, training_topology(cluster, l));
+}
+
+namespace {
+
+void check_layout(const TransformerSpec& spec, int64_t global_batch, const ClusterSpec& cluster,
+                  const TrainingLayout& l) {
+  require(l.tp >= 1 && l.pp >= 1 && l.dp >= 1 && l.micro_batch >= 1 && l.virtual_stages >= 1,
+          "tp, pp, dp, micro_batch and virtual_stages must be >= 1 (" + to_string(l) + ")");
+  require(l.zero_stage >= 0 && l.zero_stage <= 3,
+          "zero stage " + std::to_string(l.zero_stage) + " is not 0, 1, 2 or 3");
+  require(l.pp == 1 || l.zero_stage <= 1,
+          "ZeRO-" + std::to_string(l.zero_stage) +
+              " with pipeline parallelism is not modelled: DeepSpeed refuses the pair, and "
+              "Megatron's distributed optimizer is ZeRO-1");
+  require(global_batch % (int64_t{l.dp} * l.micro_batch) == 0,
+          "dp " + std::to_string(l.dp) + " x micro_batch " + std::to_string(l.micro_batch) +
+              " does not divide the global batch of " + std::to_string(global_batch) +
+              " sequences");
+  require(spec.heads % l.tp == 0 && spec.kv_heads % l.tp == 0 && spec.ffn % l.tp == 0,
+          "tp " + std::to_string(l.tp) + " does not divide the " + std::to_string(spec.heads) +
+              " heads, " + std::to_string(spec.kv_heads) + " key/value heads and FFN width " +
+              std::to_string(spec.ffn));
+  require(l.tp <= cluster.gpus_per_node, "tp " + std::to_string(l.tp) + " spans nodes (" +
+                                             std::to_string(cluster.gpus_per_node) +
+                                             " GPUs per node)");
+  require(int64_t{l.pp} * l.virtual_stages <= spec.layers,
+          "pp " + std::to_string(l.pp) + " x " + std::to_string(l.virtual_stages) +
+              " virtual stages is more than the " + std::to_string(spec.layers) + " layers");
+  const int64_t gpus = int64_t{l.tp} * l.pp * l.dp;
+  require(gpus <= int64_t{1} << 24, "the layout has more than 2^24 GPUs");
+}
+
+TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
+                          const ClusterSpec& cluster, const TrainingLayout& l,
+                          const AnalyticTopology& topology) {
+  const int64_t gpus = int64_t{l.tp} * l.pp * l.dp;
+  const MeshDimLinks& pp_links = topology.dims[0];
+  const MeshDimLinks& dp_links = topology.dims[1];
+  const MeshDimLinks& tp_links = topology.dims[2];
+  const GpuSpec& gpu = cluster.gpu;
+  const double element = static_cast<double>(element_size_bytes(spec.dtype));
+
+  TrainingEstimate e;
+  e.layout = l;
+  const int64_t m = global_batch / (int64_t{l.dp} * l.micro_batch);
+  e.micro_batches = m;
+  const int p = l.pp;
+  const int v = l.virtual_stages;
+  // The middle stages take ceil(L/p) layers; when p does not divide L, the first and last
+  // stages take the shortfall (Llama 3 gives each of them one layer less: 126 = 14 x 8 + 2 x
+  // 7 on 16 stages), the first the smaller half of it.
+  const int64_t layers_per_stage = (spec.layers + p - 1) / p;
+  const int64_t shortfall = layers_per_stage * p - spec.layers;
+  const int64_t first_stage_layers =
+      p == 1 ? spec.layers : std::max<int64_t>(1, layers_per_stage - (shortfall + 1) / 2);
+  const LayerTimes layer = layer_times(spec, gpu, tp_links, l.tp, l.micro_batch, l.recompute);
+  // The output projection [T, h] x [h, vocab/t] and its backward, spread over the stages.
+  const int64_t T = l.micro_batch * spec.seq;
+  const double output_s = 3 * gemm_s(gpu, 1, T, spec.vocab / l.tp, spec.hidden, spec.dtype);
+  const double stage_forward = layers_per_stage * layer.forward_s + output_s / 3 / p;
+  const double stage_backward = layers_per_stage * layer.backward_s + 2 * output_s / 3 / p;
+  e.stage_compute_s = stage_forward + stage_backward;
+  e.stage_tp_comm_s = layers_per_stage * layer.tp_comm_s;
+  const double activation_bytes = static_cast<double>(T) * spec.hidden / l.tp * element;
+  e.stage_p2p_s =
+      p > 1 ? 2.0 * v * (pp_links.ring_latency_s + activation_bytes * pp_links.ring_s_per_byte)
+            : 0.0;
+  const double stage_s = e.stage_compute_s + e.stage_tp_comm_s + e.stage_p2p_s;
+  const double pipeline_s = (static_cast<double>(m) + static_cast<double>(p - 1) / v) * stage_s;
+  e.bubble_fraction = static_cast<double>(p - 1) / (static_cast<double>(v) * m);
+  e.bubble_s = pipeline_s - static_cast<double>(m) * stage_s;
+
+  // Parameters on the fullest stage's GPU: its layers' share of the tp group, and the
+  // embedding (first stage) and output projection (last), both when p = 1.
+  const double stage_layers_params =
+      static_cast<double>(layers_per_stage) * spec.layer_parameters() / l.tp;
+  const double table = static_cast<double>(spec.vocab) * spec.hidden / l.tp;
+  const double params =
+      stage_layers_params + (p == 1 ? table * (spec.tie_embeddings ? 1 : 2) : table);
+  const double dp = l.dp;
+  // Data parallel: ZeRO 0 all-reduces the fp32 gradients; >= 1 reduce-scatters them and
+  // all-gathers the updated bf16 weights; 3 also gathers the weights per micro-batch
+  // (forward and backward) and reduce-scatters the gradients per micro-batch.
+  double dp_comm = 0, dp_exposed = 0;
+  if (l.dp > 1) {
+    const double grad_chunk = params * kGradientBytes / dp;
+    const double weight_chunk = params * kWeightBytes / dp;
+    if (l.zero_stage == 0) {
+      dp_comm = ring_all_reduce_s(dp_links, grad_chunk);
+      dp_exposed = std::max(0.0, dp_comm - stage_backward);
+    } else if (l.zero_stage == 1) {
+      const double reduce = ring_all_gather_s(dp_links, grad_chunk);
+      const double gather = ring_all_gather_s(dp_links, weight_chunk);
+      dp_comm = reduce + gather;
+      dp_exposed = std::max(0.0, reduce - stage_backward) + std::max(0.0, gather - stage_forward);
+    } else {
+      // The gradient buffer is sharded: each micro-batch's gradients are reduce-scattered as
+      // its backward makes them (DeepSpeed's ZeRO-2), hidden under that backward.
+      const double reduce = ring_all_gather_s(dp_links, grad_chunk);
+      const double gather = ring_all_gather_s(dp_links, weight_chunk);
+      dp_comm = static_cast<double>(m) * reduce + gather;
+      dp_exposed = static_cast<double>(m) * std::max(0.0, reduce - stage_backward) +
+                   std::max(0.0, gather - stage_forward);
+      if (l.zero_stage == 3) {
+        // The weights too: gathered for each micro-batch's forward and again for its
+        // backward, hidden under them; the updated shard needs no gather after the step.
+        dp_comm += 2.0 * m * gather - gather;
+        dp_exposed += static_cast<double>(m) * (std::max(0.0, gather - stage_forward) +
+                                                std::max(0.0, gather - stage_backward)) -
+                      std::max(0.0, gather - stage_forward);
+      }
+    }
+  }
+  e.dp_comm_s = dp_comm;
+  e.dp_exposed_s = dp_exposed;
+  e.step_s = pipeline_s + dp_exposed;
+  e.exposed_comm_s =
+      (m + static_cast<double>(p - 1) / v) * (e.stage_tp_comm_s + e.stage_p2p_s) + dp_exposed;
+
+  // Memory of the fullest stage.
+  e.memory.weights_bytes = params * kWeightBytes / (l.zero_stage >= 3 ? dp : 1);
+  e.memory.gradients_bytes = params * kGradientBytes / (l.zero_stage >= 2 ? dp : 1);
+  e.memory.optimizer_bytes = params * kOptimizerBytes / (l.zero_stage >= 1 ? dp : 1);
+  TransformerSpec per_micro_batch = spec;
+  per_micro_batch.micro_batch = l.micro_batch;
+  // FlashAttention keeps no s x s tensor: without full recomputation a layer keeps what
+  // Korthikanti et al. count under selective recomputation, plus the softmax statistics
+  // (one fp32 per head and token).
+  const Recompute kept = l.recompute == Recompute::full ? Recompute::full : Recompute::selective;
+  const double softmax_stats = 4.0 * T * spec.heads / l.tp;
+  const double layer_bytes = layer_activation_bytes(per_micro_batch, {l.tp, l.tp > 1, kept}) +
+                             (kept == Recompute::full ? 0.0 : softmax_stats);
+  // The first stage holds the most micro-batches in flight: min(m, p) under 1F1B, and
+  // (1 + (p-1)/(p·v)) times that interleaved (Korthikanti et al. §4.2.3).
+  const double in_flight = static_cast<double>(std::min<int64_t>(m, p)) *
+                           (v > 1 ? 1.0 + static_cast<double>(p - 1) / (p * v) : 1.0);
+  double activations = layer_bytes * first_stage_layers * in_flight;
+  if (l.recompute == Recompute::full)  // the layer being recomputed, whole
+    activations += layer_activation_bytes(per_micro_batch, {l.tp, l.tp > 1, Recompute::selective}) +
+                   softmax_stats;
+  // Logits in bf16 and fp32 for the loss, on the tp shard of the vocabulary.
+  activations += static_cast<double>(T) * spec.vocab / l.tp * (element + 4);
+  e.memory.activations_bytes = activations;
+  e.fits = e.memory.total() <= static_cast<double>(gpu.memory_capacity_bytes);
+
+  const double tokens = static_cast<double>(global_batch) * spec.seq;
+  e.tokens_per_s = tokens / e.step_s;
+  e.tokens_per_s_per_gpu = e.tokens_per_s / static_cast<double>(gpus);
+  e.model_flops_per_s_per_gpu = e.tokens_per_s_per_gpu * spec.model_flops_per_token();
+  e.mfu = e.model_flops_per_s_per_gpu / roofline::peak_flops_per_s(gpu, spec.dtype);
+  return e;
+}
+
+}  // namespace
+
+LayoutSearchResult search_training_layouts(const TransformerSpec& spec, int64_t global_batch,
+                                           const ClusterSpec& cluster, int gpus,
+                                           const LayoutSearchOptions& options) {
+  LayoutSearchResult result;
+  for (int tp = 1; tp <= cluster.gpus_per_node && tp <= gpus; tp *= 2) {
+    if (spec.heads % tp != 0 || spec.kv_heads % tp != 0 || spec.ffn % tp != 0 || gpus % tp != 0)
+      continue;
+    if (!options.tps.empty() &&
+        std::find(options.tps.begin(), options.tps.end(), tp) == options.tps.end())
+      continue;
+    for (int pp = 1; pp <= spec.layers && int64_t{tp} * pp <= gpus; ++pp) {
+      if (gpus % (tp * pp) != 0) continue;
+      if (!options.pps.empty() &&
+          std::find(options.pps.begin(), options.pps.end(), pp) == options.pps.end())
+        continue;
+      const int dp = gpus / (tp * pp);
+      std::optional<AnalyticTopology> topology;  // built once per (tp, pp), when first needed
+      for (const int64_t mb : options.micro_batches) {
+        if (global_batch % (int64_t{dp} * mb) != 0) continue;
+        const int64_t m = global_batch / (int64_t{dp} * mb);
+        for (const int v : options.virtual_stages) {
+          if (v > 1 && (pp == 1 || m % pp != 0)) continue;
+          if (int64_t{pp} * v > spec.layers) continue;
+          for (const Recompute recompute : options.recomputes)
+            for (const int zero : options.zero_stages) {
+              if ((dp == 1 && zero > 0) || (pp > 1 && zero > 1)) continue;
+              const TrainingLayout layout{tp, pp, dp, mb, v, recompute, zero};
+              check_layout(spec, global_batch, cluster, layout);
+              if (!topology) topology = training_topology(cluster, layout);
+              TrainingEstimate e = estimate(spec, global_batch, cluster, layout, *topology);
+              ++result.priced;
+              if (!e.fits) {
+                ++result.too_big;
+                continue;
+              }
+              result.fitting.push_back(std::move(e));
+            }
+        }
+      }
+    }
+  }
+  std::stable_sort(
+      result.fitting.begin(), result.fitting.end(),
+      [](const TrainingEstimate& a, const TrainingEstimate& b) { return a.step_s < b.step_s; });
+  return result;
+}
+
+}  // namespace symmesh::strategies

@@ -1,0 +1,152 @@
+// symmesh layouts: the parallel layouts of a model's whole training step (tensor, pipeline,
+// data parallelism, micro-batch, interleaving, recomputation, ZeRO), priced in closed form at
+// each GPU count, the best ones printed with their throughput, MFU, memory and overheads,
+// and the fewest GPUs that reach the objective.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "core/text.hpp"
+#include "evaluation/training_layouts.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "tools/cli/command.hpp"
+#include "tools/cli/text_table.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+struct LayoutsArgs {
+  std::string scenario;
+  std::vector<int> gpus;
+  int top = 1;
+  bool json = false;
+};
+
+std::string gib(double bytes) {
+  return format_fixed(bytes / (1024.0 * 1024 * 1024), 1);
+}
+
+nlohmann::json estimate_json(const strategies::TrainingEstimate& e) {
+  const auto& l = e.layout;
+  return {{"tp", l.tp},
+          {"pp", l.pp},
+          {"dp", l.dp},
+          {"micro_batch", l.micro_batch},
+          {"virtual_stages", l.virtual_stages},
+          {"recompute", to_string(l.recompute)},
+          {"zero_stage", l.zero_stage},
+          {"micro_batches", e.micro_batches},
+          {"step_s", e.step_s},
+          {"tokens_per_s", e.tokens_per_s},
+          {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
+          {"mfu", e.mfu},
+          {"bubble_fraction", e.bubble_fraction},
+          {"bubble_s", e.bubble_s},
+          {"exposed_comm_s", e.exposed_comm_s},
+          {"dp_comm_s", e.dp_comm_s},
+          {"dp_exposed_s", e.dp_exposed_s},
+          {"memory_bytes",
+           {{"weights", e.memory.weights_bytes},
+            {"gradients", e.memory.gradients_bytes},
+            {"optimizer", e.memory.optimizer_bytes},
+            {"activations", e.memory.activations_bytes},
+            {"total", e.memory.total()}}}};
+}
+
+int run_layouts(const LayoutsArgs& args) {
+  const Scenario s = load_scenario(args.scenario);
+  const std::vector<int> counts = evaluation::training_layout_gpu_counts(s, args.gpus);
+  const evaluation::TrainingLayoutsRun run = evaluation::run_training_layouts(s, counts, args.top);
+  const TransformerSpec& m = *s.model;
+  if (args.json) {
+    nlohmann::json out{{"scenario", s.name},
+                       {"model", m.name},
+                       {"parameters", m.parameters()},
+                       {"model_flops_per_token", m.model_flops_per_token()},
+                       {"global_batch", m.global_batch},
+                       {"seq", m.seq},
+                       {"wall_s", run.wall_s}};
+    nlohmann::json sizes = nlohmann::json::array();
+    for (const auto& size : run.sizes) {
+      nlohmann::json best = nlohmann::json::array();
+      for (const auto& e : size.best) best.push_back(estimate_json(e));
+      sizes.push_back({{"gpus", size.gpus},
+                       {"priced", size.priced},
+                       {"too_big", size.too_big},
+                       {"meets_objective", size.meets_objective},
+                       {"best", best}});
+    }
+    out["sizes"] = sizes;
+    out["answer_gpus"] =
+        run.answer ? nlohmann::json(run.sizes[*run.answer].gpus) : nlohmann::json();
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "symmesh layouts: " << s.name << " — " << m.name << " ("
+            << format_fixed(m.parameters() / 1e9, 2) << " B parameters, " << m.layers
+            << " layers), " << m.global_batch << " sequences of " << m.seq
+            << " tokens per step, on " << s.cluster.gpu.name << " (" << s.cluster.name << ")\n";
+  std::cout << "MFU: model FLOPs per token " << format_fixed(m.model_flops_per_token() / 1e9, 1)
+            << " GFLOP (6 x multiplying parameters + 12 x layers x heads x head_dim x seq, as "
+               "PaLM defines it) over the bf16 peak\n\n";
+  TextTable table({"GPUs", "layout", "step (s)", "tokens/s", "tokens/s/GPU", "MFU",
+                   "memory/GPU GiB (w+g+o+act)", "bubble", "exposed comm (s)", "fit/priced"});
+  for (const auto& size : run.sizes) {
+    const std::string fit =
+        std::to_string(size.priced - size.too_big) + "/" + std::to_string(size.priced);
+    if (size.best.empty()) {
+      table.add_row({std::to_string(size.gpus), "none fits in memory", "-", "-", "-", "-", "-", "-",
+                     "-", fit});
+      continue;
+    }
+    for (size_t i = 0; i < size.best.size(); ++i) {
+      const auto& e = size.best[i];
+      table.add_row({i == 0 ? std::to_string(size.gpus) : "", to_string(e.layout),
+                     format_fixed(e.step_s, 3), format_fixed(e.tokens_per_s, 0),
+                     format_fixed(e.tokens_per_s_per_gpu, 0), format_fixed(100 * e.mfu, 1) + "%",
+                     gib(e.memory.total()) + " (" + gib(e.memory.weights_bytes) + "+" +
+                         gib(e.memory.gradients_bytes) + "+" + gib(e.memory.optimizer_bytes) + "+" +
+                         gib(e.memory.activations_bytes) + ")",
+                     format_fixed(100 * e.bubble_fraction, 1) + "%",
+                     format_fixed(e.exposed_comm_s, 3), i == 0 ? fit : ""});
+    }
+  }
+  std::cout << table.render();
+  if (s.objective && s.objective->max_time_s) {
+    const double limit = *s.objective->max_time_s;
+    if (run.answer) {
+      const auto& size = run.sizes[*run.answer];
+      std::cout << "\nAnswer: " << size.gpus << " GPUs, " << to_string(size.best.front().layout)
+                << ", meet the " << format_fixed(limit, 3)
+                << " s objective: " << format_fixed(size.best.front().step_s, 3)
+                << " s per step, MFU " << format_fixed(100 * size.best.front().mfu, 1) << "%.\n";
+    } else {
+      std::cout << "\nAnswer: no GPU count tried meets the " << format_fixed(limit, 3)
+                << " s objective.\n";
+    }
+  }
+  std::cout << "Priced in " << format_fixed(run.wall_s, 3)
+            << " s (closed form: strategies/training_step_estimate.hpp).\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_layouts_command(CLI::App& app, CommandAction& selected) {
+  auto args = std::make_shared<LayoutsArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "layouts",
+      "Price a model's whole training step for every tp/pp/dp/micro-batch/recompute/ZeRO "
+      "layout at each GPU count; print the best and the fewest GPUs meeting the objective");
+  cmd->add_option("scenario", args->scenario, "a scenario file with a model: block (YAML)")
+      ->required();
+  cmd->add_option("--gpus", args->gpus,
+                  "GPU counts to try (default: the sweep's node counts x GPUs per node)");
+  cmd->add_option("--top", args->top, "layouts printed per GPU count (default 1)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--json", args->json, "print the results as JSON");
+  cmd->callback([args, &selected] { selected = [args] { return run_layouts(*args); }; });
+}
+
+}  // namespace symmesh::cli
