@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/roofline.hpp"
 #include "core/text.hpp"
 #include "evaluation/dtype_values.hpp"
+#include "scenario/model_expansion.hpp"
 #include "strategies/sharded_result.hpp"
 
 namespace symmesh::evaluation {
@@ -168,7 +170,25 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     report.step = step_report(*workload.planned, scenario.cluster);
     add_exposed_communication(*workload.planned, report.ops);
   }
+  report.model = model_throughput(scenario, report.total_time_s);
   return report;
+}
+
+std::optional<ModelThroughput> model_throughput(const Scenario& scenario, double step_s) {
+  if (!scenario.model || !(step_s > 0)) return std::nullopt;
+  const TransformerSpec& m = *scenario.model;
+  int64_t dp = 1;
+  for (size_t i = 0; i < scenario.mesh_names.size(); ++i)
+    if (scenario.mesh_names[i] == scenario::kDataParallelDim) dp = scenario.mesh_shape[i];
+  ModelThroughput out;
+  out.model = m.name;
+  out.tokens_per_step = dp * scenario::sequences_per_replica(m, dp, "model") * m.seq;
+  out.tokens_per_s = static_cast<double>(out.tokens_per_step) / step_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / scenario.cluster.num_gpus();
+  out.model_flops_per_s_per_gpu = out.tokens_per_s_per_gpu * m.model_flops_per_token();
+  out.mfu =
+      out.model_flops_per_s_per_gpu / roofline::peak_flops_per_s(scenario.cluster.gpu, m.dtype);
+  return out;
 }
 
 std::string strategy_text(const OpReport& op) {

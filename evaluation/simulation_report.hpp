@@ -63,6 +63,21 @@ struct StepReport {
   int gradient_reductions = 0;
 };
 
+// A model scenario's step as a training run reads it: tokens, throughput and MFU (model
+// FLOPs per token as PaLM defines them, core/transformer_spec.hpp, over the GPUs' peak in
+// the model's dtype). The simulated step is one micro-batch on every replica.
+struct ModelThroughput {
+  std::string model;
+  int64_t tokens_per_step = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_flops_per_s_per_gpu = 0;
+  double mfu = 0;
+};
+// Of the scenario's model at its mesh, for a step of `step_s` seconds (nullopt without a
+// model or a time).
+std::optional<ModelThroughput> model_throughput(const Scenario& scenario, double step_s);
+
 struct SimulationReport {
   std::string scenario;
   std::string backend = "sim";
@@ -75,7 +90,8 @@ struct SimulationReport {
   // From the Program's collective records: how many of each kind ran, and how.
   std::vector<CollectiveCount> collectives;
   std::vector<std::string> warnings;
-  std::optional<StepReport> step;  // version 2
+  std::optional<StepReport> step;        // version 2
+  std::optional<ModelThroughput> model;  // a model: scenario
 };
 
 // `collectives` says which collectives a hardware run handed to NCCL (the simulator runs

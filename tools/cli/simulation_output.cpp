@@ -47,7 +47,14 @@ std::string step_text(const SimulationReport& report) {
   if (step.gradient_reductions)
     out += "; " + std::to_string(step.gradient_reductions) + " gradient reduction" +
            (step.gradient_reductions == 1 ? "" : "s") + " on the communication stream";
-  return out + "\n";
+  out += "\n";
+  if (report.model)
+    out += "model: " + report.model->model + ", " + std::to_string(report.model->tokens_per_step) +
+           " tokens per step: " + format_fixed(report.model->tokens_per_s, 0) + " tokens/s, " +
+           format_fixed(report.model->tokens_per_s_per_gpu, 0) + " per GPU, MFU " +
+           format_fixed(100 * report.model->mfu, 1) +
+           "% (PaLM's model FLOPs per token over the peak)\n";
+  return out;
 }
 
 }  // namespace
@@ -160,6 +167,13 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                                 {"implementation", c.implementation},
                                 {"count", c.count},
                                 {"bytes", c.bytes}});
+  if (report.model)
+    j["model"] = {{"name", report.model->model},
+                  {"tokens_per_step", report.model->tokens_per_step},
+                  {"tokens_per_s", report.model->tokens_per_s},
+                  {"tokens_per_s_per_gpu", report.model->tokens_per_s_per_gpu},
+                  {"model_flops_per_s_per_gpu", report.model->model_flops_per_s_per_gpu},
+                  {"mfu", report.model->mfu}};
   if (report.step) {
     const evaluation::StepReport& step = *report.step;
     j["step"] = {{"peak_memory_bytes_per_gpu", step.peak_memory_bytes},
