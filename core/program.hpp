@@ -63,6 +63,11 @@ struct MatmulWork {
   DType dtype = DType::fp32;
   BufferRef a, b, c;
   bool accumulate = false;  // c += a@b instead of c = a@b
+  // The share of the GEMM's work performed: 0.5 for a causal product, which computes only
+  // the lower triangle (FlashAttention skips the blocks above the diagonal: their FLOPs
+  // and their loads and stores). Timing only: the simulator's emulation and the hardware
+  // backend still multiply in full.
+  double work_fraction = 1.0;
   // Optional bias added to every product (addmm/baddbmm): bias element of c[b][i][j] is
   // bias[b·bias_batch_stride + i·bias_row_stride + j·bias_col_stride] (strides in
   // elements; 0 broadcasts). Unused when bias.id < 0.

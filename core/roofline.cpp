@@ -63,11 +63,14 @@ double matmul_duration_s(const GpuSpec& gpu, const MatmulWork& work) {
   // (k = 0 with a non-empty output still writes it: zeros, or the bias.)
   if (work.batch <= 0 || work.m <= 0 || work.n <= 0) return 0.0;
   const double peak = peak_flops_per_s(gpu, work.dtype);
-  const double flops = work.flops();
+  const double flops = work.flops() * work.work_fraction;
   // Same arithmetic as before the roofline moved to core/, so simulated times are unchanged.
   const double compute_s =
       flops > 0 ? flops / (peak * gemm_efficiency(work.m, work.n, work.k)) : 0.0;
-  return std::max(compute_s, hbm_time_s(gpu, matmul_bytes_moved(work))) + kLaunchOverhead_s;
+  // A causal product skips the blocks above the diagonal: neither their FLOPs nor their
+  // loads and stores (work_fraction of both).
+  const double bytes = matmul_bytes_moved(work) * work.work_fraction;
+  return std::max(compute_s, hbm_time_s(gpu, bytes)) + kLaunchOverhead_s;
 }
 
 double reduce_duration_s(const GpuSpec& gpu, const ReduceWork& work) {

@@ -4,8 +4,10 @@
 // the analytic cost model (strategies/analytic_cost_model.hpp prices each candidate's
 // local matmul with it), so both see the same compute time.
 //
-//   matmul:  max(flops / (peak[dtype] × efficiency(m, n, k)),  bytes_moved / HBM bandwidth)
-//            + kLaunchOverhead_s
+//   matmul:  work_fraction × max(flops / (peak[dtype] × efficiency(m, n, k)),
+//                                bytes_moved / HBM bandwidth) + kLaunchOverhead_s
+//            (work_fraction 0.5 for a causal product, core/program.hpp, which skips the
+//            blocks above the diagonal: their FLOPs, loads and stores)
 //   reduce:  3 × elements × element size / HBM bandwidth + kLaunchOverhead_s
 //            (read dst, read src, write dst); 0 when fused into the delivering transfer
 //   copy:    2 × bytes / HBM bandwidth + kLaunchOverhead_s (read + write)

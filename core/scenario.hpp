@@ -39,6 +39,10 @@ struct WorkloadOp {
   // Where the output must end up (out_placements); none: wherever the strategy leaves it.
   std::optional<Placements> out_placements;
   std::optional<DType> dtype;  // falls back to the scenario's
+  // `causal: true`: the product of a causal attention (scores q·kᵀ, context p·v) computes
+  // only its lower triangle: half the FLOPs, priced so (timing only; core/program.hpp).
+  bool causal = false;
+  double work_fraction() const { return causal ? 0.5 : 1.0; }
   // put_signal: bytes from src rank to dst rank. Collectives: bytes is the whole buffer
   // on each rank (nccl-tests convention), over the group along mesh_dim.
   int64_t bytes = 0;

@@ -15,9 +15,9 @@
 // What a version-2 file cannot yet say is stood in for, as the hand-written
 // llama3-70b-layer-train.yaml does: the attention core's q, kT, v and ctx are step inputs
 // of each layer (no view op joins them to the projections; they are kept for the backward,
-// as Korthikanti et al. count them), the norms, residual adds, rotary embedding, softmax
-// and activation are not priced (each consumer reads its producer's output directly), and
-// causal attention is priced as full attention.
+// as Korthikanti et al. count them), and the norms, residual adds, rotary embedding,
+// softmax and activation are not priced (each consumer reads its producer's output
+// directly). The attention products are `causal: true`: half their FLOPs, priced so.
 #include "scenario/model_expansion.hpp"
 
 #include <algorithm>
@@ -121,10 +121,12 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
     tensor(name, "shape: " + shape(dims) + ", placements: " + where);
   };
   const auto op = [&](const std::string& name, const char* kind, const std::string& a,
-                      const std::string& b, const std::string& out, const std::string& bias = "") {
+                      const std::string& b, const std::string& out, const std::string& bias = "",
+                      bool causal = false) {
     ops.append("  - {name: ").append(name).append(", op: ").append(kind);
     if (!bias.empty()) ops.append(", bias: ").append(bias);
     ops.append(", a: ").append(a).append(", b: ").append(b).append(", output: ").append(out);
+    if (causal) ops.append(", causal: true");
     ops.append("}\n");
   };
 
@@ -148,8 +150,8 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
       op(p + "qkv", "addmm", x, p + "w_qkv", p + "qkv_out", p + "b_qkv");
     else
       op(p + "qkv", "mm", x, p + "w_qkv", p + "qkv_out");
-    op(p + "scores", "bmm", p + "q", p + "kT", p + "probs");
-    op(p + "context", "bmm", p + "probs", p + "v", p + "ctx_heads");
+    op(p + "scores", "bmm", p + "q", p + "kT", p + "probs", "", /*causal=*/true);
+    op(p + "context", "bmm", p + "probs", p + "v", p + "ctx_heads", "", /*causal=*/true);
     op(p + "out", "mm", p + "ctx", p + "w_o", p + "a");
     if (spec.activation == MlpActivation::swiglu)
       op(p + "gate", "mm", p + "a", p + "w_gate", p + "gate_out");

@@ -29,10 +29,10 @@ std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
     if (dataflow) {
       keys.insert(keys.end(), {"a", "b"});
       if (bias) keys.push_back("bias");
-      keys.insert(keys.end(), {"output", "dtype"});
+      keys.insert(keys.end(), {"output", "dtype", "causal"});
     } else {
       keys.insert(keys.end(),
-                  {"a", "b", "a_placements", "b_placements", "out_placements", "dtype"});
+                  {"a", "b", "a_placements", "b_placements", "out_placements", "dtype", "causal"});
       if (bias) keys.insert(keys.end(), {"bias", "bias_placements"});
     }
   } else if (kind == OpKind::barrier) {
@@ -377,6 +377,7 @@ class OpReader {
   }
 
   void read_dtype(WorkloadOp& op) const {
+    if (auto v = map_.get("causal")) op.causal = v->as_bool();
     if (auto v = map_.get("dtype")) {
       try {
         op.dtype = parse_dtype(v->as_string(), v->path());

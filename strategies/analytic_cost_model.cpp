@@ -107,6 +107,7 @@ InputTable output_table(const OpProblem& problem, const std::vector<Candidate>& 
 MatmulWork local_matmul(const OpProblem& problem, const MatmulEquation& eq, const Shape& a,
                         const Shape& b, int64_t bias_bytes) {
   MatmulWork w = matmul_work(eq.local_gemm(a, b), problem.dtype());
+  w.work_fraction = problem.work_fraction;
   if (problem.has_bias()) {
     w.bias.id = 0;  // only its size matters to the roofline
     w.bias.size_bytes = bias_bytes;
@@ -366,8 +367,8 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
     const int64_t bias_bytes =
         bias >= 0 ? tables[bias].entries[tables[bias].entry_of_row[n]].local_bytes : 0;
     const MatmulWork mm = local_matmul(problem, eq, a.local_shape, b.local_shape, bias_bytes);
-    roof(n, 0) = roofline::gemm_effective_flops(mm.batch, mm.m, mm.n, mm.k);
-    roof(n, 1) = roofline::matmul_bytes_moved(mm);
+    roof(n, 0) = roofline::gemm_effective_flops(mm.batch, mm.m, mm.n, mm.k) * mm.work_fraction;
+    roof(n, 1) = roofline::matmul_bytes_moved(mm) * mm.work_fraction;
     memory(n) = held + buffers + static_cast<double>(mm.batch * mm.m * mm.n * e);
   }
   const Eigen::VectorXd compute =

@@ -238,6 +238,8 @@ class Search {
     OpProblem base;
     base.op = op.kind;
     base.mesh = mesh_;
+    // A causal op's backward products are causal too (FlashAttention's dq, dk, dv).
+    base.work_fraction = op.source != nullptr ? op.source->work_fraction() : 1.0;
     for (size_t k = 0; k < op.inputs.size(); ++k)
       base.inputs.push_back(
           TensorSpec{g_.shape_read(op.inputs[k]), op.dtype,

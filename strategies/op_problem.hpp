@@ -27,6 +27,9 @@ struct OpProblem {
   // row-parallel linear): every candidate is priced with the redistribution of its output
   // there, and the plan runs it. None: the output stays as the strategy leaves it.
   std::optional<Placements> output_target;
+  // The share of the product's FLOPs the op performs (MatmulWork::work_fraction): 0.5 for a
+  // causal op (WorkloadOp::causal). Priced by the cost models; the placements are the same.
+  double work_fraction = 1.0;
 
   // Throws InvalidArgument naming the input ("--a", "--b", "--bias"): the input count, the
   // shapes (MatmulEquation::check), placements per mesh dim and shard dims within each

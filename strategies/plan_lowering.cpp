@@ -341,6 +341,7 @@ MatmulWork Lowerer::local_matmul(int mesh_rank, const std::vector<TensorState>& 
                                  const LocalTensor& out) const {
   const OpProblem& problem = plan_.problem;
   MatmulWork work = matmul_work(plan_.local_compute[mesh_rank], dtype_);
+  work.work_fraction = problem.work_fraction;
   work.a = inputs[problem.lhs_index()].local[mesh_rank].ref;
   work.b = inputs[problem.rhs_index()].local[mesh_rank].ref;
   work.c = out.ref;

@@ -198,6 +198,7 @@ OpProblem matmul_problem(const Scenario& scenario, const WorkloadOp& op, const D
   problem.inputs = matmul_signature(op.kind).inputs_in_order(
       {op.a, dtype, op.a_placements}, {op.b, dtype, op.b_placements}, std::move(bias));
   problem.output_target = op.out_placements;
+  problem.work_fraction = op.work_fraction();
   return problem;
 }
 

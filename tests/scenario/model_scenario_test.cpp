@@ -69,15 +69,15 @@ tensors:
   w_out:     {shape: [64, 256], parameter: true}
 workload:
   - {name: l0_qkv,     op: mm,  a: x0,          b: l0_w_qkv,  output: l0_qkv_out}
-  - {name: l0_scores,  op: bmm, a: l0_q,        b: l0_kT,     output: l0_probs}
-  - {name: l0_context, op: bmm, a: l0_probs,    b: l0_v,      output: l0_ctx_heads}
+  - {name: l0_scores,  op: bmm, a: l0_q,        b: l0_kT,     output: l0_probs, causal: true}
+  - {name: l0_context, op: bmm, a: l0_probs,    b: l0_v,      output: l0_ctx_heads, causal: true}
   - {name: l0_out,     op: mm,  a: l0_ctx,      b: l0_w_o,    output: l0_a}
   - {name: l0_gate,    op: mm,  a: l0_a,        b: l0_w_gate, output: l0_gate_out}
   - {name: l0_up,      op: mm,  a: l0_a,        b: l0_w_up,   output: l0_up_out}
   - {name: l0_down,    op: mm,  a: l0_up_out,   b: l0_w_down, output: x1}
   - {name: l1_qkv,     op: mm,  a: x1,          b: l1_w_qkv,  output: l1_qkv_out}
-  - {name: l1_scores,  op: bmm, a: l1_q,        b: l1_kT,     output: l1_probs}
-  - {name: l1_context, op: bmm, a: l1_probs,    b: l1_v,      output: l1_ctx_heads}
+  - {name: l1_scores,  op: bmm, a: l1_q,        b: l1_kT,     output: l1_probs, causal: true}
+  - {name: l1_context, op: bmm, a: l1_probs,    b: l1_v,      output: l1_ctx_heads, causal: true}
   - {name: l1_out,     op: mm,  a: l1_ctx,      b: l1_w_o,    output: l1_a}
   - {name: l1_gate,    op: mm,  a: l1_a,        b: l1_w_gate, output: l1_gate_out}
   - {name: l1_up,      op: mm,  a: l1_a,        b: l1_w_up,   output: l1_up_out}
@@ -198,6 +198,7 @@ TEST(ModelScenario, TinyModelEqualsTheStepWrittenByHand) {
     EXPECT_EQ(got.b_tensor, want.b_tensor);
     EXPECT_EQ(got.bias_tensor, want.bias_tensor);
     EXPECT_EQ(got.output_tensor, want.output_tensor);
+    EXPECT_EQ(got.causal, want.causal) << got.name;
     EXPECT_EQ(got.dtype, want.dtype);
   }
 

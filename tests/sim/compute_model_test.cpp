@@ -38,6 +38,20 @@ TEST(ComputeModel, LargeBf16GemmIsComputeBound) {
   EXPECT_NEAR(matmul_duration_s(c.gpu, gemm(8192, 8192, 8192)), 1.343284e-3, 1e-9);
 }
 
+TEST(ComputeModel, ACausalProductDoesHalfTheWork) {
+  // The 8192³ GEMM above computing only its lower triangle: 1.338284 ms / 2 = 0.669142 ms of
+  // compute, still above its 0.120 ms of memory; + 5 µs = 0.674142 ms.
+  const ClusterSpec c = test_cluster(1, 8);
+  MatmulWork causal = gemm(8192, 8192, 8192);
+  causal.work_fraction = 0.5;
+  EXPECT_NEAR(matmul_duration_s(c.gpu, causal), 0.674142e-3, 1e-9);
+  // A memory-bound one saves half its traffic too (the skipped blocks are not loaded):
+  // 40.074775 µs / 2 + 5 µs.
+  MatmulWork gemv = gemm(1, 8192, 8192);
+  gemv.work_fraction = 0.5;
+  EXPECT_NEAR(matmul_duration_s(c.gpu, gemv), 25.0373875e-6, 1e-11);
+}
+
 TEST(ComputeModel, GemvIsMemoryBound) {
   // m = 1: compute 10.54 µs, memory (8192 + 8192² + 8192)·2 B / 3.35e12 = 40.075 µs; + 5 µs.
   const ClusterSpec c = test_cluster(1, 8);
