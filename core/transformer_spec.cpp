@@ -24,6 +24,26 @@ void TransformerSpec::validate(const std::string& where) const {
   positive(vocab, "vocab");
   positive(seq, "seq");
   positive(micro_batch, "micro_batch");
+  // Bounds that keep every count below in 64 bits (real models are far inside them).
+  const auto at_most = [&](int64_t value, int64_t limit, const char* field) {
+    if (value > limit)
+      throw InvalidArgument(std::string(field) + " " + std::to_string(value) + " is more than " +
+                                std::to_string(limit) + ", beyond any model symmesh can count",
+                            where + "." + field);
+  };
+  at_most(layers, 1 << 20, "layers");
+  at_most(hidden, 1 << 20, "hidden");
+  at_most(heads, 1 << 16, "heads");
+  at_most(kv_heads, 1 << 16, "kv_heads");
+  at_most(head_dim, 1 << 16, "head_dim");  // after hidden and heads, whose ratio it may be
+  at_most(ffn, int64_t{1} << 24, "ffn");
+  at_most(vocab, int64_t{1} << 24, "vocab");
+  at_most(seq, int64_t{1} << 26, "seq");
+  at_most(micro_batch, 1 << 20, "micro_batch");
+  if (static_cast<long double>(layers) *
+          (3.0L * hidden * (heads + 2.0L * kv_heads) * head_dim + 3.0L * hidden * ffn) >
+      static_cast<long double>(int64_t{1} << 62))
+    throw InvalidArgument("the model has more than 2^62 parameters", where + ".layers");
   if (heads % kv_heads != 0)
     throw InvalidArgument("kv_heads " + std::to_string(kv_heads) + " does not divide heads " +
                               std::to_string(heads) +

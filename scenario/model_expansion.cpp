@@ -95,9 +95,37 @@ int64_t sequences_per_replica(const TransformerSpec& spec, int64_t dp, const std
   return spec.micro_batch_given ? spec.micro_batch : spec.global_batch / dp;
 }
 
+// The op cap and a bound on the step's largest tensor, before any text is generated.
+static void check_model_size(const TransformerSpec& spec, int64_t dp, const std::string& where) {
+  const int64_t ops = int64_t{spec.layers} * (spec.activation == MlpActivation::swiglu ? 7 : 6) + 1;
+  if (const int64_t cap = workload_op_cap(); ops > cap)
+    throw InvalidArgument("model.layers " + std::to_string(spec.layers) + " generates " +
+                              std::to_string(ops) + " ops, more than the " + std::to_string(cap) +
+                              " symmesh reads (set SYMMESH_MAX_OPS to raise the cap)",
+                          where);
+  // The largest tensor of the step, in elements: the attention probabilities
+  // [B·heads, seq, seq], the logits [T, vocab], the MLP's [T, ffn].
+  const long double sequences =
+      static_cast<long double>(dp) * sequences_per_replica(spec, dp, where);
+  const long double tokens = sequences * spec.seq;
+  const long double largest =
+      std::max({sequences * spec.heads * spec.seq * spec.seq, tokens * spec.vocab,
+                tokens * spec.ffn, tokens * spec.qkv_width()});
+  constexpr long double kMaxElements = static_cast<long double>(int64_t{1} << 50);
+  if (largest > kMaxElements) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", static_cast<double>(largest));
+    throw InvalidArgument("the step's largest tensor would hold " + std::string(count) +
+                              " elements, more than the 2^50 symmesh handles; fewer sequences, "
+                              "a shorter seq or a smaller dp",
+                          where);
+  }
+}
+
 std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<int>& mesh_shape,
                                 const std::vector<std::string>& names) {
   const int64_t dp = dim_size(mesh_shape, names, kDataParallelDim);
+  check_model_size(spec, dp, "model");
   const int64_t sequences = dp * sequences_per_replica(spec, dp, "model.global_batch");
   const int64_t tokens = sequences * spec.seq;
   const int64_t h = spec.hidden;
@@ -165,8 +193,8 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
 
 void expand_model(Scenario& scenario, const std::string& where) {
   check_model_mesh(scenario.mesh_shape, scenario.mesh_names, where);
-  sequences_per_replica(
-      *scenario.model, dim_size(scenario.mesh_shape, scenario.mesh_names, kDataParallelDim), where);
+  check_model_size(*scenario.model,
+                   dim_size(scenario.mesh_shape, scenario.mesh_names, kDataParallelDim), where);
   const std::string text =
       model_dataflow_yaml(*scenario.model, scenario.mesh_shape, scenario.mesh_names);
   const Value root = parse_yaml_text(text, where + " (generated from model)");

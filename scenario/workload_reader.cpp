@@ -529,6 +529,10 @@ std::vector<WorkloadOp> read_ops(const Value& list, const DeviceMesh& mesh,
 
 }  // namespace
 
+int64_t workload_op_cap() {
+  return max_workload_ops();
+}
+
 int read_mesh_dim(const Value& value, const DeviceMesh& mesh) {
   const std::string text = value.as_string();
   int index = -1;

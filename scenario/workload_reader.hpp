@@ -28,6 +28,10 @@ struct Dataflow {
 Dataflow read_dataflow(const std::optional<Value>& tensors, const Value& list,
                        const DeviceMesh& mesh, const ClusterSpec& cluster);
 
+// The most ops a workload may hold (200,000, or SYMMESH_MAX_OPS); throws InvalidArgument
+// (where "SYMMESH_MAX_OPS") when that variable is not a whole number >= 1.
+int64_t workload_op_cap();
+
 // mesh_dim given as a name ("tp") or an index ("1"); fails with a did-you-mean.
 int read_mesh_dim(const Value& value, const DeviceMesh& mesh);
 

@@ -390,6 +390,32 @@ TEST(ModelScenario, GlobalBatchWithMicroBatchGeneratesOneMicroBatchPerReplica) {
                                      "micro_batch 2 sequences each"));
 }
 
+TEST(ModelScenario, StepsTooLargeToGenerateAreRefusedBeforeAnyText) {
+  ScenarioFiles files;
+  const std::string head =
+      "version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [1, 8], names: [dp, tp]}\n";
+  // 100,000 SwiGLU layers: 7 ops each and the output projection, over the 200,000 cap.
+  auto e = error_of([&] {
+    load_scenario(files.write("many.yaml", head + "model: {layers: 100000, hidden: 64, heads: 4, "
+                                                  "ffn: 128, vocab: 256, seq: 24}\n"));
+  });
+  EXPECT_THAT(e.message(), HasSubstr("model.layers 100000 generates 700001 ops, more than the "
+                                     "200000"));
+  // seq 60,000,000: the probabilities [4 heads, seq, seq] hold 1.44e16 elements > 2^50.
+  e = error_of([&] {
+    load_scenario(files.write("long.yaml", head + "model: {layers: 1, hidden: 64, heads: 4, ffn: "
+                                                  "128, vocab: 256, seq: 60000000}\n"));
+  });
+  EXPECT_THAT(e.message(), HasSubstr("largest tensor would hold 1.44e+16 elements"));
+  // A width beyond the bounds that keep the counts in 64 bits, at its key.
+  const std::string wide = files.write(
+      "wide.yaml",
+      head + "model: {layers: 1, hidden: 2000000, heads: 4, ffn: 128, vocab: 256, seq: 24}\n");
+  e = error_of([&] { load_scenario(wide); });
+  EXPECT_EQ(e.where(), wide + ":4:28");  // the value of hidden
+  EXPECT_THAT(e.message(), HasSubstr("hidden 2000000 is more than 1048576"));
+}
+
 // ---- Errors in the scenario ----
 
 TEST_F(ModelScenarioErrors, ModelNeedsVersion2) {
