@@ -31,7 +31,9 @@ void TransformerSpec::validate(const std::string& where) const {
                                 std::to_string(limit) + ", beyond any model symmesh can count",
                             where + "." + field);
   };
-  at_most(layers, 1 << 20, "layers");
+  // Layers: each is generated as text and read like a file (scenario/model_expansion.hpp);
+  // 512 keep that near half a second, and real models have a few hundred at most.
+  at_most(layers, 512, "layers");
   at_most(hidden, 1 << 20, "hidden");
   at_most(heads, 1 << 16, "heads");
   at_most(kv_heads, 1 << 16, "kv_heads");

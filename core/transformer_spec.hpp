@@ -46,8 +46,8 @@ struct TransformerSpec {
 
   // Throws InvalidArgument naming the field ("model.kv_heads") for what cannot describe a
   // transformer: a count < 1, heads not a multiple of kv_heads, a count beyond the bounds
-  // that keep parameter counts in 64 bits (heads, kv_heads, head_dim 2^16; hidden, layers
-  // 2^20; ffn, vocab 2^24; seq 2^26; micro_batch 2^20).
+  // that keep parameter counts in 64 bits (heads, kv_heads, head_dim 2^16; hidden 2^20;
+  // ffn, vocab 2^24; seq 2^26; micro_batch 2^20), or more than 512 layers.
   void validate(const std::string& where) const;
 
   int64_t q_width() const { return heads * head_dim; }      // columns of W_q

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "scenario/scenario_loader.hpp"
@@ -394,13 +395,21 @@ TEST(ModelScenario, StepsTooLargeToGenerateAreRefusedBeforeAnyText) {
   ScenarioFiles files;
   const std::string head =
       "version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [1, 8], names: [dp, tp]}\n";
-  // 100,000 SwiGLU layers: 7 ops each and the output projection, over the 200,000 cap.
+  // 100,000 layers: more than the 512 generated.
   auto e = error_of([&] {
     load_scenario(files.write("many.yaml", head + "model: {layers: 100000, hidden: 64, heads: 4, "
                                                   "ffn: 128, vocab: 256, seq: 24}\n"));
   });
-  EXPECT_THAT(e.message(), HasSubstr("model.layers 100000 generates 700001 ops, more than the "
-                                     "200000"));
+  EXPECT_THAT(e.message(), HasSubstr("layers 100000 is more than 512"));
+  // 512 SwiGLU layers, 7 ops each and the output projection: 3,585 ops, over a cap
+  // lowered to 3,000.
+  setenv("SYMMESH_MAX_OPS", "3000", 1);
+  e = error_of([&] {
+    load_scenario(files.write("capped.yaml", head + "model: {layers: 512, hidden: 64, heads: 4, "
+                                                    "ffn: 128, vocab: 256, seq: 24}\n"));
+  });
+  unsetenv("SYMMESH_MAX_OPS");
+  EXPECT_THAT(e.message(), HasSubstr("model.layers 512 generates 3585 ops, more than the 3000"));
   // seq 60,000,000: the probabilities [4 heads, seq, seq] hold 1.44e16 elements > 2^50.
   e = error_of([&] {
     load_scenario(files.write("long.yaml", head + "model: {layers: 1, hidden: 64, heads: 4, ffn: "
