@@ -177,9 +177,7 @@ SimulationReport build_simulation_report(const Scenario& scenario,
 std::optional<ModelThroughput> model_throughput(const Scenario& scenario, double step_s) {
   if (!scenario.model || !(step_s > 0)) return std::nullopt;
   const TransformerSpec& m = *scenario.model;
-  int64_t dp = 1;
-  for (size_t i = 0; i < scenario.mesh_names.size(); ++i)
-    if (scenario.mesh_names[i] == scenario::kDataParallelDim) dp = scenario.mesh_shape[i];
+  const int64_t dp = scenario::data_parallel_size(scenario.mesh_shape, scenario.mesh_names);
   ModelThroughput out;
   out.model = m.name;
   out.tokens_per_step = dp * scenario::sequences_per_replica(m, dp, "model") * m.seq;

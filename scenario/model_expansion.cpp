@@ -50,14 +50,13 @@ std::string placements(const std::vector<std::string>& names, const char* on_dp,
   return out + "]";
 }
 
-int dim_size(const std::vector<int>& shape, const std::vector<std::string>& names,
-             const char* name) {
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return shape[i];
+}  // namespace
+
+int64_t data_parallel_size(const std::vector<int>& shape, const std::vector<std::string>& names) {
+  for (size_t i = 0; i < names.size() && i < shape.size(); ++i)
+    if (names[i] == kDataParallelDim) return shape[i];
   return 1;
 }
-
-}  // namespace
 
 void check_model_mesh(const std::vector<int>& shape, const std::vector<std::string>& names,
                       const std::string& where) {
@@ -124,7 +123,7 @@ static void check_model_size(const TransformerSpec& spec, int64_t dp, const std:
 
 std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<int>& mesh_shape,
                                 const std::vector<std::string>& names) {
-  const int64_t dp = dim_size(mesh_shape, names, kDataParallelDim);
+  const int64_t dp = data_parallel_size(mesh_shape, names);
   check_model_size(spec, dp, "model");
   const int64_t sequences = dp * sequences_per_replica(spec, dp, "model.global_batch");
   const int64_t tokens = sequences * spec.seq;
@@ -193,8 +192,8 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
 
 void expand_model(Scenario& scenario, const std::string& where) {
   check_model_mesh(scenario.mesh_shape, scenario.mesh_names, where);
-  check_model_size(*scenario.model,
-                   dim_size(scenario.mesh_shape, scenario.mesh_names, kDataParallelDim), where);
+  check_model_size(*scenario.model, data_parallel_size(scenario.mesh_shape, scenario.mesh_names),
+                   where);
   const std::string text =
       model_dataflow_yaml(*scenario.model, scenario.mesh_shape, scenario.mesh_names);
   const Value root = parse_yaml_text(text, where + " (generated from model)");

@@ -26,6 +26,9 @@ inline constexpr const char* kTensorParallelDim = "tp";
 // Throws InvalidArgument (where `where`) when the mesh cannot carry the model: a dim that
 // is neither dp nor tp (pipeline and context parallelism are not generated yet), unnamed
 // dims, or a name twice.
+// The size of the mesh's dp dim (1 when it has none).
+int64_t data_parallel_size(const std::vector<int>& shape, const std::vector<std::string>& names);
+
 // What is wrong with a mesh dim of that name in a model scenario, or "".
 std::string model_mesh_dim_problem(const std::string& name);
 void check_model_mesh(const std::vector<int>& shape, const std::vector<std::string>& names,

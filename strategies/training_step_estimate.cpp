@@ -205,26 +205,25 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
     if (l.zero_stage == 0) {
       dp_comm = ring_all_reduce_s(dp_links, grad_chunk);
       dp_exposed = std::max(0.0, dp_comm - stage_backward);
-    } else if (l.zero_stage == 1) {
-      const double reduce = ring_all_gather_s(dp_links, grad_chunk);
-      const double gather = ring_all_gather_s(dp_links, weight_chunk);
-      dp_comm = reduce + gather;
-      dp_exposed = std::max(0.0, reduce - stage_backward) + std::max(0.0, gather - stage_forward);
     } else {
-      // The gradient buffer is sharded: each micro-batch's gradients are reduce-scattered as
-      // its backward makes them (DeepSpeed's ZeRO-2), hidden under that backward.
-      const double reduce = ring_all_gather_s(dp_links, grad_chunk);
+      const double reduce = ring_all_gather_s(dp_links, grad_chunk);  // a reduce-scatter
       const double gather = ring_all_gather_s(dp_links, weight_chunk);
-      dp_comm = static_cast<double>(m) * reduce + gather;
-      dp_exposed = static_cast<double>(m) * std::max(0.0, reduce - stage_backward) +
-                   std::max(0.0, gather - stage_forward);
-      if (l.zero_stage == 3) {
-        // The weights too: gathered for each micro-batch's forward and again for its
-        // backward, hidden under them; the updated shard needs no gather after the step.
-        dp_comm += 2.0 * m * gather - gather;
+      // ZeRO-1 reduce-scatters once, under the last micro-batch's backward; with the
+      // gradient buffer sharded (ZeRO-2/3, as DeepSpeed runs them) each micro-batch's
+      // gradients are reduce-scattered as its backward makes them, hidden under it.
+      const double reduces = l.zero_stage >= 2 ? static_cast<double>(m) : 1.0;
+      dp_comm = reduces * reduce;
+      dp_exposed = reduces * std::max(0.0, reduce - stage_backward);
+      if (l.zero_stage <= 2) {
+        // The updated weights, gathered once, under the first micro-batch's forward.
+        dp_comm += gather;
+        dp_exposed += std::max(0.0, gather - stage_forward);
+      } else {
+        // ZeRO-3: gathered for every micro-batch's forward and again for its backward,
+        // hidden under them; the updated shard needs no gather after the step.
+        dp_comm += 2.0 * m * gather;
         dp_exposed += static_cast<double>(m) * (std::max(0.0, gather - stage_forward) +
-                                                std::max(0.0, gather - stage_backward)) -
-                      std::max(0.0, gather - stage_forward);
+                                                std::max(0.0, gather - stage_backward));
       }
     }
   }
