@@ -36,21 +36,48 @@ std::vector<int> training_layout_gpu_counts(const Scenario& s, const std::vector
   return out;
 }
 
+const SimulatedTrainingStep* TrainingLayoutsAtSize::fastest_simulated() const {
+  if (simulated.empty()) return nullptr;
+  return &*std::min_element(simulated.begin(), simulated.end(),
+                            [](const SimulatedTrainingStep& a, const SimulatedTrainingStep& b) {
+                              return a.step_s < b.step_s;
+                            });
+}
+
+double TrainingLayoutsAtSize::answer_step_s() const {
+  if (const auto* fastest = fastest_simulated()) return fastest->step_s;
+  return best.empty() ? 0.0 : best.front().step_s;
+}
+
+double TrainingLayoutsAtSize::answer_mfu() const {
+  if (const auto* fastest = fastest_simulated()) return fastest->mfu;
+  return best.empty() ? 0.0 : best.front().mfu;
+}
+
+const strategies::TrainingLayout* TrainingLayoutsAtSize::answer_layout() const {
+  if (const auto* fastest = fastest_simulated()) return &fastest->estimate.layout;
+  return best.empty() ? nullptr : &best.front().layout;
+}
+
 TrainingLayoutsRun run_training_layouts(const Scenario& s, const std::vector<int>& gpu_counts,
-                                        int top) {
+                                        int top, int simulate,
+                                        const strategies::LayoutSearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   TrainingLayoutsRun run;
   for (int gpus : gpu_counts) {
-    const strategies::LayoutSearchResult found =
-        strategies::search_training_layouts(*s.model, s.model->global_batch, s.cluster, gpus);
+    const strategies::LayoutSearchResult found = strategies::search_training_layouts(
+        *s.model, s.model->global_batch, s.cluster, gpus, options);
     TrainingLayoutsAtSize size;
     size.gpus = gpus;
     size.priced = found.priced;
     size.too_big = found.too_big;
     const size_t keep = std::min<size_t>(found.fitting.size(), std::max(top, 1));
     size.best.assign(found.fitting.begin(), found.fitting.begin() + keep);
+    for (size_t i = 0; i < size.best.size() && static_cast<int>(i) < simulate; ++i)
+      size.simulated.push_back(
+          simulate_training_step(*s.model, s.model->global_batch, s.cluster, size.best[i].layout));
     size.meets_objective = !size.best.empty() && s.objective && s.objective->max_time_s &&
-                           size.best.front().step_s <= *s.objective->max_time_s;
+                           size.answer_step_s() <= *s.objective->max_time_s;
     run.sizes.push_back(std::move(size));
   }
   for (size_t i = 0; i < run.sizes.size(); ++i)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/scenario.hpp"
+#include "evaluation/simulated_training_step.hpp"
 #include "strategies/training_step_estimate.hpp"
 
 namespace symmesh::evaluation {
@@ -14,9 +15,17 @@ namespace symmesh::evaluation {
 struct TrainingLayoutsAtSize {
   int gpus = 0;
   std::vector<strategies::TrainingEstimate> best;  // fastest first, at most `top`
+  // The first `simulate` of best, simulated (evaluation/simulated_training_step.hpp).
+  std::vector<SimulatedTrainingStep> simulated;
   int64_t priced = 0;
   int64_t too_big = 0;
-  bool meets_objective = false;  // best[0] within the objective's max_time
+  // The fastest step within the objective's max_time: the fastest simulated one when any
+  // was simulated, else best[0] as priced.
+  bool meets_objective = false;
+  const SimulatedTrainingStep* fastest_simulated() const;  // nullptr when none was
+  double answer_step_s() const;  // that fastest step (0 when nothing fits)
+  double answer_mfu() const;
+  const strategies::TrainingLayout* answer_layout() const;  // nullptr when nothing fits
 };
 
 struct TrainingLayoutsRun {
@@ -31,7 +40,11 @@ struct TrainingLayoutsRun {
 // when the scenario has no model: block or its model no global_batch, or a count is < 1.
 std::vector<int> training_layout_gpu_counts(const Scenario& scenario, const std::vector<int>& gpus);
 
+// `simulate` layouts of each count (at most `top`) are also simulated; `options` narrows the
+// layouts tried (tensor and pipeline sizes, …).
 TrainingLayoutsRun run_training_layouts(const Scenario& scenario,
-                                        const std::vector<int>& gpu_counts, int top);
+                                        const std::vector<int>& gpu_counts, int top,
+                                        int simulate = 0,
+                                        const strategies::LayoutSearchOptions& options = {});
 
 }  // namespace symmesh::evaluation

@@ -40,6 +40,24 @@ struct LayerTimes {
   double attention_forward_s = 0;
 };
 
+}  // namespace
+
+LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int t, int64_t b) {
+  // Sequence parallel: norms and residuals on T/t tokens; SwiGLU and rotary on the tp shard
+  // of their features.
+  const double element = static_cast<double>(element_size_bytes(spec.dtype));
+  const double T = static_cast<double>(b * spec.seq);
+  const double sbh_t = T * static_cast<double>(spec.hidden) / t;
+  LayerKernelBytes out;
+  out.norm = element * 2 * sbh_t;      // read, write
+  out.residual = element * 3 * sbh_t;  // two reads, one write
+  out.activation = element * 3 * T * static_cast<double>(spec.ffn) / t;  // gate, up -> out
+  out.rotary = element * 2 * T * static_cast<double>(spec.q_width() + spec.kv_width()) / t;
+  return out;
+}
+
+namespace {
+
 LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
                        const MeshDimLinks& tp_links, int t, int64_t b, Recompute recompute) {
   const DType dt = spec.dtype;
@@ -54,12 +72,10 @@ LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
   const int64_t heads = b * spec.heads / t;
   const double attention = 0.5 * (gemm_s(gpu, heads, spec.seq, spec.seq, spec.head_dim, dt) +
                                   gemm_s(gpu, heads, spec.seq, spec.head_dim, spec.seq, dt));
-  // HBM bytes of the forward's elementwise kernels (sequence parallel: norms and residuals
-  // on T/t tokens; SwiGLU and rotary on the tp shard of their features).
   const double sbh_t = static_cast<double>(T) * spec.hidden / t;
+  const LayerKernelBytes kernels = layer_kernel_bytes(spec, t, b);
   const double elementwise_bytes =
-      element * (2 * 2 * sbh_t + 2 * 3 * sbh_t + 3.0 * T * spec.ffn / t +
-                 2.0 * T * (spec.q_width() + spec.kv_width()) / t);
+      2 * kernels.norm + 2 * kernels.residual + kernels.rotary + kernels.activation;
   const double elementwise = roofline::hbm_time_s(gpu, elementwise_bytes) +
                              kElementwiseKernels * roofline::kLaunchOverhead_s;
   out.attention_forward_s = attention;
@@ -103,8 +119,6 @@ AnalyticTopology training_topology(const ClusterSpec& cluster, const TrainingLay
   return AnalyticTopology::of(sized, mesh, /*with_all_to_all=*/false);
 }
 
-void check_layout(const TransformerSpec& spec, int64_t global_batch, const ClusterSpec& cluster,
-                  const TrainingLayout& l);
 TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
                           const ClusterSpec& cluster, const TrainingLayout& l,
                           const AnalyticTopology& topology);
@@ -113,13 +127,11 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
 
 TrainingEstimate estimate_training_step(const TransformerSpec& spec, int64_t global_batch,
                                         const ClusterSpec& cluster, const TrainingLayout& l) {
-  check_layout(spec, global_batch, cluster, l);
+  check_training_layout(spec, global_batch, cluster, l);
   return estimate(spec, global_batch, cluster, l, training_topology(cluster, l));
 }
 
-namespace {
-
-void check_layout(const TransformerSpec& spec, int64_t global_batch, const ClusterSpec& cluster,
+void check_training_layout(const TransformerSpec& spec, int64_t global_batch, const ClusterSpec& cluster,
                   const TrainingLayout& l) {
   require(l.tp >= 1 && l.pp >= 1 && l.dp >= 1 && l.micro_batch >= 1 && l.virtual_stages >= 1,
           "tp, pp, dp, micro_batch and virtual_stages must be >= 1 (" + to_string(l) + ")");
@@ -146,6 +158,8 @@ void check_layout(const TransformerSpec& spec, int64_t global_batch, const Clust
   const int64_t gpus = int64_t{l.tp} * l.pp * l.dp;
   require(gpus <= int64_t{1} << 24, "the layout has more than 2^24 GPUs");
 }
+
+namespace {
 
 TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
                           const ClusterSpec& cluster, const TrainingLayout& l,
@@ -187,46 +201,22 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
   e.bubble_fraction = static_cast<double>(p - 1) / (static_cast<double>(v) * m);
   e.bubble_s = pipeline_s - static_cast<double>(m) * stage_s;
 
-  // Parameters on the fullest stage's GPU: its layers' share of the tp group, and the
-  // embedding (first stage) and output projection (last), both when p = 1.
-  const double stage_layers_params =
-      static_cast<double>(layers_per_stage) * spec.layer_parameters() / l.tp;
-  const double table = static_cast<double>(spec.vocab) * spec.hidden / l.tp;
-  const double params =
-      stage_layers_params + (p == 1 ? table * (spec.tie_embeddings ? 1 : 2) : table);
+  const double params = stage_parameters_per_rank(spec, l);
   const double dp = l.dp;
   // Data parallel: ZeRO 0 all-reduces the fp32 gradients; >= 1 reduce-scatters them and
   // all-gathers the updated bf16 weights; 3 also gathers the weights per micro-batch
   // (forward and backward) and reduce-scatters the gradients per micro-batch.
-  double dp_comm = 0, dp_exposed = 0;
+  DataParallelTime dp_time;
   if (l.dp > 1) {
     const double grad_chunk = params * kGradientBytes / dp;
     const double weight_chunk = params * kWeightBytes / dp;
-    if (l.zero_stage == 0) {
-      dp_comm = ring_all_reduce_s(dp_links, grad_chunk);
-      dp_exposed = std::max(0.0, dp_comm - stage_backward);
-    } else {
-      const double reduce = ring_all_gather_s(dp_links, grad_chunk);  // a reduce-scatter
-      const double gather = ring_all_gather_s(dp_links, weight_chunk);
-      // ZeRO-1 reduce-scatters once, under the last micro-batch's backward; with the
-      // gradient buffer sharded (ZeRO-2/3, as DeepSpeed runs them) each micro-batch's
-      // gradients are reduce-scattered as its backward makes them, hidden under it.
-      const double reduces = l.zero_stage >= 2 ? static_cast<double>(m) : 1.0;
-      dp_comm = reduces * reduce;
-      dp_exposed = reduces * std::max(0.0, reduce - stage_backward);
-      if (l.zero_stage <= 2) {
-        // The updated weights, gathered once, under the first micro-batch's forward.
-        dp_comm += gather;
-        dp_exposed += std::max(0.0, gather - stage_forward);
-      } else {
-        // ZeRO-3: gathered for every micro-batch's forward and again for its backward,
-        // hidden under them; the updated shard needs no gather after the step.
-        dp_comm += 2.0 * m * gather;
-        dp_exposed += static_cast<double>(m) * (std::max(0.0, gather - stage_forward) +
-                                                std::max(0.0, gather - stage_backward));
-      }
-    }
+    const double gradients = l.zero_stage == 0 ? ring_all_reduce_s(dp_links, grad_chunk)
+                                               : ring_all_gather_s(dp_links, grad_chunk);
+    dp_time = data_parallel_time(l.zero_stage, m, gradients,
+                                 ring_all_gather_s(dp_links, weight_chunk), stage_forward,
+                                 stage_backward);
   }
+  const double dp_comm = dp_time.comm_s, dp_exposed = dp_time.exposed_s;
   e.dp_comm_s = dp_comm;
   e.dp_exposed_s = dp_exposed;
   e.step_s = pipeline_s + dp_exposed;
@@ -269,6 +259,44 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
 
 }  // namespace
 
+DataParallelTime data_parallel_time(int zero_stage, int64_t m, double gradients_s,
+                                    double gather_s, double forward_s, double backward_s) {
+  // ZeRO 0 all-reduces the gradients once, under the last micro-batch's backward (Megatron's
+  // --overlap-grad-reduce). ZeRO-1 reduce-scatters them once there; with the gradient buffer
+  // sharded (ZeRO-2/3, as DeepSpeed runs them) each micro-batch's gradients are
+  // reduce-scattered as its backward makes them, hidden under it.
+  DataParallelTime t;
+  const double mb = static_cast<double>(m);
+  if (zero_stage == 0) {
+    t.comm_s = gradients_s;
+    t.exposed_s = std::max(0.0, gradients_s - backward_s);
+    return t;
+  }
+  const double reduces = zero_stage >= 2 ? mb : 1.0;
+  t.comm_s = reduces * gradients_s;
+  t.exposed_s = reduces * std::max(0.0, gradients_s - backward_s);
+  if (zero_stage <= 2) {
+    // The updated weights, gathered once, under the first micro-batch's forward.
+    t.comm_s += gather_s;
+    t.exposed_s += std::max(0.0, gather_s - forward_s);
+  } else {
+    // ZeRO-3: gathered for every micro-batch's forward and again for its backward, hidden
+    // under them; the updated shard needs no gather after the step.
+    t.comm_s += 2.0 * mb * gather_s;
+    t.exposed_s +=
+        mb * (std::max(0.0, gather_s - forward_s) + std::max(0.0, gather_s - backward_s));
+  }
+  return t;
+}
+
+double stage_parameters_per_rank(const TransformerSpec& spec, const TrainingLayout& l) {
+  const int64_t layers_per_stage = (spec.layers + l.pp - 1) / l.pp;
+  const double stage_layers_params =
+      static_cast<double>(layers_per_stage) * spec.layer_parameters() / l.tp;
+  const double table = static_cast<double>(spec.vocab) * spec.hidden / l.tp;
+  return stage_layers_params + (l.pp == 1 ? table * (spec.tie_embeddings ? 1 : 2) : table);
+}
+
 LayoutSearchResult search_training_layouts(const TransformerSpec& spec, int64_t global_batch,
                                            const ClusterSpec& cluster, int gpus,
                                            const LayoutSearchOptions& options) {
@@ -296,7 +324,7 @@ LayoutSearchResult search_training_layouts(const TransformerSpec& spec, int64_t 
             for (const int zero : options.zero_stages) {
               if ((dp == 1 && zero > 0) || (pp > 1 && zero > 1)) continue;
               const TrainingLayout layout{tp, pp, dp, mb, v, recompute, zero};
-              check_layout(spec, global_batch, cluster, layout);
+              check_training_layout(spec, global_batch, cluster, layout);
               if (!topology) topology = training_topology(cluster, layout);
               TrainingEstimate e = estimate(spec, global_batch, cluster, layout, *topology);
               ++result.priced;

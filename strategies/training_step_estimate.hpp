@@ -104,9 +104,36 @@ struct TrainingEstimate {
 // its node count is not used: the layout says how many GPUs). Throws InvalidArgument naming
 // what does not fit together: tp, pp or dp < 1; dp·micro_batch not dividing the global
 // batch; tp not dividing the heads, kv_heads and FFN width, or more GPUs than a node has;
-// pp·virtual_stages more than the layers; a ZeRO stage beyond 3, or 2/3 with pp > 1.
+// pp·virtual_stages more than the layers; a ZeRO stage beyond 3, or 2/3 with pp > 1
+// (check_training_layout throws the same, pricing nothing).
+void check_training_layout(const TransformerSpec& spec, int64_t global_batch,
+                           const ClusterSpec& cluster, const TrainingLayout& layout);
 TrainingEstimate estimate_training_step(const TransformerSpec& spec, int64_t global_batch,
                                         const ClusterSpec& cluster, const TrainingLayout& layout);
+
+// The data-parallel communication of a step and what of it is exposed, from the time of one
+// gradient collective (an all-reduce for ZeRO 0, a reduce-scatter otherwise), of one
+// weight all-gather, and of the compute it hides under (one micro-batch's forward and
+// backward on the stage): the DP rule of the closed form above, shared by the simulated step.
+struct DataParallelTime {
+  double comm_s = 0;
+  double exposed_s = 0;
+};
+DataParallelTime data_parallel_time(int zero_stage, int64_t micro_batches, double gradients_s,
+                                    double gather_s, double forward_s, double backward_s);
+
+// The HBM traffic (bytes read and written) of one layer's forward HBM-bound kernels on one
+// tensor rank, for b sequences: each RMSNorm and each residual add (two of each per
+// layer), rotary on q and k, the MLP's activation (SwiGLU or GELU).
+struct LayerKernelBytes {
+  double norm = 0, residual = 0, rotary = 0, activation = 0;
+};
+LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int tp, int64_t micro_batch);
+
+// The parameters one tensor rank of the fullest stage holds: ceil(L/p) layers' share of the
+// tensor-parallel group, and the embedding (first stage) and output projection (last), both
+// when p = 1. What the data-parallel collectives move and the optimizer keeps.
+double stage_parameters_per_rank(const TransformerSpec& spec, const TrainingLayout& layout);
 
 struct LayoutSearchOptions {
   std::vector<int> tps;  // tensor-parallel sizes to try; empty: every one the rule allows

@@ -20,6 +20,8 @@ struct LayoutsArgs {
   std::string scenario;
   std::vector<int> gpus;
   int top = 1;
+  int simulate = 0;
+  std::vector<int> tps, pps;
   bool json = false;
 };
 
@@ -54,10 +56,68 @@ nlohmann::json estimate_json(const strategies::TrainingEstimate& e) {
             {"total", e.memory.total()}}}};
 }
 
+nlohmann::json simulated_json(const evaluation::SimulatedTrainingStep& step) {
+  return {{"step_s", step.step_s},
+          {"pipeline_s", step.pipeline_s},
+          {"gradients_s", step.gradients_s},
+          {"weights_s", step.weights_s},
+          {"dp_exposed_s", step.data_parallel.exposed_s},
+          {"first_forward_s", step.first_forward_s},
+          {"last_backward_s", step.last_backward_s},
+          {"tokens_per_s", step.tokens_per_s},
+          {"tokens_per_s_per_gpu", step.tokens_per_s_per_gpu},
+          {"mfu", step.mfu},
+          {"simulated_ranks", step.replica_ranks + step.data_parallel_ranks},
+          {"simulated_stream_ops", step.simulated_stream_ops()},
+          {"represented_ranks", step.represented_ranks},
+          {"represented_stream_ops", step.represented_stream_ops},
+          {"wall_s", step.wall_s}};
+}
+
+// "1.2 M", "3.4 G": op counts in the text report.
+std::string count_text(double n) {
+  if (n >= 1e9) return format_fixed(n / 1e9, 1) + " G";
+  if (n >= 1e6) return format_fixed(n / 1e6, 1) + " M";
+  if (n >= 1e3) return format_fixed(n / 1e3, 1) + " k";
+  return format_fixed(n, 0);
+}
+
+void print_simulated(const evaluation::TrainingLayoutsRun& run) {
+  TextTable table({"GPUs", "layout", "priced (s)", "simulated (s)", "difference", "pipeline (s)",
+                   "DP exposed (s)", "MFU", "simulated ranks / ops", "stands for ranks / ops",
+                   "wall (s)"});
+  bool any = false;
+  for (const auto& size : run.sizes)
+    for (size_t i = 0; i < size.simulated.size(); ++i) {
+      const auto& step = size.simulated[i];
+      const double priced = step.estimate.step_s;
+      any = true;
+      table.add_row(
+          {i == 0 ? std::to_string(size.gpus) : "", to_string(step.estimate.layout),
+           format_fixed(priced, 3), format_fixed(step.step_s, 3),
+           format_fixed(100 * (step.step_s / priced - 1), 1) + "%",
+           format_fixed(step.pipeline_s, 3), format_fixed(step.data_parallel.exposed_s, 3),
+           format_fixed(100 * step.mfu, 1) + "%",
+           std::to_string(step.replica_ranks + step.data_parallel_ranks) + " / " +
+               count_text(static_cast<double>(step.simulated_stream_ops())),
+           std::to_string(step.represented_ranks) + " / " + count_text(step.represented_stream_ops),
+           format_fixed(step.wall_s, 1)});
+    }
+  if (!any) return;
+  std::cout << "\nSimulated (evaluation/simulated_training_step.hpp): one data-parallel replica's "
+               "whole pipeline, op by op, and one data-parallel ring; the other replicas and "
+               "rings are identical copies, not simulated.\n"
+            << table.render();
+}
+
 int run_layouts(const LayoutsArgs& args) {
   const Scenario s = load_scenario(args.scenario);
   const std::vector<int> counts = evaluation::training_layout_gpu_counts(s, args.gpus);
-  const evaluation::TrainingLayoutsRun run = evaluation::run_training_layouts(s, counts, args.top);
+  strategies::LayoutSearchOptions options;
+  options.tps = args.tps;
+  options.pps = args.pps;
+  const evaluation::TrainingLayoutsRun run = evaluation::run_training_layouts(
+      s, counts, std::max(args.top, args.simulate), args.simulate, options);
   const TransformerSpec& m = *s.model;
   if (args.json) {
     nlohmann::json out{{"scenario", s.name},
@@ -70,7 +130,11 @@ int run_layouts(const LayoutsArgs& args) {
     nlohmann::json sizes = nlohmann::json::array();
     for (const auto& size : run.sizes) {
       nlohmann::json best = nlohmann::json::array();
-      for (const auto& e : size.best) best.push_back(estimate_json(e));
+      for (size_t i = 0; i < size.best.size(); ++i) {
+        nlohmann::json entry = estimate_json(size.best[i]);
+        if (i < size.simulated.size()) entry["simulated"] = simulated_json(size.simulated[i]);
+        best.push_back(std::move(entry));
+      }
       sizes.push_back({{"gpus", size.gpus},
                        {"priced", size.priced},
                        {"too_big", size.too_big},
@@ -113,20 +177,23 @@ int run_layouts(const LayoutsArgs& args) {
     }
   }
   std::cout << table.render();
+  print_simulated(run);
   if (s.objective && s.objective->max_time_s) {
     const double limit = *s.objective->max_time_s;
     if (run.answer) {
       const auto& size = run.sizes[*run.answer];
-      std::cout << "\nAnswer: " << size.gpus << " GPUs, " << to_string(size.best.front().layout)
+      std::cout << "\nAnswer: " << size.gpus << " GPUs, " << to_string(*size.answer_layout())
                 << ", meet the " << format_fixed(limit, 3)
-                << " s objective: " << format_fixed(size.best.front().step_s, 3)
-                << " s per step, MFU " << format_fixed(100 * size.best.front().mfu, 1) << "%.\n";
+                << " s objective: " << format_fixed(size.answer_step_s(), 3) << " s per step"
+                << (size.simulated.empty() ? "" : " (simulated)") << ", MFU "
+                << format_fixed(100 * size.answer_mfu(), 1) << "%.\n";
     } else {
       std::cout << "\nAnswer: no GPU count tried meets the " << format_fixed(limit, 3)
                 << " s objective.\n";
     }
   }
-  std::cout << "Priced in " << format_fixed(run.wall_s, 3)
+  std::cout << (args.simulate > 0 ? "Priced and simulated in " : "Priced in ")
+            << format_fixed(run.wall_s, 3)
             << " s (closed form: strategies/training_step_estimate.hpp).\n";
   return 0;
 }
@@ -145,6 +212,14 @@ void add_layouts_command(CLI::App& app, CommandAction& selected) {
                   "GPU counts to try (default: the sweep's node counts x GPUs per node)");
   cmd->add_option("--top", args->top, "layouts printed per GPU count (default 1)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--tp", args->tps, "tensor-parallel sizes to try (default: every one)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--pp", args->pps, "pipeline sizes to try (default: every one)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--simulate", args->simulate,
+                  "also simulate the best K layouts of each GPU count (one data-parallel "
+                  "replica and one data-parallel ring, op by op)")
+      ->check(CLI::Range(0, 100));
   cmd->add_flag("--json", args->json, "print the results as JSON");
   cmd->callback([args, &selected] { selected = [args] { return run_layouts(*args); }; });
 }

@@ -1,0 +1,99 @@
+// A training step simulated by its replica and one data-parallel ring
+// (simulated_training_step.hpp).
+#include "evaluation/simulated_training_step.hpp"
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "core/errors.hpp"
+#include "core/roofline.hpp"
+#include "evaluation/backends.hpp"
+#include "strategies/training_step_program.hpp"
+
+namespace symmesh::evaluation {
+namespace {
+
+using strategies::TrainingLayout;
+
+// The span of the ops labelled `name` (0 when there is none).
+double span_s(const RunResult& result, const std::string& name) {
+  for (const LabelSpan& span : result.label_spans)
+    if (span.name == name) return span.end_s - span.start_s;
+  return 0;
+}
+
+int64_t stream_ops(const Program& program) {
+  int64_t ops = 0;
+  for (int rank = 0; rank < program.world_size(); ++rank)
+    for (const Stream& stream : program.streams(rank))
+      ops += static_cast<int64_t>(stream.ops.size());
+  return ops;
+}
+
+ClusterSpec with_nodes(ClusterSpec cluster, int nodes) {
+  cluster.nodes = nodes;
+  return cluster;
+}
+
+}  // namespace
+
+SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_t global_batch,
+                                             const ClusterSpec& cluster,
+                                             const TrainingLayout& layout) {
+  const auto start = std::chrono::steady_clock::now();
+  SimulatedTrainingStep out;
+  out.estimate = strategies::estimate_training_step(spec, global_batch, cluster, layout);
+
+  sim::SimOptions options;
+  options.record_timeline = false;  // millions of ops: only the per-label spans come back
+  const auto pool = simulator().make_pool(2);
+  std::map<size_t, RunResult> results;
+  auto collect = [&] {
+    for (sim::SimulationPool::Finished& done : pool->wait()) {
+      if (done.error) std::rethrow_exception(done.error);
+      results[done.key] = std::move(done.result);
+    }
+  };
+  {
+    const strategies::ReplicaProgram replica =
+        strategies::replica_program(spec, global_batch, cluster, layout);
+    out.replica_ranks = layout.pp * layout.tp;
+    out.replica_nodes = replica.nodes;
+    out.replica_stream_ops = stream_ops(replica.program);
+    pool->start(0, replica.program, with_nodes(cluster, replica.nodes), options);
+  }  // the child has its copy
+  const strategies::DataParallelProgram ring =
+      strategies::data_parallel_program(spec, cluster.gpus_per_node, layout);
+  out.data_parallel_ranks = layout.dp > 1 ? layout.dp : 0;
+  out.data_parallel_stream_ops = stream_ops(ring.program);
+  if (layout.dp > 1) pool->start(1, ring.program, with_nodes(cluster, ring.nodes), options);
+  while (!pool->empty()) collect();
+
+  const RunResult& pipeline = results.at(0);
+  out.pipeline_s = pipeline.makespan_s;
+  out.first_forward_s = span_s(pipeline, strategies::kFirstForwardLabel);
+  out.last_backward_s = span_s(pipeline, strategies::kLastBackwardLabel);
+  if (layout.dp > 1) {
+    const RunResult& dp = results.at(1);
+    out.gradients_s = span_s(dp, strategies::kGradientReduceLabel);
+    out.weights_s = span_s(dp, strategies::kWeightGatherLabel);
+    out.data_parallel = strategies::data_parallel_time(
+        layout.zero_stage, out.estimate.micro_batches, out.gradients_s, out.weights_s,
+        out.first_forward_s, out.last_backward_s);
+  }
+  out.step_s = out.pipeline_s + out.data_parallel.exposed_s;
+  const int64_t gpus = int64_t{layout.tp} * layout.pp * layout.dp;
+  out.tokens_per_s = static_cast<double>(global_batch) * static_cast<double>(spec.seq) / out.step_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / static_cast<double>(gpus);
+  out.mfu = out.tokens_per_s_per_gpu * spec.model_flops_per_token() /
+            roofline::peak_flops_per_s(cluster.gpu, spec.dtype);
+  out.represented_ranks = gpus;
+  out.represented_stream_ops =
+      static_cast<double>(out.replica_stream_ops) * layout.dp +
+      static_cast<double>(out.data_parallel_stream_ops) * layout.pp * layout.tp;
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace symmesh::evaluation

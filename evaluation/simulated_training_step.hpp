@@ -1,0 +1,58 @@
+#pragma once
+// A model's training step for one parallel layout, simulated rather than priced: the two
+// Programs of strategies/training_step_program.hpp (one data-parallel replica's whole
+// pipeline, and one data-parallel ring) run side by side in forked simulations on the
+// scenario's cluster, and composed into the step:
+//
+//   step = the replica's simulated makespan (every micro-batch through every stage: compute,
+//          tensor-parallel collectives, stage-to-stage sends, the pipeline's bubble as it
+//          falls out of the schedule)
+//        + the data-parallel time left exposed: the simulated gradient collective and weight
+//          all-gather, less the simulated compute they hide under (stage 0's last backward
+//          and first forward), by the closed form's rule (data_parallel_time).
+//
+// What is simulated and what is replicated: the replica's pp·tp ranks and every op of theirs
+// are simulated; the other dp - 1 replicas are identical copies of it and are not. One
+// data-parallel ring is simulated; the other pp·tp rings of the step are copies of it, each
+// on its own NIC rail.
+#include <cstdint>
+
+#include "core/cluster_spec.hpp"
+#include "core/transformer_spec.hpp"
+#include "strategies/training_step_estimate.hpp"
+
+namespace symmesh::evaluation {
+
+struct SimulatedTrainingStep {
+  strategies::TrainingEstimate estimate;  // the closed form of the same layout
+  double pipeline_s = 0;                  // the replica's simulated makespan
+  double first_forward_s = 0;             // stage 0's first forward, as simulated
+  double last_backward_s = 0;             // stage 0's last backward
+  double gradients_s = 0;                 // the simulated gradient all-reduce / reduce-scatter
+  double weights_s = 0;                   // the simulated weight all-gather (ZeRO >= 1)
+  strategies::DataParallelTime data_parallel;
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;
+  // What was simulated.
+  int replica_ranks = 0;  // pp·tp
+  int replica_nodes = 0;
+  int64_t replica_stream_ops = 0;
+  int data_parallel_ranks = 0;
+  int64_t data_parallel_stream_ops = 0;
+  int64_t simulated_stream_ops() const { return replica_stream_ops + data_parallel_stream_ops; }
+  // What it stands for: every rank of the step and the ops it would hold written out
+  // (the replica's times dp, the ring's times pp·tp).
+  int64_t represented_ranks = 0;
+  double represented_stream_ops = 0;
+  double wall_s = 0;  // building and simulating both
+};
+
+// Throws what estimate_training_step and replica_program throw, and what the simulation
+// found (a deadlock would be a bug in the schedule: DeadlockError names the waits).
+SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_t global_batch,
+                                             const ClusterSpec& cluster,
+                                             const strategies::TrainingLayout& layout);
+
+}  // namespace symmesh::evaluation

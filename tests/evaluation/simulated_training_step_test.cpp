@@ -1,0 +1,80 @@
+// A training step simulated by its replica and data-parallel ring
+// (evaluation/simulated_training_step.hpp), against the closed forms it must agree with
+// where their assumptions hold.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "evaluation/simulated_training_step.hpp"
+#include "scenario/scenario_loader.hpp"
+
+namespace symmesh::evaluation {
+namespace {
+
+using strategies::TrainingLayout;
+
+// A model whose stages are alike: 16 layers, and an embedding and output projection that
+// are a fraction of a percent of a stage (vocabulary 64), so that each stage's work is its
+// layers'. 1024 tokens per sequence.
+TransformerSpec balanced_model() {
+  TransformerSpec m;
+  m.name = "balanced";
+  m.layers = 16;
+  m.hidden = 2048;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.head_dim = 128;
+  m.ffn = 8192;
+  m.vocab = 64;
+  m.seq = 1024;
+  m.global_batch = 8;
+  m.dtype = DType::bf16;
+  return m;
+}
+
+ClusterSpec h100_nodes() {
+  return load_cluster(shipped_scenarios_dir() + "/clusters/dgx-h100.yaml");
+}
+
+// Narayanan et al. (SC'21, "Efficient large-scale language model training on GPU clusters
+// using Megatron-LM", §2.2): with p equal stages, m micro-batches and v chunks per stage, a
+// 1F1B step takes (m + (p - 1)/v) x (t_f + t_b) — the closed form estimate_training_step
+// prices. The simulation runs the schedule op by op; with stage-to-stage sends of ~4 MB over
+// NVLink (microseconds against a stage's milliseconds) the two agree within 3 %.
+void expect_pipeline_formula(const TrainingLayout& layout) {
+  const TransformerSpec m = balanced_model();
+  const SimulatedTrainingStep step =
+      simulate_training_step(m, m.global_batch, h100_nodes(), layout);
+  const double formula = step.estimate.step_s;
+  std::printf("%s: simulated %.6f s (%lld ops), closed form %.6f s, stage %.6f s\n",
+              to_string(layout).c_str(), step.pipeline_s, (long long)step.replica_stream_ops,
+              formula, step.estimate.stage_compute_s);
+  EXPECT_NEAR(step.pipeline_s / formula, 1.0, 0.03)
+      << to_string(layout) << ": simulated " << step.pipeline_s << " s, closed form " << formula;
+  // Nothing of data parallelism: dp 1.
+  EXPECT_EQ(step.data_parallel.exposed_s, 0.0);
+  EXPECT_DOUBLE_EQ(step.step_s, step.pipeline_s);
+}
+
+TEST(SimulatedTrainingStep, OneF1BMatchesTheBubbleFormula) {
+  // p 4, m 8: (8 + 3) x stage; the bubble is 3/8 of the ideal time.
+  expect_pipeline_formula({1, 4, 1, 1, 1, Recompute::none, 0});
+}
+
+TEST(SimulatedTrainingStep, InterleavedMatchesTheBubbleFormula) {
+  // p 4, m 8, v 2: (8 + 3/2) x stage, Megatron's interleaved schedule.
+  expect_pipeline_formula({1, 4, 1, 1, 2, Recompute::none, 0});
+}
+
+TEST(SimulatedTrainingStep, FullRecomputationAddsTheForwardToTheBackward) {
+  expect_pipeline_formula({1, 2, 1, 1, 1, Recompute::full, 0});
+}
+
+TEST(SimulatedTrainingStep, WithoutPipelineTheStepIsTheMicroBatchesInTurn) {
+  // p 1: m x (t_f + t_b), no bubble.
+  expect_pipeline_formula({1, 1, 1, 2, 1, Recompute::none, 0});
+}
+
+}  // namespace
+}  // namespace symmesh::evaluation
