@@ -49,8 +49,8 @@ LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int t, int64_t 
   const double T = static_cast<double>(b * spec.seq);
   const double sbh_t = T * static_cast<double>(spec.hidden) / t;
   LayerKernelBytes out;
-  out.norm = element * 2 * sbh_t;      // read, write
-  out.residual = element * 3 * sbh_t;  // two reads, one write
+  out.norm = element * 2 * sbh_t;                                        // read, write
+  out.residual = element * 3 * sbh_t;                                    // two reads, one write
   out.activation = element * 3 * T * static_cast<double>(spec.ffn) / t;  // gate, up -> out
   out.rotary = element * 2 * T * static_cast<double>(spec.q_width() + spec.kv_width()) / t;
   return out;
@@ -131,8 +131,8 @@ TrainingEstimate estimate_training_step(const TransformerSpec& spec, int64_t glo
   return estimate(spec, global_batch, cluster, l, training_topology(cluster, l));
 }
 
-void check_training_layout(const TransformerSpec& spec, int64_t global_batch, const ClusterSpec& cluster,
-                  const TrainingLayout& l) {
+void check_training_layout(const TransformerSpec& spec, int64_t global_batch,
+                           const ClusterSpec& cluster, const TrainingLayout& l) {
   require(l.tp >= 1 && l.pp >= 1 && l.dp >= 1 && l.micro_batch >= 1 && l.virtual_stages >= 1,
           "tp, pp, dp, micro_batch and virtual_stages must be >= 1 (" + to_string(l) + ")");
   require(l.zero_stage >= 0 && l.zero_stage <= 3,
@@ -212,9 +212,9 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
     const double weight_chunk = params * kWeightBytes / dp;
     const double gradients = l.zero_stage == 0 ? ring_all_reduce_s(dp_links, grad_chunk)
                                                : ring_all_gather_s(dp_links, grad_chunk);
-    dp_time = data_parallel_time(l.zero_stage, m, gradients,
-                                 ring_all_gather_s(dp_links, weight_chunk), stage_forward,
-                                 stage_backward);
+    dp_time =
+        data_parallel_time(l.zero_stage, m, gradients, ring_all_gather_s(dp_links, weight_chunk),
+                           stage_forward, stage_backward);
   }
   const double dp_comm = dp_time.comm_s, dp_exposed = dp_time.exposed_s;
   e.dp_comm_s = dp_comm;
@@ -259,8 +259,8 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
 
 }  // namespace
 
-DataParallelTime data_parallel_time(int zero_stage, int64_t m, double gradients_s,
-                                    double gather_s, double forward_s, double backward_s) {
+DataParallelTime data_parallel_time(int zero_stage, int64_t m, double gradients_s, double gather_s,
+                                    double forward_s, double backward_s) {
   // ZeRO 0 all-reduces the gradients once, under the last micro-batch's backward (Megatron's
   // --overlap-grad-reduce). ZeRO-1 reduce-scatters them once there; with the gradient buffer
   // sharded (ZeRO-2/3, as DeepSpeed runs them) each micro-batch's gradients are
