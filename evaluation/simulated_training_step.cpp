@@ -65,7 +65,7 @@ SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_
   }  // the child has its copy
   const strategies::DataParallelProgram ring =
       strategies::data_parallel_program(spec, cluster.gpus_per_node, layout);
-  out.data_parallel_ranks = layout.dp > 1 ? layout.dp : 0;
+  out.data_parallel_ranks = layout.dp > 1 ? layout.tp * layout.dp : 0;
   out.data_parallel_stream_ops = stream_ops(ring.program);
   if (layout.dp > 1) pool->start(1, ring.program, with_nodes(cluster, ring.nodes), options);
   while (!pool->empty()) collect();
@@ -89,9 +89,8 @@ SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_
   out.mfu = out.tokens_per_s_per_gpu * spec.model_flops_per_token() /
             roofline::peak_flops_per_s(cluster.gpu, spec.dtype);
   out.represented_ranks = gpus;
-  out.represented_stream_ops =
-      static_cast<double>(out.replica_stream_ops) * layout.dp +
-      static_cast<double>(out.data_parallel_stream_ops) * layout.pp * layout.tp;
+  out.represented_stream_ops = static_cast<double>(out.replica_stream_ops) * layout.dp +
+                               static_cast<double>(out.data_parallel_stream_ops) * layout.pp;
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // A model's training step for one parallel layout, simulated rather than priced: the two
 // Programs of strategies/training_step_program.hpp (one data-parallel replica's whole
-// pipeline, and one data-parallel ring) run side by side in forked simulations on the
+// pipeline, and one stage's data-parallel rings) run side by side in forked simulations on the
 // scenario's cluster, and composed into the step:
 //
 //   step = the replica's simulated makespan (every micro-batch through every stage: compute,
@@ -12,9 +12,9 @@
 //          and first forward), by the closed form's rule (data_parallel_time).
 //
 // What is simulated and what is replicated: the replica's pp·tp ranks and every op of theirs
-// are simulated; the other dp - 1 replicas are identical copies of it and are not. One
-// data-parallel ring is simulated; the other pp·tp rings of the step are copies of it, each
-// on its own NIC rail.
+// are simulated; the other dp - 1 replicas are identical copies of it and are not. The tp
+// data-parallel rings of one stage are simulated side by side; the other stages' are copies
+// of them, on other nodes.
 #include <cstdint>
 
 #include "core/cluster_spec.hpp"
@@ -43,7 +43,7 @@ struct SimulatedTrainingStep {
   int64_t data_parallel_stream_ops = 0;
   int64_t simulated_stream_ops() const { return replica_stream_ops + data_parallel_stream_ops; }
   // What it stands for: every rank of the step and the ops it would hold written out
-  // (the replica's times dp, the ring's times pp·tp).
+  // (the replica's times dp, the stage's rings times pp).
   int64_t represented_ranks = 0;
   double represented_stream_ops = 0;
   double wall_s = 0;  // building and simulating both

@@ -350,29 +350,32 @@ DataParallelProgram data_parallel_program(const TransformerSpec& spec, int gpus_
   const auto params = static_cast<int64_t>(out.parameters);
   out.gradient_bytes = params * 4;  // fp32 main gradients, as Llama 3 reduces them
   out.weight_bytes = l.zero_stage >= 1 ? params * element_size_bytes(spec.dtype) : 0;
-  const int world = l.dp * gpus_per_node;
+  // Stage 0's block of Megatron ranks t + tp·d: the ring of tensor rank t is every tp-th.
+  const int world = l.tp * l.dp;
   out.program = Program(world);
-  out.nodes = l.dp;
+  out.nodes = (world + gpus_per_node - 1) / gpus_per_node;
   if (l.dp == 1) return out;
-  std::vector<int> members;
-  for (int d = 0; d < l.dp; ++d) members.push_back(d * gpus_per_node);
   Program& program = out.program;
-  CollectiveSpec gradients;
-  gradients.group = program.add_group(members);
-  gradients.bytes = out.gradient_bytes;
-  gradients.dtype = DType::fp32;
-  gradients.stream = "comm";
-  gradients.name = kGradientReduceLabel;
-  if (l.zero_stage == 0) {
-    ring_all_reduce(program, gradients);
-    return out;
+  for (int t = 0; t < l.tp; ++t) {
+    std::vector<int> members;
+    for (int d = 0; d < l.dp; ++d) members.push_back(t + l.tp * d);
+    CollectiveSpec gradients;
+    gradients.group = program.add_group(members);
+    gradients.bytes = out.gradient_bytes;
+    gradients.dtype = DType::fp32;
+    gradients.stream = "comm";
+    gradients.name = kGradientReduceLabel;
+    if (l.zero_stage == 0) {
+      ring_all_reduce(program, gradients);
+      continue;
+    }
+    ring_reduce_scatter(program, gradients);
+    CollectiveSpec weights = gradients;
+    weights.bytes = out.weight_bytes;
+    weights.dtype = spec.dtype;
+    weights.name = kWeightGatherLabel;
+    ring_all_gather(program, weights);
   }
-  ring_reduce_scatter(program, gradients);
-  CollectiveSpec weights = gradients;
-  weights.bytes = out.weight_bytes;
-  weights.dtype = spec.dtype;
-  weights.name = kWeightGatherLabel;
-  ring_all_gather(program, weights);
   return out;
 }
 

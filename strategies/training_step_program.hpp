@@ -14,12 +14,13 @@
 //                   a send stream and waited for with wait_signal by the stage that needs
 //                   them. Ranks sit where Megatron-LM puts replica 0 (world rank
 //                   t + tp·(d + dp·s)), stages packed onto whole nodes when they fill them.
-//   data_parallel   the data-parallel ring of one (stage, tensor rank): dp members, one per
-//                   node on the same GPU index (the rail network gives each its own NIC,
-//                   so the tp·pp rings of the step run side by side without sharing one),
-//                   all-reducing the fp32 gradients of the fullest stage's parameters
-//                   (ZeRO 0), or reduce-scattering them and all-gathering the bf16 weights
-//                   (ZeRO >= 1).
+//   data_parallel   the data-parallel rings of one stage: its tp·dp ranks where Megatron puts
+//                   them (t + tp·d), the tp rings (one per tensor rank) side by side, so
+//                   that those sharing a node share its NICs, all-reducing the fp32
+//                   gradients of the fullest stage's parameters (ZeRO 0), or
+//                   reduce-scattering them and all-gathering the bf16 weights (ZeRO >= 1).
+//                   The other stages' rings run on other nodes (or, when stages share a
+//                   node, inside it) and are copies of these.
 //
 // Per layer and micro-batch of T = b·seq tokens on a tensor rank (t = tp), the ops are:
 //   forward   RMSNorm; all-gather [T, h]; qkv [T, h]x[h, qkv/t]; rotary; scores and
@@ -82,7 +83,7 @@ struct DataParallelProgram {
   int64_t weight_bytes = 0;    // bf16: what is all-gathered (ZeRO >= 1; 0 otherwise)
 };
 
-// The data-parallel ring; its Program is empty (no stream) when dp is 1.
+// The data-parallel rings of stage 0; the Program is empty (no stream) when dp is 1.
 DataParallelProgram data_parallel_program(const TransformerSpec& spec, int gpus_per_node,
                                           const TrainingLayout& layout);
 

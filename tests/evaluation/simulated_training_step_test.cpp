@@ -47,9 +47,6 @@ void expect_pipeline_formula(const TrainingLayout& layout) {
   const SimulatedTrainingStep step =
       simulate_training_step(m, m.global_batch, h100_nodes(), layout);
   const double formula = step.estimate.step_s;
-  std::printf("%s: simulated %.6f s (%lld ops), closed form %.6f s, stage %.6f s\n",
-              to_string(layout).c_str(), step.pipeline_s, (long long)step.replica_stream_ops,
-              formula, step.estimate.stage_compute_s);
   EXPECT_NEAR(step.pipeline_s / formula, 1.0, 0.03)
       << to_string(layout) << ": simulated " << step.pipeline_s << " s, closed form " << formula;
   // Nothing of data parallelism: dp 1.
@@ -74,6 +71,38 @@ TEST(SimulatedTrainingStep, FullRecomputationAddsTheForwardToTheBackward) {
 TEST(SimulatedTrainingStep, WithoutPipelineTheStepIsTheMicroBatchesInTurn) {
   // p 1: m x (t_f + t_b), no bubble.
   expect_pipeline_formula({1, 1, 1, 2, 1, Recompute::none, 0});
+}
+
+TEST(SimulatedTrainingStep, DataParallelRingsMatchTheRingFormula) {
+  // tp 8 fills a node, so each of the 8 rings of 4 replicas runs over the nodes' NICs, one
+  // per GPU (400 Gb/s, 3 us: dgx-h100.yaml): a ring reduce-scatter or all-gather of chunk c
+  // takes (p - 1)(a + c/b) (core/collectives.hpp), what the closed form prices. ZeRO-1:
+  // one of each.
+  TransformerSpec m = balanced_model();
+  const TrainingLayout layout{8, 2, 4, 1, 1, Recompute::none, 1};
+  const SimulatedTrainingStep step =
+      simulate_training_step(m, m.global_batch, h100_nodes(), layout);
+  EXPECT_EQ(step.data_parallel_ranks, 32);
+  ASSERT_GT(step.gradients_s, 0);
+  ASSERT_GT(step.weights_s, 0);
+  EXPECT_NEAR((step.gradients_s + step.weights_s) / step.estimate.dp_comm_s, 1.0, 0.05)
+      << "simulated " << step.gradients_s << " + " << step.weights_s << " s, closed form "
+      << step.estimate.dp_comm_s << " s";
+  // The fp32 gradients are twice the bf16 weights: the reduce-scatter takes about twice the
+  // all-gather (the same ring, latency aside).
+  EXPECT_NEAR(step.gradients_s / step.weights_s, 2.0, 0.1);
+  // The step adds what of them the first forward and last backward do not hide.
+  EXPECT_GT(step.first_forward_s, 0);
+  EXPECT_GT(step.last_backward_s, step.first_forward_s);
+  EXPECT_NEAR(step.data_parallel.exposed_s,
+              std::max(0.0, step.gradients_s - step.last_backward_s) +
+                  std::max(0.0, step.weights_s - step.first_forward_s),
+              1e-12);
+  EXPECT_LE(step.data_parallel.exposed_s, step.gradients_s + step.weights_s);
+  EXPECT_DOUBLE_EQ(step.step_s, step.pipeline_s + step.data_parallel.exposed_s);
+  // What the two simulations stand for: 4 replicas of 16 ranks.
+  EXPECT_EQ(step.replica_ranks, 16);
+  EXPECT_EQ(step.represented_ranks, 64);
 }
 
 }  // namespace

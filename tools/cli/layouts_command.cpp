@@ -105,8 +105,8 @@ void print_simulated(const evaluation::TrainingLayoutsRun& run) {
     }
   if (!any) return;
   std::cout << "\nSimulated (evaluation/simulated_training_step.hpp): one data-parallel replica's "
-               "whole pipeline, op by op, and one data-parallel ring; the other replicas and "
-               "rings are identical copies, not simulated.\n"
+               "whole pipeline, op by op, and one stage's data-parallel rings; the other "
+               "replicas and stages' rings are identical copies, not simulated.\n"
             << table.render();
 }
 
@@ -218,7 +218,7 @@ void add_layouts_command(CLI::App& app, CommandAction& selected) {
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--simulate", args->simulate,
                   "also simulate the best K layouts of each GPU count (one data-parallel "
-                  "replica and one data-parallel ring, op by op)")
+                  "replica and one stage's data-parallel rings, op by op)")
       ->check(CLI::Range(0, 100));
   cmd->add_flag("--json", args->json, "print the results as JSON");
   cmd->callback([args, &selected] { selected = [args] { return run_layouts(*args); }; });
