@@ -58,6 +58,50 @@ TEST(LayoutsCommand, TextNamesTheAnswerAndGpusOverrideTheSweep) {
   EXPECT_THAT(r.out, HasSubstr("Answer: 2048 GPUs"));
 }
 
+TEST(LayoutsCommand, SimulateRunsTheBestLayoutsAndAnswersOnTheirSteps) {
+  // Llama 3.1 8B on 8 and 16 GPUs, only tp 2 and 4: the best 2 layouts of each simulated.
+  const std::string scenario = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/llama3-8b-train.yaml";
+  const auto r =
+      run_symmesh("layouts " + scenario + " --gpus 8 16 --tp 2 4 --top 3 --simulate 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::optional<int> fewest;
+  for (const auto& size : j["sizes"]) {
+    ASSERT_EQ(size["best"].size(), 3u);
+    double fastest = 1e30;
+    for (size_t i = 0; i < 3; ++i) {
+      const auto& e = size["best"][i];
+      EXPECT_TRUE(e["tp"] == 2 || e["tp"] == 4) << e["tp"];
+      // The first two carry their simulation, the third not.
+      ASSERT_EQ(e.contains("simulated"), i < 2) << i;
+      if (i == 2) continue;
+      const auto& sim = e["simulated"];
+      // One replica of tp·pp ranks simulated for the dp of them.
+      EXPECT_EQ(sim["represented_ranks"], size["gpus"]);
+      EXPECT_NEAR(sim["step_s"].get<double>(),
+                  sim["pipeline_s"].get<double>() + sim["dp_exposed_s"].get<double>(), 1e-12);
+      EXPECT_NEAR(sim["tokens_per_s"].get<double>(), 4.0 * 8192 / sim["step_s"].get<double>(),
+                  1e-6 * sim["tokens_per_s"].get<double>());
+      // The simulation and the closed form price the same work (within 10 %).
+      EXPECT_NEAR(sim["step_s"].get<double>() / e["step_s"].get<double>(), 1.0, 0.1);
+      fastest = std::min(fastest, sim["step_s"].get<double>());
+    }
+    // The objective (250 ms) is judged on the fastest simulated step.
+    EXPECT_EQ(size["meets_objective"].get<bool>(), fastest <= 0.25) << size["gpus"];
+    if (fastest <= 0.25 && !fewest) fewest = size["gpus"].get<int>();
+  }
+  if (fewest)
+    EXPECT_EQ(j["answer_gpus"], *fewest);
+  else
+    EXPECT_TRUE(j["answer_gpus"].is_null());
+  // The text report has the simulated table and says what was replicated.
+  const auto text = run_symmesh("layouts " + scenario + " --gpus 16 --simulate 1");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("identical copies, not simulated"));
+  EXPECT_THAT(text.out, HasSubstr("simulated (s)"));
+  EXPECT_THAT(text.out, HasSubstr("(simulated)"));
+}
+
 TEST(LayoutsCommand, RefusesAScenarioWithoutAModelOrAGlobalBatch) {
   auto r = run_symmesh("layouts " + std::string(SYMMESH_SOURCE_DIR) + "/scenarios/quickstart.yaml");
   EXPECT_EQ(r.exit_code, 2);
