@@ -34,48 +34,33 @@ class StageWriter {
 
   void set_label(const std::string& name) { label_ = name; }
 
-  void layer_forward() {
+  // A layer's forward; recomputed (full recomputation, inside the backward), its
+  // all-gathers but not its reduce-scatters.
+  void layer_forward(bool recomputed = false) {
     const int64_t t = layout_.tp, T = tokens_, h = spec_.hidden;
-    kernel(kernels_.norm, "rmsnorm");
-    all_gather("attention all-gather");
-    gemm(1, T, spec_.qkv_width() / t, h, 1.0, "qkv");
-    kernel(kernels_.rotary, "rotary");
+    const std::string again = recomputed ? "recompute " : "";
+    kernel(kernels_.norm, again + "rmsnorm");
+    all_gather(again + "attention all-gather");
+    gemm(1, T, spec_.qkv_width() / t, h, 1.0, again + "qkv");
+    kernel(kernels_.rotary, again + "rotary");
     attention_products(false);
-    gemm(1, T, h, spec_.q_width() / t, 1.0, "out");
-    reduce_scatter("attention reduce-scatter");
-    kernel(kernels_.residual, "residual");
-    kernel(kernels_.norm, "rmsnorm");
-    all_gather("mlp all-gather");
+    gemm(1, T, h, spec_.q_width() / t, 1.0, again + "out");
+    if (!recomputed) reduce_scatter("attention reduce-scatter");
+    kernel(kernels_.residual, again + "residual");
+    kernel(kernels_.norm, again + "rmsnorm");
+    all_gather(again + "mlp all-gather");
     for (int i = 0; i < spec_.mlp_matrices() - 1; ++i)
-      gemm(1, T, spec_.ffn / t, h, 1.0, i == 0 && spec_.mlp_matrices() == 3 ? "gate" : "up");
-    kernel(kernels_.activation, "activation");
-    gemm(1, T, h, spec_.ffn / t, 1.0, "down");
-    reduce_scatter("mlp reduce-scatter");
-    kernel(kernels_.residual, "residual");
-  }
-
-  // The recomputed forward of full recomputation: its all-gathers, not its reduce-scatters.
-  void layer_recompute() {
-    const int64_t t = layout_.tp, T = tokens_, h = spec_.hidden;
-    kernel(kernels_.norm, "recompute rmsnorm");
-    all_gather("recompute attention all-gather");
-    gemm(1, T, spec_.qkv_width() / t, h, 1.0, "recompute qkv");
-    kernel(kernels_.rotary, "recompute rotary");
-    attention_products(false);
-    gemm(1, T, h, spec_.q_width() / t, 1.0, "recompute out");
-    kernel(kernels_.residual, "recompute residual");
-    kernel(kernels_.norm, "recompute rmsnorm");
-    all_gather("recompute mlp all-gather");
-    for (int i = 0; i < spec_.mlp_matrices() - 1; ++i)
-      gemm(1, T, spec_.ffn / t, h, 1.0, "recompute up");
-    kernel(kernels_.activation, "recompute activation");
-    gemm(1, T, h, spec_.ffn / t, 1.0, "recompute down");
-    kernel(kernels_.residual, "recompute residual");
+      gemm(1, T, spec_.ffn / t, h, 1.0,
+           again + (i == 0 && spec_.mlp_matrices() == 3 ? "gate" : "up"));
+    kernel(kernels_.activation, again + "activation");
+    gemm(1, T, h, spec_.ffn / t, 1.0, again + "down");
+    if (!recomputed) reduce_scatter("mlp reduce-scatter");
+    kernel(kernels_.residual, again + "residual");
   }
 
   void layer_backward() {
     const int64_t t = layout_.tp, T = tokens_, h = spec_.hidden, f = spec_.ffn / t;
-    if (layout_.recompute == Recompute::full) layer_recompute();
+    if (layout_.recompute == Recompute::full) layer_forward(/*recomputed=*/true);
     kernel(kernels_.residual, "residual backward", 2);
     all_gather("mlp backward all-gather");  // the forward's reduce-scatter, reversed
     gemm(1, T, f, h, 1.0, "down dgrad");
@@ -123,9 +108,10 @@ class StageWriter {
   }
 
  private:
-  OpLabel label(const char* detail) const { return {label_, OpCategory::compute, detail}; }
+  OpLabel label(const std::string& detail) const { return {label_, OpCategory::compute, detail}; }
 
-  void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, double fraction, const char* what) {
+  void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, double fraction,
+            const std::string& what) {
     MatmulWork work;
     work.batch = batch;
     work.m = m;
@@ -162,7 +148,7 @@ class StageWriter {
 
   // An HBM-bound kernel of `traffic` bytes read and written, `times` launches of it: a copy
   // of half of it (a copy reads and writes its bytes).
-  void kernel(double traffic, const char* what, int times = 1) {
+  void kernel(double traffic, const std::string& what, int times = 1) {
     const int64_t bytes = std::max<int64_t>(1, static_cast<int64_t>(traffic / 2));
     const LabelId id = program_.label(label(what));
     for (int n = 0; n < times; ++n)
@@ -175,7 +161,7 @@ class StageWriter {
       }
   }
 
-  CollectiveSpec tp_spec(const char* what) const {
+  CollectiveSpec tp_spec(const std::string& what) const {
     CollectiveSpec spec;
     spec.group = tp_group_;
     spec.bytes = activation_bytes_;
@@ -184,10 +170,10 @@ class StageWriter {
     spec.name = label_ + " " + what;
     return spec;
   }
-  void all_gather(const char* what) {
+  void all_gather(const std::string& what) {
     if (layout_.tp > 1) ring_all_gather(program_, tp_spec(what), tp_data_);
   }
-  void reduce_scatter(const char* what) {
+  void reduce_scatter(const std::string& what) {
     if (layout_.tp > 1) ring_reduce_scatter(program_, tp_spec(what), tp_data_);
   }
 
