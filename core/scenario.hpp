@@ -95,6 +95,11 @@ struct SweepSpec {
   std::vector<int> nodes;                     // node counts to try
   bool mesh_auto = false;                     // every factorisation of the GPU count
   std::vector<std::vector<int>> mesh_shapes;  // or these shapes
+  // `layouts:` (model scenarios): instead of meshes, every training layout (tp, pp, dp,
+  // micro-batch, interleaving, recomputation, ZeRO) priced at each node count, the fastest
+  // `layouts_simulate` of each simulated (evaluation/training_layouts.hpp).
+  bool layouts = false;
+  int layouts_simulate = 1;
 };
 
 struct ObjectiveSpec {

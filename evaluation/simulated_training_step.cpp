@@ -44,6 +44,15 @@ SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_
   const auto start = std::chrono::steady_clock::now();
   SimulatedTrainingStep out;
   out.estimate = strategies::estimate_training_step(spec, global_batch, cluster, layout);
+  const int64_t ops = strategies::replica_stream_ops(spec, global_batch, cluster, layout);
+  if (ops > kMaxSimulatedStreamOps) {
+    out.replica_stream_ops = ops;
+    out.not_simulated = "its replica would hold " + std::to_string(ops) +
+                        " stream ops, more than the " + std::to_string(kMaxSimulatedStreamOps) +
+                        " simulated at most (" + std::to_string(out.estimate.micro_batches) +
+                        " micro-batches per replica)";
+    return out;
+  }
 
   sim::SimOptions options;
   options.record_timeline = false;  // millions of ops: only the per-label spans come back

@@ -16,6 +16,7 @@
 // data-parallel rings of one stage are simulated side by side; the other stages' are copies
 // of them, on other nodes.
 #include <cstdint>
+#include <string>
 
 #include "core/cluster_spec.hpp"
 #include "core/transformer_spec.hpp"
@@ -23,13 +24,22 @@
 
 namespace symmesh::evaluation {
 
+// The most stream ops a replica may hold to be simulated: the 405B step of Llama 3's 8,192
+// GPUs holds 6.0 M and takes about 14 s and 624 MiB here (README, "Whole models"), a 70B
+// replica of 8.3 M took 34 s; a layout of more micro-batches per replica (a small
+// data-parallel size: hundreds or thousands of them) is priced only.
+inline constexpr int64_t kMaxSimulatedStreamOps = 8'000'000;
+
 struct SimulatedTrainingStep {
   strategies::TrainingEstimate estimate;  // the closed form of the same layout
-  double pipeline_s = 0;                  // the replica's simulated makespan
-  double first_forward_s = 0;             // stage 0's first forward, as simulated
-  double last_backward_s = 0;             // stage 0's last backward
-  double gradients_s = 0;                 // the simulated gradient all-reduce / reduce-scatter
-  double weights_s = 0;                   // the simulated weight all-gather (ZeRO >= 1)
+  // Why the layout was not simulated ("" when it was): its replica's ops over the cap.
+  std::string not_simulated;
+  bool simulated() const { return not_simulated.empty(); }
+  double pipeline_s = 0;       // the replica's simulated makespan
+  double first_forward_s = 0;  // stage 0's first forward, as simulated
+  double last_backward_s = 0;  // stage 0's last backward
+  double gradients_s = 0;      // the simulated gradient all-reduce / reduce-scatter
+  double weights_s = 0;        // the simulated weight all-gather (ZeRO >= 1)
   strategies::DataParallelTime data_parallel;
   double step_s = 0;
   double tokens_per_s = 0;
@@ -50,7 +60,8 @@ struct SimulatedTrainingStep {
 };
 
 // Throws what estimate_training_step and replica_program throw, and what the simulation
-// found (a deadlock would be a bug in the schedule: DeadlockError names the waits).
+// found (a deadlock would be a bug in the schedule: DeadlockError names the waits). A replica
+// of more than kMaxSimulatedStreamOps ops is not simulated: not_simulated says so.
 SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_t global_batch,
                                              const ClusterSpec& cluster,
                                              const strategies::TrainingLayout& layout);

@@ -37,11 +37,10 @@ std::vector<int> training_layout_gpu_counts(const Scenario& s, const std::vector
 }
 
 const SimulatedTrainingStep* TrainingLayoutsAtSize::fastest_simulated() const {
-  if (simulated.empty()) return nullptr;
-  return &*std::min_element(simulated.begin(), simulated.end(),
-                            [](const SimulatedTrainingStep& a, const SimulatedTrainingStep& b) {
-                              return a.step_s < b.step_s;
-                            });
+  const SimulatedTrainingStep* fastest = nullptr;
+  for (const SimulatedTrainingStep& step : simulated)
+    if (step.simulated() && (!fastest || step.step_s < fastest->step_s)) fastest = &step;
+  return fastest;
 }
 
 double TrainingLayoutsAtSize::answer_step_s() const {
@@ -61,7 +60,7 @@ const strategies::TrainingLayout* TrainingLayoutsAtSize::answer_layout() const {
 
 TrainingLayoutsRun run_training_layouts(const Scenario& s, const std::vector<int>& gpu_counts,
                                         int top, int simulate,
-                                        const strategies::LayoutSearchOptions& options) {
+                                        const strategies::TrainingSearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   TrainingLayoutsRun run;
   for (int gpus : gpu_counts) {

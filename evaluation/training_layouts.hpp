@@ -15,7 +15,8 @@ namespace symmesh::evaluation {
 struct TrainingLayoutsAtSize {
   int gpus = 0;
   std::vector<strategies::TrainingEstimate> best;  // fastest first, at most `top`
-  // The first `simulate` of best, simulated (evaluation/simulated_training_step.hpp).
+  // The first `simulate` of best, simulated (evaluation/simulated_training_step.hpp), or
+  // with the reason they were not.
   std::vector<SimulatedTrainingStep> simulated;
   int64_t priced = 0;
   int64_t too_big = 0;
@@ -45,6 +46,6 @@ std::vector<int> training_layout_gpu_counts(const Scenario& scenario, const std:
 TrainingLayoutsRun run_training_layouts(const Scenario& scenario,
                                         const std::vector<int>& gpu_counts, int top,
                                         int simulate = 0,
-                                        const strategies::LayoutSearchOptions& options = {});
+                                        const strategies::TrainingSearchOptions& options = {});
 
 }  // namespace symmesh::evaluation

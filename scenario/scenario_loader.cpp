@@ -96,7 +96,7 @@ void read_mesh(const Value& value, const ClusterSpec& cluster, Scenario& out) {
 }
 
 SweepSpec read_sweep(const Value& value, const Scenario& s) {
-  const MapReader sweep(value, {"nodes", "mesh"});
+  const MapReader sweep(value, {"nodes", "mesh", "layouts"});
   SweepSpec spec;
   std::vector<Value> node_items;
   if (auto nodes = sweep.get("nodes")) {
@@ -128,6 +128,25 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
     }
   }
   const auto mesh = sweep.get("mesh");
+  if (auto layouts = sweep.get("layouts")) {
+    if (!s.model)
+      sweep.key("layouts")->fail(
+          "sweep.layouts searches a model's training layouts: the scenario has no model: block");
+    if (mesh)
+      sweep.key("mesh")->fail(
+          "sweep.mesh and sweep.layouts: give one (layouts choose tp, pp and dp themselves)");
+    if (!s.model->global_batch)
+      layouts->fail("sweep.layouts needs model.global_batch: the sequences of one step");
+    const MapReader options(*layouts, {"simulate"});
+    spec.layouts = true;
+    if (auto simulate = options.get("simulate")) {
+      spec.layouts_simulate = simulate->as_int(0, "a count, e.g. 2");
+      if (spec.layouts_simulate > 100)
+        simulate->fail("sweep.layouts.simulate: at most 100 layouts per node count, got " +
+                       std::to_string(spec.layouts_simulate));
+    }
+    return spec;
+  }
   if (!mesh || (mesh->is_scalar() && mesh->as_string() == "auto")) {
     spec.mesh_auto = true;
     return spec;

@@ -299,7 +299,7 @@ double stage_parameters_per_rank(const TransformerSpec& spec, const TrainingLayo
 
 LayoutSearchResult search_training_layouts(const TransformerSpec& spec, int64_t global_batch,
                                            const ClusterSpec& cluster, int gpus,
-                                           const LayoutSearchOptions& options) {
+                                           const TrainingSearchOptions& options) {
   LayoutSearchResult result;
   for (int tp = 1; tp <= cluster.gpus_per_node && tp <= gpus; tp *= 2) {
     if (spec.heads % tp != 0 || spec.kv_heads % tp != 0 || spec.ffn % tp != 0 || gpus % tp != 0)

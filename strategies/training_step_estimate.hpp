@@ -135,7 +135,7 @@ LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int tp, int64_t
 // when p = 1. What the data-parallel collectives move and the optimizer keeps.
 double stage_parameters_per_rank(const TransformerSpec& spec, const TrainingLayout& layout);
 
-struct LayoutSearchOptions {
+struct TrainingSearchOptions {
   std::vector<int> tps;  // tensor-parallel sizes to try; empty: every one the rule allows
   std::vector<int> pps;  // pipeline sizes to try; empty: every one
   std::vector<int64_t> micro_batches{1, 2, 4, 8};
@@ -158,6 +158,6 @@ struct LayoutSearchResult {
 // ZeRO stages (dp 1 tries stage 0 only, where they are the same; pp > 1 stages 0 and 1).
 LayoutSearchResult search_training_layouts(const TransformerSpec& spec, int64_t global_batch,
                                            const ClusterSpec& cluster, int gpus,
-                                           const LayoutSearchOptions& options = {});
+                                           const TrainingSearchOptions& options = {});
 
 }  // namespace symmesh::strategies

@@ -203,7 +203,7 @@ struct Boundary {
 }  // namespace
 
 ReplicaProgram replica_program(const TransformerSpec& spec, int64_t global_batch,
-                               const ClusterSpec& cluster, const TrainingLayout& l) {
+                               const ClusterSpec& cluster, const TrainingLayout& l, bool counting) {
   check_training_layout(spec, global_batch, cluster, l);
   if (l.virtual_stages > 1 && l.pp == 1)
     throw InvalidArgument("virtual stages need pipeline parallelism (pp > 1)", "training layout");
@@ -218,7 +218,7 @@ ReplicaProgram replica_program(const TransformerSpec& spec, int64_t global_batch
   const int world = (p - 1) * stride + t;
 
   ReplicaProgram out;
-  out.program = Program(world);
+  out.program = counting ? Program::counting(world) : Program(world);
   out.nodes = (world + gpn - 1) / gpn;
   out.micro_batches = global_batch / (int64_t{l.dp} * l.micro_batch);
   out.chunk_layers = chunk_layer_counts(spec.layers, p * v);
@@ -327,6 +327,18 @@ ReplicaProgram replica_program(const TransformerSpec& spec, int64_t global_batch
     }
   }
   return out;
+}
+
+int64_t replica_stream_ops(const TransformerSpec& spec, int64_t global_batch,
+                           const ClusterSpec& cluster, const TrainingLayout& l) {
+  check_training_layout(spec, global_batch, cluster, l);
+  // Every micro-batch's tasks hold the same ops, so the count is linear in m: count the
+  // smallest schedule the layout allows (m0 = pp micro-batches, or m when fewer) and scale.
+  const int64_t m = global_batch / (int64_t{l.dp} * l.micro_batch);
+  const int64_t m0 = std::min<int64_t>(m, l.pp);
+  const ReplicaProgram counted =
+      replica_program(spec, m0 * l.dp * l.micro_batch, cluster, l, /*counting=*/true);
+  return counted.program.counts().stream_ops / m0 * m;
 }
 
 DataParallelProgram data_parallel_program(const TransformerSpec& spec, int gpus_per_node,

@@ -71,9 +71,17 @@ struct ReplicaProgram {
 };
 
 // Throws InvalidArgument what check_training_layout throws, and for virtual stages without
-// pipeline parallelism. Only the cluster's GPUs per node are used.
+// pipeline parallelism. Only the cluster's GPUs per node are used. `counting`: a counting
+// Program (core/program.hpp), which holds no op.
 ReplicaProgram replica_program(const TransformerSpec& spec, int64_t global_batch,
-                               const ClusterSpec& cluster, const TrainingLayout& layout);
+                               const ClusterSpec& cluster, const TrainingLayout& layout,
+                               bool counting = false);
+
+// The stream ops replica_program would write, counted on a schedule of at most pp
+// micro-batches and scaled (every micro-batch's tasks hold the same ops): cheap enough to
+// decide whether a layout is worth simulating.
+int64_t replica_stream_ops(const TransformerSpec& spec, int64_t global_batch,
+                           const ClusterSpec& cluster, const TrainingLayout& layout);
 
 struct DataParallelProgram {
   Program program{1};

@@ -40,7 +40,7 @@ struct Published {
 
 // The fastest layout with Meta's TP 8 and PP 16 (and ZeRO at most 1) that fits, on `gpus`.
 std::optional<strategies::TrainingEstimate> meta_layout(const Scenario& s, int gpus) {
-  strategies::LayoutSearchOptions meta;
+  strategies::TrainingSearchOptions meta;
   meta.tps = {8};
   meta.pps = {16};
   meta.zero_stages = {0, 1};

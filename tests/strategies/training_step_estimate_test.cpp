@@ -182,7 +182,7 @@ TEST(TrainingStepEstimate, TheSearchReturnsFittingLayoutsFastestFirst) {
     if (i > 0) EXPECT_LE(r.fitting[i - 1].step_s, r.fitting[i].step_s);
   }
   // Restricted to tp 8 and pp 4: only those.
-  LayoutSearchOptions only;
+  TrainingSearchOptions only;
   only.tps = {8};
   only.pps = {4};
   for (const auto& e : search_training_layouts(s, 256, round_cluster(), 64, only).fitting) {

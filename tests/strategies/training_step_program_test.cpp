@@ -126,6 +126,21 @@ TEST(TrainingStepProgram, DataParallelRingOfTheFullestStage) {
   EXPECT_EQ(plain.weight_bytes, 0);
 }
 
+TEST(TrainingStepProgram, OpCountScalesFromTheSmallestSchedule) {
+  // replica_stream_ops counts a schedule of pp micro-batches and scales it: it must equal the
+  // ops of the whole Program written out. Here 8 micro-batches on 2 stages; 8 on 2 stages of
+  // 2 chunks with recomputation; 4 on 1 stage (dp 2); 8 on 3 stages (not a multiple of 3).
+  for (const TrainingLayout& layout : {TrainingLayout{2, 2, 1, 1, 1, Recompute::none, 0},
+                                       TrainingLayout{1, 2, 1, 1, 2, Recompute::full, 0},
+                                       TrainingLayout{2, 1, 2, 1, 1, Recompute::none, 1},
+                                       TrainingLayout{1, 3, 1, 1, 1, Recompute::none, 0}}) {
+    const ReplicaProgram whole = replica_program(small_model(), 8, h100_nodes(), layout);
+    EXPECT_EQ(replica_stream_ops(small_model(), 8, h100_nodes(), layout),
+              whole.program.counts().stream_ops)
+        << to_string(layout);
+  }
+}
+
 TEST(TrainingStepProgram, RefusesLayoutsTheClosedFormRefuses) {
   const TransformerSpec m = small_model();
   // Virtual stages without a pipeline.

@@ -12,15 +12,18 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "core/errors.hpp"
 #include "core/trace_writer.hpp"
 #include "evaluation/scenario_evaluation.hpp"
+#include "evaluation/training_layouts.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/interrupt_cleanup.hpp"
+#include "tools/cli/layouts_report.hpp"
 #include "tools/cli/sweep_plots.hpp"
 #include "tools/cli/sweep_progress.hpp"
 #include "tools/cli/sweep_report.hpp"
@@ -129,6 +132,40 @@ bool prepare_out_dir(const std::string& dir, const std::string& what) {
                         scenario_path);
 }
 
+std::string without_trailing_slashes(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+// A sweep of training layouts (`sweep.layouts`): every layout priced at each node count, the
+// fastest simulated, as `symmesh layouts --simulate K` reports them; the report, CSV and
+// JSON staged into the output folder together.
+int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const std::string& what,
+                      MadeFolder& made) {
+  const std::vector<std::string> inputs = files_read_for(scenario);
+  for (const char* name : {"summary.md", "results.csv", "results.json"})
+    check_output_path((fs::path(dir) / name).string(), what, inputs);
+  const int simulate = scenario.sweep->layouts_simulate;
+  const TrainingLayoutsRun run = run_training_layouts(
+      scenario, training_layout_gpu_counts(scenario, {}), std::max(simulate, 1), simulate);
+  std::ostringstream text;
+  print_layouts(text, scenario, run, "symmesh sweep");
+  StagedOutputs staged("--out");
+  staged.stage((fs::path(dir) / "results.csv").string(), layouts_csv(run));
+  staged.stage((fs::path(dir) / "results.json").string(),
+               layouts_json(scenario, run).dump(2) + "\n");
+  // The report as an indented code block: no line of it can end the block or be markup.
+  std::string summary = "# symmesh sweep: " + markdown_text(scenario.name) + "\n\n";
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);) summary += "    " + line + "\n";
+  staged.stage((fs::path(dir) / "summary.md").string(), summary);
+  staged.commit();
+  made.keep();
+  std::cout << text.str() << "Outputs in " << without_trailing_slashes(dir)
+            << "/: summary.md, results.csv, results.json\n";
+  return 0;
+}
+
 int run_sweep_command(const SweepArgs& args) {
   const Scenario scenario = load_scenario(args.scenario);
   const std::string dir = args.out.empty() ? default_out_dir(scenario.name) : args.out;
@@ -137,6 +174,8 @@ int run_sweep_command(const SweepArgs& args) {
                        : "--out";
   MadeFolder made(dir, prepare_out_dir(dir, what));
   const FolderLock lock(dir);
+  if (scenario.sweep && scenario.sweep->layouts)
+    return run_layouts_sweep(scenario, dir, what, made);
   // No output may land on the scenario or its cluster files (a scenario kept in its own
   // output folder as results.json, say), nor on anything but a regular file.
   std::vector<std::string> outputs{"summary.md", "results.csv", "results.json", "best-trace.json"};
@@ -182,9 +221,7 @@ int run_sweep_command(const SweepArgs& args) {
   staged.commit();
   made.keep();
 
-  std::string shown = dir;
-  while (shown.size() > 1 && shown.back() == '/') shown.pop_back();
-  std::cout << sweep_terminal_text(outcome) << "Outputs in " << shown
+  std::cout << sweep_terminal_text(outcome) << "Outputs in " << without_trailing_slashes(dir)
             << "/: summary.md, results.csv, results.json, best-trace.json, "
             << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
                                : "step-time.dat/.gp, breakdown.dat/.gp")

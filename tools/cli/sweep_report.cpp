@@ -47,6 +47,8 @@ std::string csv_line(const std::vector<std::string>& cells) {
   return out + "\n";
 }
 
+}  // namespace
+
 // Scenario text in Markdown: no raw HTML (a name "<script>" stays text) and no entity.
 // Nor markup: the characters that make links, images, code or emphasis are
 // backslash-escaped, so a name "[click](http://…)" or "*x*" stays the text it is. An
@@ -71,6 +73,8 @@ std::string markdown_text(const std::string& text) {
   }
   return out;
 }
+
+namespace {
 
 std::string markdown_cell(const std::string& cell) {
   std::string out;

@@ -33,6 +33,9 @@ SweepTimeUnit sweep_time_unit(const evaluation::SweepRun& run);
 // The stable CSV columns, in order.
 const std::vector<std::string>& sweep_csv_columns();
 
+// Scenario text (a name) safe in Markdown: no raw HTML, no markup (sweep_report.cpp says how).
+std::string markdown_text(const std::string& text);
+
 std::string sweep_summary_markdown(const SweepOutcome& outcome);
 std::string sweep_results_csv(const SweepOutcome& outcome);
 nlohmann::json sweep_results_json(const SweepOutcome& outcome);

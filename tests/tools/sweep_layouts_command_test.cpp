@@ -1,0 +1,95 @@
+// symmesh sweep on a model scenario whose sweep searches training layouts (`sweep.layouts`):
+// the layouts report on stdout and in the output folder (summary, CSV, JSON), the answer on
+// the simulated steps, and nothing left behind when the input is refused.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "tests/tools/sweep_test_support.hpp"
+
+namespace symmesh::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Llama 3.1 8B (the shipped config), 8 sequences a step, on 1 and 2 DGX H100 nodes.
+std::string llama8b_layouts_scenario(const std::string& name) {
+  return write_temp_scenario(
+      name, "version: 2\nname: " + name + "\ncluster: {base: " + kScenarioDir +
+                "clusters/dgx-h100.yaml, nodes: 1}\nmesh: {shape: [8, 1], names: [dp, tp]}\n"
+                "model: {hf_config: " +
+                kScenarioDir +
+                "models/llama3.1-8b.json, seq: 8192, global_batch: 8}\n"
+                "sweep: {nodes: [1, 2], layouts: {simulate: 2}}\nobjective: {max_time: 1 s}\n");
+}
+
+TEST(SweepLayoutsCommand, ReportsAndWritesTheLayoutsOfEachNodeCount) {
+  const std::string scenario = llama8b_layouts_scenario("layouts_sweep");
+  const fs::path out = fresh_dir("layouts_sweep_out");
+  const auto r = run_sweep_shell("", scenario + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("symmesh sweep: layouts_sweep"));
+  EXPECT_THAT(r.out, HasSubstr("identical copies, not simulated"));
+  EXPECT_THAT(r.out, HasSubstr("Outputs in " + out.string() +
+                               "/: summary.md, results.csv, "
+                               "results.json"));
+  // The JSON: both node counts (8 and 16 GPUs), the fastest 2 of each simulated.
+  const auto j = nlohmann::json::parse(read_file((out / "results.json").string()));
+  ASSERT_EQ(j["sizes"].size(), 2u);
+  EXPECT_EQ(j["sizes"][0]["gpus"], 8);
+  EXPECT_EQ(j["sizes"][1]["gpus"], 16);
+  std::optional<int> fewest;
+  for (const auto& size : j["sizes"]) {
+    ASSERT_EQ(size["best"].size(), 2u);
+    double fastest = 1e30;
+    for (const auto& e : size["best"]) {
+      ASSERT_TRUE(e.contains("simulated"));
+      fastest = std::min(fastest, e["simulated"]["step_s"].get<double>());
+    }
+    EXPECT_EQ(size["meets_objective"].get<bool>(), fastest <= 1.0);
+    if (fastest <= 1.0 && !fewest) fewest = size["gpus"].get<int>();
+  }
+  if (fewest)
+    EXPECT_EQ(j["answer_gpus"], *fewest);
+  else
+    EXPECT_TRUE(j["answer_gpus"].is_null());
+  // The CSV: a header and one row per layout kept (2 node counts x 2), each with its
+  // simulated step.
+  std::istringstream csv(read_file((out / "results.csv").string()));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_THAT(line, HasSubstr("gpus,rank,tp,pp,dp"));
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    ++rows;
+    EXPECT_NE(line.back(), ',') << line;  // simulated step and MFU filled
+  }
+  EXPECT_EQ(rows, 4);
+  // The summary: the same report, as an indented code block.
+  const std::string summary = read_file((out / "summary.md").string());
+  EXPECT_THAT(summary, HasSubstr("# symmesh sweep: layouts_sweep\n"));
+  EXPECT_THAT(summary, HasSubstr("\n    symmesh sweep: layouts_sweep"));
+}
+
+TEST(SweepLayoutsCommand, RefusedScenarioLeavesNoFolder) {
+  // layouts without a model's global batch: refused at load, before any output.
+  const std::string scenario = write_temp_scenario(
+      "layouts_no_batch", "version: 2\ncluster: {base: " + kScenarioDir +
+                              "clusters/dgx-h100.yaml, nodes: 1}\nmesh: {shape: [8, 1], names: "
+                              "[dp, tp]}\nmodel: {hf_config: " +
+                              kScenarioDir +
+                              "models/llama3.1-8b.json, seq: 8192}\nsweep: {nodes: [1], layouts: "
+                              "{}}\n");
+  const fs::path out =
+      fs::temp_directory_path() / ("symmesh_layouts_refused_" + std::to_string(getpid()));
+  fs::remove_all(out);
+  const auto r = run_sweep_shell("", scenario + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("needs model.global_batch"));
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
+}  // namespace symmesh::testing
