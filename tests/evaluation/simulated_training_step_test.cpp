@@ -1,10 +1,11 @@
 // A training step simulated by its replica and data-parallel ring
 // (evaluation/simulated_training_step.hpp), against the closed forms it must agree with
 // where their assumptions hold.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "evaluation/simulated_training_step.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -71,6 +72,21 @@ TEST(SimulatedTrainingStep, FullRecomputationAddsTheForwardToTheBackward) {
 TEST(SimulatedTrainingStep, WithoutPipelineTheStepIsTheMicroBatchesInTurn) {
   // p 1: m x (t_f + t_b), no bubble.
   expect_pipeline_formula({1, 1, 1, 2, 1, Recompute::none, 0});
+}
+
+TEST(SimulatedTrainingStep, AReplicaOverTheCapIsPricedOnly) {
+  // 16,384 micro-batches of one sequence on one GPU: each holds a forward and a backward of
+  // 16 layers (hundreds of ops), so the replica is far over kMaxSimulatedStreamOps. It is
+  // refused before anything is built or simulated, and says why.
+  TransformerSpec m = balanced_model();
+  m.global_batch = 16384;
+  const SimulatedTrainingStep step =
+      simulate_training_step(m, m.global_batch, h100_nodes(), {1, 1, 1, 1, 1, Recompute::none, 0});
+  EXPECT_FALSE(step.simulated());
+  EXPECT_GT(step.replica_stream_ops, kMaxSimulatedStreamOps);
+  EXPECT_THAT(step.not_simulated, ::testing::HasSubstr("16384 micro-batches per replica"));
+  EXPECT_EQ(step.step_s, 0.0);
+  EXPECT_GT(step.estimate.step_s, 0.0);  // the closed form still prices it
 }
 
 TEST(SimulatedTrainingStep, DataParallelRingsMatchTheRingFormula) {
