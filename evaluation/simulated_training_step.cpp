@@ -23,14 +23,6 @@ double span_s(const RunResult& result, const std::string& name) {
   return 0;
 }
 
-int64_t stream_ops(const Program& program) {
-  int64_t ops = 0;
-  for (int rank = 0; rank < program.world_size(); ++rank)
-    for (const Stream& stream : program.streams(rank))
-      ops += static_cast<int64_t>(stream.ops.size());
-  return ops;
-}
-
 ClusterSpec with_nodes(ClusterSpec cluster, int nodes) {
   cluster.nodes = nodes;
   return cluster;
@@ -69,13 +61,13 @@ SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_
         strategies::replica_program(spec, global_batch, cluster, layout);
     out.replica_ranks = layout.pp * layout.tp;
     out.replica_nodes = replica.nodes;
-    out.replica_stream_ops = stream_ops(replica.program);
+    out.replica_stream_ops = replica.program.counts().stream_ops;
     pool->start(0, replica.program, with_nodes(cluster, replica.nodes), options);
   }  // the child has its copy
   const strategies::DataParallelProgram ring =
       strategies::data_parallel_program(spec, cluster.gpus_per_node, layout);
   out.data_parallel_ranks = layout.dp > 1 ? layout.tp * layout.dp : 0;
-  out.data_parallel_stream_ops = stream_ops(ring.program);
+  out.data_parallel_stream_ops = ring.program.counts().stream_ops;
   if (layout.dp > 1) pool->start(1, ring.program, with_nodes(cluster, ring.nodes), options);
   while (!pool->empty()) collect();
 

@@ -102,24 +102,7 @@ std::string placements_text(const std::optional<Placements>& p) {
   return p ? to_string(*p) : "(none)";
 }
 
-// Loads `yaml` as dir/scenario.yaml (beside the configs a test writes) and returns its
-// error; at() names a position in it, at_in() one in another file of the folder.
-class ModelScenarioErrors : public ::testing::Test {
- protected:
-  InvalidArgument load_error(const std::string& yaml) {
-    path_ = files_.write("scenario.yaml", yaml);
-    return error_of([&] { load_scenario(path_); });
-  }
-  std::string at(int line, int column) const {
-    return path_ + ":" + std::to_string(line) + ":" + std::to_string(column);
-  }
-  std::string at_in(const std::string& file, int line, int column) const {
-    return files_.dir() + "/" + file + ":" + std::to_string(line) + ":" + std::to_string(column);
-  }
-
-  ScenarioFiles files_;
-  std::string path_;
-};
+class ModelScenarioErrors : public symmesh::testing::ScenarioFileTest {};
 
 // A minimal config.json of the Llama family, one key a line, with `extra` (one key, no
 // trailing comma) on line 9:

@@ -8,25 +8,11 @@
 
 using namespace symmesh;
 using symmesh::testing::error_of;
-using symmesh::testing::ScenarioFiles;
 using ::testing::HasSubstr;
 
 namespace {
 
-// Loads `yaml` as dir/scenario.yaml and returns its error; `path` receives the file path.
-class ScenarioErrors : public ::testing::Test {
- protected:
-  InvalidArgument load_error(const std::string& yaml) {
-    path_ = files_.write("scenario.yaml", yaml);
-    return error_of([&] { load_scenario(path_); });
-  }
-  std::string at(int line, int column) const {
-    return path_ + ":" + std::to_string(line) + ":" + std::to_string(column);
-  }
-
-  ScenarioFiles files_;
-  std::string path_;
-};
+class ScenarioErrors : public symmesh::testing::ScenarioFileTest {};
 
 // A one-node cluster of 8 GPUs on lines 2-6 (line 1 is "cluster:").
 const char* kCluster = R"yaml(cluster:

@@ -1,5 +1,6 @@
 #pragma once
-// Scenario files written to a fresh temporary folder, and the error a load throws.
+// Scenario files written to a fresh temporary folder, the error a load throws, and the
+// fixture the loader's error tests share.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "scenario/scenario_loader.hpp"
 
 namespace symmesh::testing {
 
@@ -51,5 +53,28 @@ inline InvalidArgument error_of(const std::function<void()>& load) {
   ADD_FAILURE() << "expected InvalidArgument";
   return InvalidArgument("", "");
 }
+
+// Loads `yaml` as dir/scenario.yaml (beside any other file a test writes there); at() names
+// a position in it, at_in() one in another file of the folder.
+class ScenarioFileTest : public ::testing::Test {
+ protected:
+  Scenario load(const std::string& yaml) {
+    path_ = files_.write("scenario.yaml", yaml);
+    return load_scenario(path_);
+  }
+  InvalidArgument load_error(const std::string& yaml) {
+    path_ = files_.write("scenario.yaml", yaml);
+    return error_of([&] { load_scenario(path_); });
+  }
+  std::string at(int line, int column) const {
+    return path_ + ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
+  std::string at_in(const std::string& file, int line, int column) const {
+    return files_.dir() + "/" + file + ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
+
+  ScenarioFiles files_;
+  std::string path_;
+};
 
 }  // namespace symmesh::testing

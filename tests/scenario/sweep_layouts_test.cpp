@@ -10,8 +10,6 @@
 #include "tests/scenario/scenario_test_files.hpp"
 
 using namespace symmesh;
-using symmesh::testing::error_of;
-using symmesh::testing::ScenarioFiles;
 using ::testing::HasSubstr;
 
 namespace {
@@ -23,19 +21,7 @@ mesh: {shape: [2, 4], names: [dp, tp]}
 model: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, ffn: 128, vocab: 256, seq: 24, global_batch: 8}
 )yaml";
 
-class SweepLayouts : public ::testing::Test {
- protected:
-  Scenario load(const std::string& yaml) { return load_scenario(files_.write("s.yaml", yaml)); }
-  InvalidArgument load_error(const std::string& yaml) {
-    path_ = files_.write("s.yaml", yaml);
-    return error_of([&] { load_scenario(path_); });
-  }
-  std::string at(int line, int column) const {
-    return path_ + ":" + std::to_string(line) + ":" + std::to_string(column);
-  }
-  ScenarioFiles files_;
-  std::string path_;
-};
+class SweepLayouts : public symmesh::testing::ScenarioFileTest {};
 
 TEST_F(SweepLayouts, ReadsTheSimulateCount) {
   Scenario s = load(kModelScenario + "sweep: {nodes: [1, 2], layouts: {simulate: 3}}\n");
