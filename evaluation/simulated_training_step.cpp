@@ -75,6 +75,7 @@ SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_
   out.pipeline_s = pipeline.makespan_s;
   out.first_forward_s = span_s(pipeline, strategies::kFirstForwardLabel);
   out.last_backward_s = span_s(pipeline, strategies::kLastBackwardLabel);
+  out.optimizer_s = span_s(pipeline, strategies::kFirstStageOptimizerLabel);
   if (layout.dp > 1) {
     const RunResult& dp = results.at(1);
     out.gradients_s = span_s(dp, strategies::kGradientReduceLabel);

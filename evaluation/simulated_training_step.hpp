@@ -6,7 +6,7 @@
 //
 //   step = the replica's simulated makespan (every micro-batch through every stage: compute,
 //          tensor-parallel collectives, stage-to-stage sends, the pipeline's bubble as it
-//          falls out of the schedule)
+//          falls out of the schedule, and the optimizer step after stage 0's last backward)
 //        + the data-parallel time left exposed: the simulated gradient collective and weight
 //          all-gather, less the simulated compute they hide under (stage 0's last backward
 //          and first forward), by the closed form's rule (data_parallel_time).
@@ -38,6 +38,7 @@ struct SimulatedTrainingStep {
   double pipeline_s = 0;       // the replica's simulated makespan
   double first_forward_s = 0;  // stage 0's first forward, as simulated
   double last_backward_s = 0;  // stage 0's last backward
+  double optimizer_s = 0;      // stage 0's optimizer step, as simulated (in pipeline_s)
   double gradients_s = 0;      // the simulated gradient all-reduce / reduce-scatter
   double weights_s = 0;        // the simulated weight all-gather (ZeRO >= 1)
   strategies::DataParallelTime data_parallel;

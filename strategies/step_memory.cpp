@@ -2,16 +2,11 @@
 
 #include <algorithm>
 
+#include "core/optimizer_step.hpp"
 #include "core/tensor_spec.hpp"
 #include "core/text.hpp"
 
 namespace symmesh::strategies {
-namespace {
-
-// Mixed-precision Adam: fp32 master copy, momentum and variance (ZeRO §3.1).
-constexpr int64_t kAdamStateBytesPerElement = 12;
-
-}  // namespace
 
 int64_t local_bytes(const Shape& shape, DType dtype, const Placements& placements,
                     const DeviceMesh& mesh) {
@@ -41,7 +36,8 @@ ParameterBytes parameter_bytes(const DataflowGraph& graph, TensorId parameter,
   const int64_t state_shard = local_bytes(t.shape, t.dtype, state, mesh);
   out.gradient = graph.zero_stage >= 2 ? state_shard : out.weights;
   if (graph.optimizer == Optimizer::adam)
-    out.optimizer = kAdamStateBytesPerElement * (state_shard / element_size_bytes(t.dtype));
+    out.optimizer = static_cast<int64_t>(kAdamStateBytesPerElement) *
+                    (state_shard / element_size_bytes(t.dtype));
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/device_mesh.hpp"
 #include "core/errors.hpp"
+#include "core/optimizer_step.hpp"
 #include "core/roofline.hpp"
 #include "strategies/analytic_topology.hpp"
 
@@ -17,10 +18,10 @@ namespace {
 constexpr const char* kWhere = "training layout";
 
 // Bytes per parameter: bf16 weights, fp32 main gradients, Adam's fp32 master, momentum and
-// variance (Megatron's mixed-precision accounting).
+// variance (Megatron's mixed-precision accounting; core/optimizer_step.hpp).
 constexpr double kWeightBytes = 2;
 constexpr double kGradientBytes = 4;
-constexpr double kOptimizerBytes = 12;
+constexpr double kOptimizerBytes = kAdamStateBytesPerElement;
 // HBM-bound kernels of one layer's forward: two RMSNorms, two residual adds, SwiGLU, rotary.
 constexpr int kElementwiseKernels = 6;
 
@@ -219,7 +220,8 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
   const double dp_comm = dp_time.comm_s, dp_exposed = dp_time.exposed_s;
   e.dp_comm_s = dp_comm;
   e.dp_exposed_s = dp_exposed;
-  e.step_s = pipeline_s + dp_exposed;
+  e.optimizer_s = optimizer_step_s(spec, gpu, l);
+  e.step_s = pipeline_s + dp_exposed + e.optimizer_s;
   e.exposed_comm_s =
       (m + static_cast<double>(p - 1) / v) * (e.stage_tp_comm_s + e.stage_p2p_s) + dp_exposed;
 
@@ -287,6 +289,12 @@ DataParallelTime data_parallel_time(int zero_stage, int64_t m, double gradients_
         mb * (std::max(0.0, gather_s - forward_s) + std::max(0.0, gather_s - backward_s));
   }
   return t;
+}
+
+double optimizer_step_s(const TransformerSpec& spec, const GpuSpec& gpu, const TrainingLayout& l) {
+  const double owned = stage_parameters_per_rank(spec, l) / (l.zero_stage >= 1 ? l.dp : 1);
+  return roofline::hbm_time_s(gpu, owned * kAdamUpdateBytesPerElement) +
+         kAdamUpdateKernels * roofline::kLaunchOverhead_s;
 }
 
 double stage_parameters_per_rank(const TransformerSpec& spec, const TrainingLayout& l) {

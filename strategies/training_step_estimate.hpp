@@ -43,9 +43,13 @@
 // recomputed, and the logits (bf16 and an fp32 copy for the loss). When p does not divide
 // the layers, the first and last stages take fewer (as Llama 3 did).
 //
+//   optimizer Adam on the fullest stage's parameters each rank updates (/dp from ZeRO-1): its
+//             HBM traffic (core/optimizer_step.hpp) after the gradients are reduced and
+//             before the weights are gathered, exposed.
+//
 // What it leaves out: the overlap of TP communication with compute (Megatron's
-// --tp-comm-overlap), context parallelism, activation offloading, the optimizer step's own
-// time, stragglers and any failure; the memory allocator's fragmentation.
+// --tp-comm-overlap), context parallelism, activation offloading, stragglers and any
+// failure; the memory allocator's fragmentation.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -91,6 +95,7 @@ struct TrainingEstimate {
   double bubble_s = 0;
   double dp_comm_s = 0;       // the step's data-parallel communication in all
   double dp_exposed_s = 0;    // what of it is not hidden under compute
+  double optimizer_s = 0;     // the optimizer step on the fullest stage, exposed
   double exposed_comm_s = 0;  // TP + p2p + exposed DP, over the step
   TrainingMemory memory;
   bool fits = false;  // memory.total() <= the GPU's capacity
@@ -129,6 +134,11 @@ struct LayerKernelBytes {
   double norm = 0, residual = 0, rotary = 0, activation = 0;
 };
 LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int tp, int64_t micro_batch);
+
+// The optimizer step of the fullest stage on one rank: Adam over the parameters it updates
+// (stage_parameters_per_rank, /dp from ZeRO-1), at HBM bandwidth.
+double optimizer_step_s(const TransformerSpec& spec, const GpuSpec& gpu,
+                        const TrainingLayout& layout);
 
 // The parameters one tensor rank of the fullest stage holds: ceil(L/p) layers' share of the
 // tensor-parallel group, and the embedding (first stage) and output projection (last), both

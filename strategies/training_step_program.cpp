@@ -6,6 +6,7 @@
 
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
+#include "core/optimizer_step.hpp"
 #include "strategies/pipeline_schedule.hpp"
 
 namespace symmesh::strategies {
@@ -326,6 +327,40 @@ ReplicaProgram replica_program(const TransformerSpec& spec, int64_t global_batch
       }
     }
   }
+  // The optimizer step: each stage's ranks update the parameters they own after their last
+  // backward (stage 0's is last, on the step's critical path): Adam and the copy into the
+  // bf16 weights (core/optimizer_step.hpp), each a copy of half its traffic.
+  const double table = static_cast<double>(spec.vocab) * static_cast<double>(spec.hidden);
+  for (int s = 0; s < p; ++s) {
+    double params = 0;
+    for (int c = 0; c < v; ++c)
+      params += static_cast<double>(out.chunk_layers[static_cast<size_t>(c * p + s)]) *
+                static_cast<double>(spec.layer_parameters());
+    // As stage_parameters_per_rank counts them: the embedding on the first stage, the output
+    // projection on the last (a copy of the table when tied and pp > 1, as Megatron keeps).
+    if (s == 0) params += table;
+    if (s == p - 1 && (p > 1 || !spec.tie_embeddings)) params += table;
+    const double owned = params / t / (l.zero_stage >= 1 ? l.dp : 1);
+    const auto adam_bytes =
+        std::max<int64_t>(1, static_cast<int64_t>(owned * kAdamKernelBytesPerElement / 2));
+    const auto cast_bytes =
+        std::max<int64_t>(1, static_cast<int64_t>(owned * kMasterCopyBytesPerElement / 2));
+    const LabelId label = program.label(
+        {s == 0 ? kFirstStageOptimizerLabel : kOptimizerLabel, OpCategory::compute, "adam"});
+    for (int r = 0; r < t; ++r) {
+      const int rank = rank_of(s, r);
+      const StreamId compute = program.stream(rank, "compute");
+      const BufferRef src = program.local_alloc(rank, adam_bytes);
+      const BufferRef dst = program.local_alloc(rank, adam_bytes);
+      for (const int64_t bytes : {adam_bytes, cast_bytes}) {
+        CopyWork copy;
+        copy.src = src.slice(0, bytes);
+        copy.dst = dst.slice(0, bytes);
+        copy.row_bytes = bytes;
+        program.copy(rank, compute, copy, label);
+      }
+    }
+  }
   return out;
 }
 
@@ -338,7 +373,9 @@ int64_t replica_stream_ops(const TransformerSpec& spec, int64_t global_batch,
   const int64_t m0 = std::min<int64_t>(m, l.pp);
   const ReplicaProgram counted =
       replica_program(spec, m0 * l.dp * l.micro_batch, cluster, l, /*counting=*/true);
-  return counted.program.counts().stream_ops / m0 * m;
+  // The optimizer's ops are written once per rank, not per micro-batch.
+  const int64_t optimizer_ops = int64_t{kAdamUpdateKernels} * l.pp * l.tp;
+  return (counted.program.counts().stream_ops - optimizer_ops) / m0 * m + optimizer_ops;
 }
 
 DataParallelProgram data_parallel_program(const TransformerSpec& spec, int gpus_per_node,

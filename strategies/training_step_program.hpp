@@ -35,8 +35,10 @@
 // HBM-bound kernels are copies moving the bytes the closed form counts (a copy of n bytes
 // reads and writes them: 2n of HBM traffic). The first model chunk also gathers its
 // embeddings (T·h/t per rank), the last all-gathers [T, h], projects onto the vocabulary
-// [T, h]x[h, vocab/t] and computes the loss over the fp32 logits; the optimizer step is not
-// written (as in the closed form).
+// [T, h]x[h, vocab/t] and computes the loss over the fp32 logits. After its last backward
+// each rank runs the optimizer step over the parameters it owns (its stage's, /dp from
+// ZeRO-1): Adam and the copy into the bf16 weights, two copies of half their HBM traffic
+// (core/optimizer_step.hpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,6 +60,9 @@ inline constexpr const char* kBackwardLabel = "backward";
 inline constexpr const char* kSendLabel = "p2p";
 inline constexpr const char* kFirstForwardLabel = "stage 0 first forward";
 inline constexpr const char* kLastBackwardLabel = "stage 0 last backward";
+// The optimizer step: stage 0's (it follows the step's last backward) and the other stages'.
+inline constexpr const char* kFirstStageOptimizerLabel = "stage 0 optimizer";
+inline constexpr const char* kOptimizerLabel = "optimizer";
 // The data-parallel program's collectives.
 inline constexpr const char* kGradientReduceLabel = "gradients";
 inline constexpr const char* kWeightGatherLabel = "weights";

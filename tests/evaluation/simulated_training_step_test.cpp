@@ -55,6 +55,20 @@ void expect_pipeline_formula(const TrainingLayout& layout) {
   EXPECT_DOUBLE_EQ(step.step_s, step.pipeline_s);
 }
 
+TEST(SimulatedTrainingStep, StageZerosOptimizerStepFollowsItsLastBackward) {
+  // balanced_model on pp 4, tp 1, dp 1: stage 0 holds 4 layers of 2048 x (6144 + 2048 +
+  // 3 x 8192 + 2) = 67,112,960 parameters and the 64 x 2048 embedding: 268,582,912. Adam's
+  // 28 B and the master-to-bf16 copy's 6 B per parameter (core/optimizer_step.hpp) are two
+  // copies of 14 and 3 B per parameter, each reading and writing its bytes:
+  // 9,131,819,008 B at the DGX H100's 3.35 TB/s = 2.7259161 ms, plus two 5 us launches.
+  const TransformerSpec m = balanced_model();
+  const SimulatedTrainingStep step =
+      simulate_training_step(m, m.global_batch, h100_nodes(), {1, 4, 1, 1, 1, Recompute::none, 0});
+  EXPECT_NEAR(step.optimizer_s, 9'131'819'008 / 3.35e12 + 10e-6, 1e-9);
+  // The closed form prices the fullest stage the same (its 4 layers and one table).
+  EXPECT_NEAR(step.estimate.optimizer_s, step.optimizer_s, 1e-9);
+}
+
 TEST(SimulatedTrainingStep, OneF1BMatchesTheBubbleFormula) {
   // p 4, m 8: (8 + 3) x stage; the bubble is 3/8 of the ideal time.
   expect_pipeline_formula({1, 4, 1, 1, 1, Recompute::none, 0});

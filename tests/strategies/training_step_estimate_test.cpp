@@ -80,6 +80,28 @@ TEST(TrainingStepEstimate, ZeroStagesDivideWhatTheyShard) {
   EXPECT_DOUBLE_EQ(z3.activations_bytes, z0.activations_bytes);
 }
 
+TEST(TrainingStepEstimate, TheOptimizerStepMovesAdamsBytesByHand) {
+  // 8 layers of 405B on tp 8, pp 1. A layer holds h·(q + 2k) + q·h + 3·h·f + 2h =
+  // 16384 x (18432 + 16384 + 159744 + 2) = 3,187,703,808 parameters; 8 of them 25,501,630,464,
+  // with the embedding and the (untied) output projection, 2 x 128256 x 16384 =
+  // 4,202,692,608: 29,704,323,072, of which a tensor rank holds 3,713,040,384.
+  // Mixed-precision Adam reads the fp32 gradient, master weight, momentum and variance and
+  // writes the last three (28 B), then copies the master into the bf16 weight (6 B): 34 B
+  // per parameter, 126,243,373,056 B at 2 TB/s = 63.121686528 ms, and two launches of 5 us.
+  TransformerSpec s = llama405b();
+  s.layers = 8;
+  const ClusterSpec c = round_cluster();
+  const TrainingEstimate z0 = estimate_training_step(s, 64, c, {8, 1, 4, 1, 1, Recompute::full, 0});
+  EXPECT_NEAR(z0.optimizer_s, 0.063121686528 + 10e-6, 1e-12);
+  // ZeRO-1 over dp 4: each rank updates a quarter, 15.780421632 ms of traffic.
+  const TrainingEstimate z1 = estimate_training_step(s, 64, c, {8, 1, 4, 1, 1, Recompute::full, 1});
+  EXPECT_NEAR(z1.optimizer_s, 0.015780421632 + 10e-6, 1e-12);
+  // It is not hidden: the step is the pipeline, the exposed data-parallel time and it.
+  const double stage = z1.stage_compute_s + z1.stage_tp_comm_s + z1.stage_p2p_s;
+  EXPECT_NEAR(z1.step_s, z1.micro_batches * stage + z1.dp_exposed_s + z1.optimizer_s,
+              1e-12 * z1.step_s);
+}
+
 TEST(TrainingStepEstimate, TheBubbleIsPMinusOneOverVM) {
   TransformerSpec s = llama405b();
   s.layers = 16;
@@ -92,9 +114,9 @@ TEST(TrainingStepEstimate, TheBubbleIsPMinusOneOverVM) {
   EXPECT_DOUBLE_EQ(plain.bubble_fraction, 3.0 / 64);
   EXPECT_DOUBLE_EQ(two.bubble_fraction, 3.0 / 128);
   // The pipeline's time is (m + (p-1)/v) stage times, the bubble its (p-1)/v of them; dp 1
-  // has nothing to reduce.
+  // has nothing to reduce; the optimizer step follows.
   const double stage = plain.stage_compute_s + plain.stage_tp_comm_s + plain.stage_p2p_s;
-  EXPECT_NEAR(plain.step_s, (64 + 3.0) * stage, 1e-12 * plain.step_s);
+  EXPECT_NEAR(plain.step_s, (64 + 3.0) * stage + plain.optimizer_s, 1e-12 * plain.step_s);
   EXPECT_NEAR(plain.bubble_s, 3.0 * stage, 1e-12 * plain.step_s);
   EXPECT_DOUBLE_EQ(plain.dp_exposed_s, 0.0);
   // Interleaving sends twice as often between stages.
@@ -179,7 +201,9 @@ TEST(TrainingStepEstimate, TheSearchReturnsFittingLayoutsFastestFirst) {
   for (size_t i = 0; i < r.fitting.size(); ++i) {
     EXPECT_TRUE(r.fitting[i].fits);
     EXPECT_EQ(r.fitting[i].layout.gpus(), 64);
-    if (i > 0) EXPECT_LE(r.fitting[i - 1].step_s, r.fitting[i].step_s);
+    if (i > 0) {
+      EXPECT_LE(r.fitting[i - 1].step_s, r.fitting[i].step_s);
+    }
   }
   // Restricted to tp 8 and pp 4: only those.
   TrainingSearchOptions only;

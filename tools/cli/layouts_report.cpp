@@ -32,6 +32,7 @@ nlohmann::json estimate_json(const strategies::TrainingEstimate& e) {
           {"exposed_comm_s", e.exposed_comm_s},
           {"dp_comm_s", e.dp_comm_s},
           {"dp_exposed_s", e.dp_exposed_s},
+          {"optimizer_s", e.optimizer_s},
           {"memory_bytes",
            {{"weights", e.memory.weights_bytes},
             {"gradients", e.memory.gradients_bytes},
@@ -48,6 +49,7 @@ nlohmann::json simulated_json(const evaluation::SimulatedTrainingStep& step) {
           {"dp_exposed_s", step.data_parallel.exposed_s},
           {"first_forward_s", step.first_forward_s},
           {"last_backward_s", step.last_backward_s},
+          {"optimizer_s", step.optimizer_s},
           {"tokens_per_s", step.tokens_per_s},
           {"tokens_per_s_per_gpu", step.tokens_per_s_per_gpu},
           {"mfu", step.mfu},
@@ -68,8 +70,8 @@ std::string count_text(double n) {
 
 void print_simulated(std::ostream& out, const evaluation::TrainingLayoutsRun& run) {
   TextTable table({"GPUs", "layout", "priced (s)", "simulated (s)", "difference", "pipeline (s)",
-                   "DP exposed (s)", "MFU", "simulated ranks / ops", "stands for ranks / ops",
-                   "wall (s)"});
+                   "DP exposed (s)", "optimizer (s)", "MFU", "simulated ranks / ops",
+                   "stands for ranks / ops", "wall (s)"});
   bool any = false;
   for (const auto& size : run.sizes)
     for (size_t i = 0; i < size.simulated.size(); ++i) {
@@ -78,7 +80,7 @@ void print_simulated(std::ostream& out, const evaluation::TrainingLayoutsRun& ru
       any = true;
       if (!step.simulated()) {
         table.add_row({i == 0 ? std::to_string(size.gpus) : "", to_string(step.estimate.layout),
-                       format_fixed(priced, 3), "not simulated", "-", "-", "-", "-",
+                       format_fixed(priced, 3), "not simulated", "-", "-", "-", "-", "-",
                        "- / " + count_text(static_cast<double>(step.replica_stream_ops)), "-",
                        "-"});
         continue;
@@ -88,7 +90,7 @@ void print_simulated(std::ostream& out, const evaluation::TrainingLayoutsRun& ru
            format_fixed(priced, 3), format_fixed(step.step_s, 3),
            format_fixed(100 * (step.step_s / priced - 1), 1) + "%",
            format_fixed(step.pipeline_s, 3), format_fixed(step.data_parallel.exposed_s, 3),
-           format_fixed(100 * step.mfu, 1) + "%",
+           format_fixed(step.optimizer_s, 4), format_fixed(100 * step.mfu, 1) + "%",
            std::to_string(step.replica_ranks + step.data_parallel_ranks) + " / " +
                count_text(static_cast<double>(step.simulated_stream_ops())),
            std::to_string(step.represented_ranks) + " / " + count_text(step.represented_stream_ops),
