@@ -346,4 +346,46 @@ TEST(SweepCommand, AStepTooLargeForTheGpusIsSkippedWithItsNeedNeverTheAnswer) {
   EXPECT_EQ(j["answer"]["point"], 1);
 }
 
+TEST(SweepCommand, ModelScenarioPointsGiveTokensPerGpuAndMfu) {
+  // The tiny model of tests/evaluation/model_throughput_test.cpp: 579,456 model FLOPs per
+  // token, one 24-token sequence per data-parallel replica. At mesh 2x4 a step holds
+  // 2 x 24 = 48 tokens, at 4x4 96; per GPU per second that is tokens / (step x GPUs), and
+  // MFU that times 579,456 over the H100's 989.4 TFLOP/s.
+  const auto scenario = write_temp_scenario("tiny-model", R"y(version: 2
+name: tiny-model
+cluster: )y" + kScenarioDir + R"y(clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+cost_model: analytic
+model: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, ffn: 128, vocab: 256, seq: 24}
+sweep: {nodes: [1, 2], mesh: [[2, 4], [4, 4]]}
+)y");
+  const auto dir = fresh_dir("tiny-model");
+  const auto r =
+      run_sweep_shell("PATH=" + path_without_gnuplot(), scenario + " --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tokens/s/GPU"));
+  EXPECT_THAT(r.out, HasSubstr("MFU"));
+  const auto j = results_json(dir);
+  const auto rows = parse_csv(read_file((dir / "results.csv").string()));
+  ASSERT_EQ(rows[0][6], "tokens_per_s_per_gpu");
+  ASSERT_EQ(rows[0][7], "mfu");
+  ASSERT_EQ(j["points"].size(), 2u);
+  const double tokens[] = {48, 96};
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& p = j["points"][i];
+    ASSERT_EQ(p["status"], "ok") << i;
+    const double step = p["total_time_s"].get<double>();
+    const double per_gpu = tokens[i] / (step * p["gpus"].get<double>());
+    EXPECT_NEAR(p["model"]["tokens_per_s_per_gpu"].get<double>(), per_gpu, 1e-9 * per_gpu);
+    EXPECT_NEAR(p["model"]["mfu"].get<double>(), per_gpu * 579'456 / 989.4e12, 1e-12);
+    // Every CSV row of the point carries the same figures.
+    for (const auto& row : rows)
+      if (row[0] == p["nodes"].dump() && row[3] == "ok") {
+        EXPECT_NEAR(std::stod(row[6]), per_gpu, 1e-9 * per_gpu);
+        EXPECT_NEAR(std::stod(row[7]), per_gpu * 579'456 / 989.4e12, 1e-12);
+      }
+  }
+  EXPECT_THAT(read_file((dir / "summary.md").string()), HasSubstr("| tokens/s/GPU | MFU |"));
+}
+
 }  // namespace

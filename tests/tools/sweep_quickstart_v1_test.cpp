@@ -115,6 +115,8 @@ TEST_F(SweepQuickstartV1, CsvHasTheDocumentedColumnsAndOneRowPerPointAndOp) {
                                          "status",
                                          "total_time_s",
                                          "meets_objective",
+                                         "tokens_per_s_per_gpu",
+                                         "mfu",
                                          "op",
                                          "kind",
                                          "time_s",
@@ -135,11 +137,13 @@ TEST_F(SweepQuickstartV1, CsvHasTheDocumentedColumnsAndOneRowPerPointAndOp) {
       ASSERT_EQ(row.size(), columns.size());
       EXPECT_EQ(row[2], std::to_string(p["mesh"][0].get<int>()) + "x" +
                             std::to_string(p["mesh"][1].get<int>()));
-      EXPECT_EQ(row[6], op["name"]);
-      EXPECT_EQ(std::stod(row[8]), op["time_s"].get<double>());  // shortest round trip
+      EXPECT_EQ(row[8], op["name"]);
+      EXPECT_EQ(std::stod(row[10]), op["time_s"].get<double>());  // shortest round trip
+      EXPECT_EQ(row[6], "");  // not a model scenario: no tokens/s or MFU
+      EXPECT_EQ(row[7], "");
       EXPECT_EQ(row[5], p["meets_objective"].get<bool>() ? "true" : "false");
     }
-  EXPECT_EQ(rows[1][13], "S(0),R x R,S(1)");  // quoted in the file: it holds commas
+  EXPECT_EQ(rows[1][15], "S(0),R x R,S(1)");  // quoted in the file: it holds commas
 }
 
 TEST_F(SweepQuickstartV1, MatchesTheGoldenFiles) {

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -132,6 +133,14 @@ inline std::vector<std::vector<std::string>> parse_csv(const std::string& text) 
     }
   }
   return rows;
+}
+
+// The index of the column named `name` in a CSV's header row (its size when absent), so
+// that tests read cells by the documented names, not by position.
+inline size_t csv_column(const std::vector<std::vector<std::string>>& rows,
+                         const std::string& name) {
+  if (rows.empty()) return 0;
+  return static_cast<size_t>(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
 }
 
 // Same structure and values; floating-point values to 1e-9 relative.

@@ -144,6 +144,14 @@ std::string meets_cell(const SweepOutcome& o, const SweepPoint& p) {
   return meets_objective(p, o.answer.max_time_s) ? "yes" : "no";
 }
 
+// A model scenario's point as training runs read it (tokens/s per GPU, MFU; "-" when the
+// point has no figure), for the tables.
+std::vector<std::string> model_cells(const SweepPoint& p) {
+  if (!p.simulated() || !p.report.model) return {"-", "-"};
+  return {format_fixed(p.report.model->tokens_per_s_per_gpu, 0),
+          format_fixed(100 * p.report.model->mfu, 1) + "%"};
+}
+
 std::string nodes_text(int nodes) {
   return std::to_string(nodes) + (nodes == 1 ? " node" : " nodes");
 }
@@ -168,6 +176,8 @@ const std::vector<std::string>& sweep_csv_columns() {
                                                 "status",
                                                 "total_time_s",
                                                 "meets_objective",
+                                                "tokens_per_s_per_gpu",
+                                                "mfu",
                                                 "op",
                                                 "kind",
                                                 "time_s",
@@ -243,6 +253,11 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
   std::string align = "|---:|---:|---|---:|";
   if (o.answer.max_time_s)
     header.push_back("meets " + format_time(*o.answer.max_time_s)), align += "---|";
+  const bool model = s.model.has_value();
+  if (model) {
+    header.insert(header.end(), {"tokens/s/GPU", "MFU"});
+    align += "---:|---:|";
+  }
   // Past kMaxTerminalOpColumns ops the table sums them by group, as the terminal does;
   // the answer's own table below lists every op.
   const std::vector<std::string> groups = work_groups(columns);
@@ -266,6 +281,10 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
     const int bold = best ? static_cast<int>(row.size()) : -1;
     row.push_back(unit.cell(p.total_time_s()));
     if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
+    if (model) {
+      const std::vector<std::string> cells = model_cells(p);
+      row.insert(row.end(), cells.begin(), cells.end());
+    }
     if (groups.empty())
       for (const auto& c : columns) {
         const OpReport* op = op_in(p, c.name);
@@ -324,6 +343,7 @@ std::string sweep_results_csv(const SweepOutcome& o) {
     }
     const std::string meets =
         o.answer.max_time_s ? (meets_objective(p, o.answer.max_time_s) ? "true" : "false") : "";
+    const auto& throughput = p.report.model;
     for (const auto& op : p.report.ops) {
       std::vector<std::string> row = lead;
       std::string inputs;
@@ -333,6 +353,8 @@ std::string sweep_results_csv(const SweepOutcome& o) {
       const std::vector<std::string> rest{
           number_text(p.total_time_s()),
           meets,
+          throughput ? number_text(throughput->tokens_per_s_per_gpu) : "",
+          throughput ? number_text(throughput->mfu) : "",
           op.name,
           op.op,
           number_text(op.time_s),
@@ -421,6 +443,7 @@ nlohmann::json sweep_results_json(const SweepOutcome& o) {
       point["total_time_s"] = p.total_time_s();
       point["meets_objective"] =
           a.max_time_s ? nlohmann::json(meets_objective(p, a.max_time_s)) : nlohmann::json();
+      if (report.contains("model")) point["model"] = report["model"];
       point["ops"] = report["ops"];
       point["warnings"] = report["warnings"];
     }
@@ -437,6 +460,8 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
   const std::string in_unit = " (" + unit.name + ")";
   std::vector<std::string> header{"", "nodes", "GPUs", "mesh", "total" + in_unit};
   if (o.answer.max_time_s) header.push_back("meets " + format_time(*o.answer.max_time_s));
+  const bool model = o.scenario.model.has_value();
+  if (model) header.insert(header.end(), {"tokens/s/GPU", "MFU"});
   // Too many ops for a terminal line: their times summed by group instead.
   const std::vector<std::string> groups = work_groups(columns);
   if (groups.empty())
@@ -453,6 +478,10 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
     } else {
       row.push_back(unit.cell(p.total_time_s()));
       if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
+      if (model) {
+        const std::vector<std::string> cells = model_cells(p);
+        row.insert(row.end(), cells.begin(), cells.end());
+      }
       if (groups.empty())
         for (const auto& c : columns) {
           const OpReport* op = op_in(p, c.name);
