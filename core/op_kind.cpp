@@ -26,6 +26,8 @@ std::string to_string(OpKind kind) {
       return "all_to_all";
     case OpKind::barrier:
       return "barrier";
+    case OpKind::optimizer_step:
+      return "optimizer_step";
   }
   return "?";
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The kinds of workload op, one enum for all of them: the matrix ops the planner shards
 // (their shapes and local GEMMs come from core/matmul_signature.hpp), the one-sided
-// transfer, the collectives over one mesh dim and a barrier of all ranks. One text form each, as
+// transfer, the collectives over one mesh dim, a barrier of all ranks and the optimizer
+// update a training step generates. One text form each, as
 // scenario files and `symmesh plan --op` write them.
 #include <optional>
 #include <string>
@@ -22,10 +23,14 @@ enum class OpKind {
   all_reduce,
   all_to_all,  // collectives over one mesh dim
   barrier,     // every rank waits for every other (and, in version 2, for its reductions)
+  // A parameter's optimizer update on every rank: HBM-bound, `bytes` of traffic on the
+  // busiest rank. Version 2 training steps generate it (strategies/workload_lowering.hpp);
+  // files cannot name it.
+  optimizer_step,
 };
 
 std::string to_string(OpKind kind);  // "mm", "put_signal", …
-// Every kind, in the enum's order (for messages that list them).
+// Every kind a scenario file may write, in the enum's order (for messages that list them).
 const std::vector<OpKind>& all_op_kinds();
 // The kind spelt `text`, if there is one.
 std::optional<OpKind> op_kind_named(std::string_view text);

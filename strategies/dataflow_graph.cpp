@@ -209,6 +209,10 @@ std::string to_string(Pass pass) {
 }
 
 std::string work_group_of(std::string_view name) {
+  const auto ends_with = [&](std::string_view tail) {
+    return name.size() > tail.size() && name.substr(name.size() - tail.size()) == tail;
+  };
+  if (ends_with(".adam") || ends_with(".sgd")) return "optimizer";
   if (name.find(".grad_") != std::string_view::npos ||
       name.find(".param_") != std::string_view::npos)
     return "grad reductions";  // and ZeRO's parameter gathers after them

@@ -90,7 +90,8 @@ DataflowGraph single_op_graph(const OpProblem& problem, const std::vector<bool>&
 
 // What a workload op's name says it does in a step, by the names this graph and the
 // lowering give: "backward" (<op>.dgrad…, <op>.wgrad), "grad reductions"
-// (<parameter>.grad_<collective>), "forward" for everything else. Reports group by it.
+// (<parameter>.grad_<collective>, <parameter>.param_<collective>), "optimizer"
+// (<parameter>.adam, <parameter>.sgd), "forward" for everything else. Reports group by it.
 std::string work_group_of(std::string_view op_name);
 
 // The placements of a transposed view of a rank-`rank` tensor: shards of the last two

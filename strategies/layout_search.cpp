@@ -38,6 +38,7 @@ struct Option {
   int64_t new_static_bytes = 0;  // free parameters placed here
   double cost_us = 0;            // the op's, plus its gradient reduction's
   double reduction_us = 0;       // the gradient reduction's share, on the comm stream
+  double update_us = 0;          // the optimizer update of the parameter settled here
   double compute_us = 0;         // the op's local matmul (the rest of its cost moves data)
   uint32_t net_links = 0;        // link classes the op's own redistributions use
   uint32_t reduction_links = 0;  // and its gradient reduction
@@ -62,17 +63,20 @@ struct Choice {
 // main-stream compute, but not under main-stream communication over the same links
 // (NVLink, or the NICs between nodes): there the two share the bandwidth, so while both
 // run each goes at half speed (fair share) and the overlap is paid by both.
+// The optimizer updates run after both, once every gradient is reduced (tail_us).
 struct Streams {
   double main_us = 0;
   double comm_us = 0;       // when the comm stream is free
   uint32_t comm_links = 0;  // link classes the comm stream's work in flight uses
-  double step_us() const { return std::max(main_us, comm_us); }
+  double tail_us = 0;       // the optimizer updates, after both streams
+  double busy_us() const { return std::max(main_us, comm_us); }
+  double step_us() const { return busy_us() + tail_us; }
   Streams after(const Option& op) const {
     const double op_us = op.cost_us - op.reduction_us;
     const double net_us = std::max(0.0, op_us - op.compute_us);
     const double in_flight_us = std::max(0.0, comm_us - main_us);
     const double shared_us = (op.net_links & comm_links) ? std::min(net_us, in_flight_us) : 0.0;
-    Streams n{main_us + op_us + shared_us, comm_us + shared_us, comm_links};
+    Streams n{main_us + op_us + shared_us, comm_us + shared_us, comm_links, tail_us + op.update_us};
     if (op.reduction_us > 0) {
       if (n.comm_us <= n.main_us) n.comm_links = 0;  // idle when the gradient is made
       n.comm_us = std::max(n.comm_us, n.main_us) + op.reduction_us;
@@ -361,6 +365,9 @@ class Search {
     for (const auto& [t, placed] : option.places)
       if (t == param) id = placed;
     const Placements& placed = table_.at(id);
+    // The update runs where the optimizer state is, at the roofline's HBM time.
+    if (options_.gpu)
+      option.update_us = 1e6 * optimizer_update_s(g_, param, placed, mesh_, *options_.gpu);
     // ZeRO: the gradient goes to where the optimizer state is, and the updated shard of
     // the parameter comes back.
     const Placements target = optimizer_state_placements(g_, param, placed, mesh_);
@@ -559,7 +566,7 @@ class Search {
     const bool barrier = g_.ops[i].source && g_.ops[i].source->kind == OpKind::barrier;
     for (State& s : beam) {
       move_past(s, nullptr, i, s.live_bytes, s.key);
-      if (barrier) s.streams.main_us = s.streams.comm_us = s.streams.step_us();
+      if (barrier) s.streams.main_us = s.streams.comm_us = s.streams.busy_us();
     }
   }
 
@@ -577,7 +584,7 @@ class Search {
           ++dropped_for_memory_;
           continue;
         }
-        n.cost_us = s.cost_us + option->cost_us;
+        n.cost_us = s.cost_us + option->cost_us + option->update_us;
         // Ranked by the overlapped time, plus the reductions foreseen for parameters placed
         // so far (counted whole: how much of them the backward will hide is not known yet).
         n.streams = s.streams.after(*option);

@@ -22,15 +22,16 @@
 // The objective is the step time as the schedule overlaps it (matrix ops in series on the
 // main stream, each gradient reduction on the comm stream from its wgrad on, hidden under
 // main-stream compute but sharing the links with main-stream communication over the same
-// kind of link), from the cost model's prices; the serial time (everything in series) is
-// reported beside it. Placements that differ only on mesh dims of size 1 are one state.
-// Layouts whose static memory
-// (parameters, gradients, optimizer state) already exceeds the GPU are dropped, and of the
-// finished ones the cheapest whose whole-step peak fits is taken.
+// kind of link, then the optimizer updates), from the cost model's prices and, for the
+// updates, the roofline's HBM time of where each parameter's state is; the serial time (everything
+// in series) is reported beside it. Placements that differ only on mesh dims of size 1 are one
+// state. Layouts whose static memory (parameters, gradients, optimizer state) already exceeds the
+// GPU are dropped, and of the finished ones the cheapest whose whole-step peak fits is taken.
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "core/cluster_spec.hpp"
 #include "core/redistribution.hpp"
 #include "strategies/candidate.hpp"
 #include "strategies/cost_model.hpp"
@@ -64,6 +65,9 @@ struct LayoutSearchOptions {
   // Which mesh dims cross nodes, for the overlap estimate (mesh ranks node-major); 0:
   // unknown, every dim's traffic shares one network.
   int gpus_per_node = 0;
+  // The GPU whose HBM prices each parameter's optimizer update (after every reduction, in
+  // the objective); none: updates are not priced (a model of communication only, dtensor).
+  std::optional<GpuSpec> gpu;
 };
 
 struct LayoutSearchStats {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/optimizer_step.hpp"
+#include "core/roofline.hpp"
 #include "core/tensor_spec.hpp"
 #include "core/text.hpp"
 
@@ -39,6 +40,32 @@ ParameterBytes parameter_bytes(const DataflowGraph& graph, TensorId parameter,
     out.optimizer = static_cast<int64_t>(kAdamStateBytesPerElement) *
                     (state_shard / element_size_bytes(t.dtype));
   return out;
+}
+
+int64_t optimizer_update_bytes(const DataflowGraph& graph, TensorId parameter,
+                               const Placements& placements, const DeviceMesh& mesh) {
+  if (!graph.training) return 0;
+  const GraphTensor& t = graph.tensors.at(parameter);
+  const Placements state = optimizer_state_placements(graph, parameter, placements, mesh);
+  const auto element = static_cast<double>(element_size_bytes(t.dtype));
+  const auto elements = static_cast<double>(local_bytes(t.shape, t.dtype, state, mesh)) / element;
+  const double per_element = graph.optimizer == Optimizer::adam
+                                 ? adam_update_bytes_per_element(element, element)
+                                 : sgd_update_bytes_per_element(element, element);
+  return static_cast<int64_t>(elements * per_element);
+}
+
+int optimizer_update_kernels(Optimizer optimizer) {
+  return optimizer == Optimizer::adam ? kAdamUpdateKernels : kSgdUpdateKernels;
+}
+
+double optimizer_update_s(const DataflowGraph& graph, TensorId parameter,
+                          const Placements& placements, const DeviceMesh& mesh,
+                          const GpuSpec& gpu) {
+  const int64_t bytes = optimizer_update_bytes(graph, parameter, placements, mesh);
+  if (bytes == 0) return 0;
+  return roofline::hbm_time_s(gpu, static_cast<double>(bytes)) +
+         optimizer_update_kernels(graph.optimizer) * roofline::kLaunchOverhead_s;
 }
 
 int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cluster_spec.hpp"
 #include "core/device_mesh.hpp"
 #include "strategies/dataflow_graph.hpp"
 
@@ -70,6 +71,20 @@ struct ParameterBytes {
 };
 ParameterBytes parameter_bytes(const DataflowGraph& graph, TensorId parameter,
                                const Placements& placements, const DeviceMesh& mesh);
+// The HBM traffic of a parameter's optimizer update on its busiest rank: the elements of
+// its state shard (optimizer_state_placements) times what Adam or SGD moves per element,
+// gradient and weight in the parameter's dtype (core/optimizer_step.hpp). 0 outside
+// training.
+int64_t optimizer_update_bytes(const DataflowGraph& graph, TensorId parameter,
+                               const Placements& placements, const DeviceMesh& mesh);
+
+// The kernels an optimizer's update launches (Adam's fused update and its master-weight
+// copy; SGD's one), and the update's time on `gpu`: its bytes at HBM bandwidth plus a
+// launch each (core/roofline.hpp).
+int optimizer_update_kernels(Optimizer optimizer);
+double optimizer_update_s(const DataflowGraph& graph, TensorId parameter,
+                          const Placements& placements, const DeviceMesh& mesh, const GpuSpec& gpu);
+
 // Their sum.
 int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
                                const Placements& placements, const DeviceMesh& mesh);

@@ -1,5 +1,6 @@
 #include "strategies/workload_lowering.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -9,6 +10,7 @@
 #include "core/text.hpp"
 #include "strategies/dataflow_graph.hpp"
 #include "strategies/sharded_result.hpp"
+#include "strategies/step_memory.hpp"
 
 namespace symmesh::strategies {
 namespace {
@@ -25,6 +27,33 @@ void lower_put_signal(Program& program, const WorkloadOp& op) {
                       "put_signal " + std::to_string(op.src) + " -> " + std::to_string(op.dst)};
   program.put_signal(op.src, program.stream(op.src, "main"), src, buffer, 0, op.dst, label);
   program.wait_signal(op.dst, program.stream(op.dst, "main"), buffer, op.src, label);
+}
+
+// A parameter's optimizer update (OpKind::optimizer_step) on every rank's main stream,
+// after everything on the comm stream so far when `after_comm`, as the
+// HBM traffic `op.bytes` in copies (a copy reads and writes its bytes) between the halves
+// of a buffer that stands for the optimizer state, one per kernel: Adam's fused update and
+// its master-weight copy, or SGD's one (core/optimizer_step.hpp).
+void lower_optimizer_step(Program& program, const WorkloadOp& op, const Scenario& scenario,
+                          bool after_comm) {
+  const int kernels =
+      optimizer_update_kernels(scenario.training ? scenario.training->optimizer : Optimizer::adam);
+  const int64_t copy_bytes = std::max<int64_t>(1, op.bytes / (2 * kernels));
+  const OpLabel label{op.name, OpCategory::compute, "optimizer update"};
+  const OpLabel sync{op.name, OpCategory::sync, "after the gradient reductions"};
+  for (int r = 0; r < program.world_size(); ++r) {
+    const StreamId main = program.stream(r, "main");
+    if (after_comm)
+      program.wait_event(r, main, program.record_event(r, program.stream(r, "comm"), sync), sync);
+    const BufferRef state = program.local_alloc(r, 2 * copy_bytes);
+    for (int k = 0; k < kernels; ++k) {
+      CopyWork copy;
+      copy.src = state.slice(0, copy_bytes);
+      copy.dst = state.slice(copy_bytes, copy_bytes);
+      copy.row_bytes = copy_bytes;
+      program.copy(r, main, copy, label);
+    }
+  }
 }
 
 // Signal indices of the streams that may signal at once on one group (a group's counters
@@ -98,6 +127,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   search.beam_width = options.beam_width;
   search.memory_capacity_bytes = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
   search.gpus_per_node = scenario.cluster.gpus_per_node;
+  if (explainer_of(model)) search.gpu = scenario.cluster.gpu;  // a model that prices compute
   StepLayout layout = search_layout(graph, out.mesh, model, search);
   if (!layout.fits)
     throw InvalidArgument(
@@ -107,6 +137,41 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
                               scenario.cluster),
         scenario.path.empty() ? "scenario" : scenario.path);
   out.dataflow = true;
+  // A parameter whose final gradient an op made: its reduction (none when the gradient is
+  // already where the optimizer state is) and the op, for names and messages.
+  struct Finished {
+    TensorId parameter = -1;
+    const GradientReduction* reduction = nullptr;
+    const WorkloadOp* source = nullptr;
+    DType dtype = DType::bf16;  // the op's
+  };
+  std::vector<Finished> finished;
+  // Each gradient reduction's collectives, then (ZeRO) the updated parameter's gathers:
+  // "<parameter>.grad_<collective>" and "<parameter>.param_<collective>", numbered when
+  // there are several steps.
+  const auto add_steps = [&](TensorId parameter, const Redistribution& moves,
+                             const std::string& what, const Finished& from) {
+    // Local steps and steps on size-1 mesh dims move nothing: no op, and no number.
+    std::vector<size_t> moving;
+    for (size_t k = 0; k < moves.steps.size(); ++k)
+      if (collective_op_of(moves.steps[k].collective)) moving.push_back(k);
+    for (size_t n = 0; n < moving.size(); ++n) {
+      const RedistributionStep& step = moves.steps[moving[n]];
+      const auto collective = collective_op_of(step.collective);
+      WorkloadOp c;
+      c.name = graph.tensors[parameter].name + what + to_string(step.collective) +
+               (moving.size() > 1 ? "." + std::to_string(n) : "");
+      c.kind = op_kind_of(*collective);
+      c.bytes = step.buffer_bytes;
+      c.mesh_dim = step.mesh_dim;
+      c.where = from.source->where;
+      c.dtype = from.dtype;
+      out.ops.push_back(std::move(c));
+      out.plans.emplace_back();
+      out.on_comm_stream.push_back(true);
+      out.reads.emplace_back();
+    }
+  };
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const GraphOp& g = graph.ops[i];
     if (g.output < 0) {
@@ -141,37 +206,34 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     auto& reads = out.reads.emplace_back();
     for (const GraphInput& in : g.inputs)
       reads.push_back({graph.tensors[in.tensor].name, in.transposed});
-    // Each gradient reduction's collectives, then (ZeRO) the updated parameter's gathers:
-    // "<parameter>.grad_<collective>" and "<parameter>.param_<collective>", numbered when
-    // there are several steps.
-    const auto add_steps = [&](TensorId parameter, const Redistribution& moves,
-                               const std::string& what) {
-      // Local steps and steps on size-1 mesh dims move nothing: no op, and no number.
-      std::vector<size_t> moving;
-      for (size_t k = 0; k < moves.steps.size(); ++k)
-        if (collective_op_of(moves.steps[k].collective)) moving.push_back(k);
-      for (size_t n = 0; n < moving.size(); ++n) {
-        const RedistributionStep& step = moves.steps[moving[n]];
-        const auto collective = collective_op_of(step.collective);
-        WorkloadOp c;
-        c.name = graph.tensors[parameter].name + what + to_string(step.collective) +
-                 (moving.size() > 1 ? "." + std::to_string(n) : "");
-        c.kind = op_kind_of(*collective);
-        c.bytes = step.buffer_bytes;
-        c.mesh_dim = step.mesh_dim;
-        c.where = g.source->where;
-        c.dtype = g.dtype;
-        out.ops.push_back(std::move(c));
-        out.plans.emplace_back();
-        out.on_comm_stream.push_back(true);
-        out.reads.emplace_back();
-      }
-    };
-    for (const GradientReduction& r : layout.reductions) {
-      if (r.after_op != static_cast<int>(i)) continue;
-      add_steps(r.parameter, r.redistribution, ".grad_");
-      if (r.parameter_gather) add_steps(r.parameter, *r.parameter_gather, ".param_");
+    // A parameter's final gradient: reduced on the comm stream as soon as it is made.
+    const GraphTensor& made = graph.tensors[g.output];
+    if (!made.is_parameter_gradient || !made.consumers.empty()) continue;
+    const GradientReduction* reduction = nullptr;
+    for (const GradientReduction& r : layout.reductions)
+      if (r.after_op == static_cast<int>(i)) reduction = &r;
+    finished.push_back({made.of, reduction, g.source, g.dtype});
+    if (reduction) add_steps(made.of, reduction->redistribution, ".grad_", finished.back());
+  }
+  // The optimizer step, as Megatron-LM runs it: once every gradient is reduced, each
+  // parameter updated where its optimizer state is ("<parameter>.adam" or ".sgd", on the
+  // main stream), and (ZeRO) the updated parameter gathered back on the comm stream.
+  for (const Finished& f : finished) {
+    WorkloadOp update;
+    update.name = graph.tensors[f.parameter].name + "." + to_string(graph.optimizer);
+    update.kind = OpKind::optimizer_step;
+    update.bytes =
+        optimizer_update_bytes(graph, f.parameter, layout.placements[f.parameter], out.mesh);
+    update.where = f.source->where;
+    update.dtype = graph.tensors[f.parameter].dtype;
+    if (update.bytes > 0) {
+      out.ops.push_back(std::move(update));
+      out.plans.emplace_back();
+      out.on_comm_stream.push_back(false);
+      out.reads.emplace_back();
     }
+    if (f.reduction && f.reduction->parameter_gather)
+      add_steps(f.parameter, *f.reduction->parameter_gather, ".param_", f);
   }
   const int peak = layout.memory.peak_op;
   if (peak >= 0 && graph.ops[peak].output >= 0) out.peak_op = graph.ops[peak].name;
@@ -256,6 +318,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
 
   const int64_t capacity = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
   bool comm_used = false;
+  bool updating = false;  // an optimizer update has been lowered
   for (size_t i = 0; i < planned->ops.size(); ++i) {
     const WorkloadOp& op = planned->ops[i];
     LoweredOp lowered;
@@ -321,6 +384,11 @@ LoweredWorkload lower_workload(const Scenario& scenario,
           p.wait_event(r, p.stream(r, "main"), done, {op.name, OpCategory::sync});
         }
       p.barrier(world, "main", {op.name, OpCategory::sync, "barrier"});
+    } else if (op.kind == OpKind::optimizer_step) {
+      // The first update waits for every gradient reduction (they all come before it);
+      // the later ones follow it on the main stream, beside ZeRO's gathers on comm.
+      lower_optimizer_step(p, op, scenario, comm_used && !updating);
+      updating = true;
     } else if (capacity > 0 && op.bytes > capacity) {
       throw InvalidArgument(
           "op '" + op.name + "' " +
@@ -338,9 +406,11 @@ LoweredWorkload lower_workload(const Scenario& scenario,
     } else {
       lower_collective(p, mesh, op, scenario.dtype_of(op), "main", kMainSignal);
     }
-    for (int r = 0; r < p.world_size(); ++r)
-      lowered.peak_memory_bytes_per_rank =
-          std::max(lowered.peak_memory_bytes_per_rank, p.allocated_bytes(r) - before[r]);
+    // (An update's buffer stands for the optimizer state the step's memory already holds.)
+    if (op.kind != OpKind::optimizer_step)
+      for (int r = 0; r < p.world_size(); ++r)
+        lowered.peak_memory_bytes_per_rank =
+            std::max(lowered.peak_memory_bytes_per_rank, p.allocated_bytes(r) - before[r]);
     if (!planned->dataflow) {
       if (capacity > 0 && lowered.peak_memory_bytes_per_rank > capacity)
         throw InvalidArgument(

@@ -8,10 +8,16 @@
 // backward) with the placements the layout search chose (strategies/layout_search.hpp);
 // no barrier between ops — an op starts when its inputs have arrived — and each gradient
 // reduction runs on the rank's communication stream as soon as its gradient is made, so
-// it overlaps the backward compute that does not need it; the step ends when both streams
-// of every rank are done. Every op is refused when it needs more than the GPU's memory
-// (version 2: the whole step's peak, strategies/step_memory.hpp).
-// Backend-neutral: the simulator evaluates it, the hardware backend executes it.
+// it overlaps the backward compute that does not need it. Then the optimizer step, as
+// Megatron-LM runs it once every gradient is reduced: each parameter's update on the main
+// stream (OpKind::optimizer_step, "<parameter>.adam", its HBM traffic priced by the
+// roofline, strategies/step_memory.hpp), and with ZeRO the updated parameter gathered on
+// the communication stream after it. The step ends when both streams of every rank are
+// done. (The layout search's objective leaves the updates out: with ZeRO they are the same
+// for every layout; without, a parameter sharded over more GPUs updates fewer elements.) Every op
+// is refused when it needs more than the GPU's memory (version 2: the whole step's peak,
+// strategies/step_memory.hpp). Backend-neutral: the simulator evaluates it, the hardware backend
+// executes it.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -57,7 +63,8 @@ struct TensorRead {
 struct PlannedWorkload {
   DeviceMesh mesh{{1}};
   // What is lowered, in order: the file's ops (version 1); the graph's forward and
-  // backward matrix ops with their placements, and the gradient reductions (version 2).
+  // backward matrix ops with their placements and the gradient reductions, then the
+  // optimizer updates and ZeRO's parameter gathers (version 2).
   std::vector<WorkloadOp> ops;
   std::vector<std::optional<Plan>> plans;  // by op: the plan of a matmul
   // By op: a gradient reduction, run on the communication stream after its producer.

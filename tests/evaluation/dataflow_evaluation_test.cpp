@@ -81,8 +81,12 @@ TEST(DataflowEvaluation, AGradientReductionHiddenUnderIndependentComputeAddsNoth
   // its gradient and runs on the communication stream while up.dgrad and up.wgrad compute
   // (each [4096,1024]x[1024,4096]-sized: 2·4096·1024·4096 = 3.4e10 FLOP, about 42 us at
   // 0.83 x 989.4 TFLOP/s), so it is hidden; w1's all-reduce comes after the last compute
-  // and is exposed. The step therefore ends exactly when w1's all-reduce does, and is
-  // shorter than the serial sum of every op by at least w2's all-reduce.
+  // and is exposed. Then SGD updates both weights on the main stream, as Megatron-LM steps
+  // its optimizer once every gradient is reduced: 4,194,304 elements each, reading the bf16
+  // gradient and weight and writing the weight (6 B per element, core/optimizer_step.hpp):
+  // one copy of 12,582,912 B, 2 x 12,582,912 / 3.35 TB/s + 5 us = 12.512 us each. The step
+  // therefore ends exactly when w1's all-reduce does plus both updates, and is shorter than
+  // the serial sum of every op by at least w2's all-reduce.
   const std::string yaml = "version: 2\nname: dp-mlp\n" + cluster_yaml(2) +
                            "mesh: {shape: [2], names: [dp]}\ncost_model: analytic\n"
                            "tensors:\n"
@@ -107,8 +111,17 @@ TEST(DataflowEvaluation, AGradientReductionHiddenUnderIndependentComputeAddsNoth
   EXPECT_TRUE(w2.on_comm_stream);
   EXPECT_NEAR(w2.exposed_comm_s, 0.0, 1e-12);
   EXPECT_NEAR(w1.exposed_comm_s, w1.time_s, 1e-12);
-  // The step is the main stream plus the one exposed reduction.
-  EXPECT_NEAR(e.report.total_time_s, up_wgrad.end_s + w1.time_s, 1e-9);
+  // The updates start once the last reduction is done, one after the other.
+  const double update_s = 2 * 12'582'912 / 3.35e12 + 5e-6;
+  const OpReport& w1_sgd = op_named(e.report, "w1.sgd");
+  const OpReport& w2_sgd = op_named(e.report, "w2.sgd");
+  EXPECT_EQ(w1_sgd.op, "optimizer_step");
+  EXPECT_EQ(w1_sgd.bytes, 25'165'824);
+  EXPECT_NEAR(w1_sgd.time_s, update_s, 1e-9);
+  EXPECT_NEAR(w2_sgd.time_s, update_s, 1e-9);
+  EXPECT_NEAR(std::min(w1_sgd.start_s, w2_sgd.start_s), w1.end_s, 1e-9);
+  // The step is the main stream plus the one exposed reduction and the two updates.
+  EXPECT_NEAR(e.report.total_time_s, up_wgrad.end_s + w1.time_s + 2 * update_s, 1e-9);
   double serial_s = 0;
   for (const OpReport& op : e.report.ops) serial_s += op.time_s;
   EXPECT_LE(e.report.total_time_s, serial_s - w2.time_s + 1e-9);

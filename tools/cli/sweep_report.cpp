@@ -121,14 +121,17 @@ const OpReport* op_in(const SweepPoint& p, const std::string& name) {
 // do (forward, backward, gradient reductions, other), so a whole model stays readable.
 constexpr size_t kMaxTerminalOpColumns = 8;
 
-// The groups the op columns are summed into when there are too many; none otherwise.
+// The groups the op columns are summed into when there are too many (in the step's order:
+// forward, backward, grad reductions, optimizer); none otherwise.
 std::vector<std::string> work_groups(const std::vector<OpColumn>& columns) {
   std::vector<std::string> groups;
-  if (columns.size() > kMaxTerminalOpColumns)
+  if (columns.size() <= kMaxTerminalOpColumns) return groups;
+  for (const char* group : {"forward", "backward", "grad reductions", "optimizer"})
     for (const auto& c : columns)
-      if (std::find(groups.begin(), groups.end(), strategies::work_group_of(c.name)) ==
-          groups.end())
-        groups.push_back(strategies::work_group_of(c.name));
+      if (strategies::work_group_of(c.name) == group) {
+        groups.push_back(group);
+        break;
+      }
   return groups;
 }
 

@@ -41,7 +41,10 @@ int run_validate(const std::vector<std::string>& paths) {
     const size_t ops = workload.ops.size();
     std::cout << path << ": valid — " << ops << " op" << (ops == 1 ? "" : "s")
               << (workload.planned->dataflow && workload.planned->layout
-                      ? " (forward" + std::string(scenario.training ? " and backward" : "") +
+                      ? " (forward" +
+                            std::string(scenario.training && scenario.training->backward
+                                            ? ", backward and optimizer step"
+                                            : "") +
                             "), peak " +
                             format_bytes(workload.planned->layout->memory.peak_bytes()) + " per GPU"
                       : "")
