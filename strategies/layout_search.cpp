@@ -365,9 +365,14 @@ class Search {
     for (const auto& [t, placed] : option.places)
       if (t == param) id = placed;
     const Placements& placed = table_.at(id);
-    // The update runs where the optimizer state is, at the roofline's HBM time.
-    if (options_.gpu)
-      option.update_us = 1e6 * optimizer_update_s(g_, param, placed, mesh_, *options_.gpu);
+    // The update runs where the optimizer state is, at the roofline's HBM time (memoised:
+    // the beam asks for the same parameter at the same placements many times).
+    if (options_.gpu) {
+      const uint64_t key = static_cast<uint64_t>(param) << 32 | static_cast<uint32_t>(id);
+      auto [at, fresh] = update_us_.try_emplace(key, 0.0);
+      if (fresh) at->second = 1e6 * optimizer_update_s(g_, param, placed, mesh_, *options_.gpu);
+      option.update_us = at->second;
+    }
     // ZeRO: the gradient goes to where the optimizer state is, and the updated shard of
     // the parameter comes back.
     const Placements target = optimizer_state_placements(g_, param, placed, mesh_);
@@ -683,6 +688,7 @@ class Search {
   std::unordered_map<int64_t, int64_t> bytes_;  // (tensor, placements id) -> local bytes
   std::vector<int> canonical_;  // placements id -> id with size-1 mesh dims replicated
   std::vector<int> last_use_;
+  std::unordered_map<uint64_t, double> update_us_;  // by (parameter, placements id)
   std::vector<TensorId> seed_of_;
   std::map<std::string, std::vector<std::shared_ptr<const Option>>> memo_;
   int64_t priced_ = 0;
