@@ -68,6 +68,10 @@ OpKind read_kind(const Value& item) {
     const Value value(it->second, mark, item.file(), item.path() + ".op");
     const std::string text = value.as_string();
     if (const auto kind = op_kind_named(text)) return *kind;
+    if (text == to_string(OpKind::optimizer_step))
+      value.fail("'" + text +
+                 "' ops are not written: a version-2 `training:` step generates one per "
+                 "parameter (docs/scenario-format.md, \"The optimizer step\")");
     value.fail("unknown op '" + text + "'" + suggestion(text, op_names()));
   }
   item.fail("missing key 'op' in " + item.path() + " (expected one of: " +
