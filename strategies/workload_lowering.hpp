@@ -13,8 +13,8 @@
 // stream (OpKind::optimizer_step, "<parameter>.adam", its HBM traffic priced by the
 // roofline, strategies/step_memory.hpp), and with ZeRO the updated parameter gathered on
 // the communication stream after it. The step ends when both streams of every rank are
-// done. (The layout search's objective leaves the updates out: with ZeRO they are the same
-// for every layout; without, a parameter sharded over more GPUs updates fewer elements.) Every op
+// done. (The layout search counts the updates too, after both streams, so a parameter
+// sharded over more GPUs, with fewer elements to update, is cheaper there.) Every op
 // is refused when it needs more than the GPU's memory (version 2: the whole step's peak,
 // strategies/step_memory.hpp). Backend-neutral: the simulator evaluates it, the hardware backend
 // executes it.
