@@ -28,21 +28,64 @@ std::string to_string(OpKind kind) {
       return "barrier";
     case OpKind::optimizer_step:
       return "optimizer_step";
+    case OpKind::add:
+      return "add";
+    case OpKind::rms_norm:
+      return "rms_norm";
+    case OpKind::swiglu:
+      return "swiglu";
+    case OpKind::gelu:
+      return "gelu";
+    case OpKind::attention:
+      return "attention";
+    case OpKind::embedding:
+      return "embedding";
+    case OpKind::cross_entropy:
+      return "cross_entropy";
+    case OpKind::rms_norm_dgrad:
+      return "rms_norm_dgrad";
+    case OpKind::rms_norm_wgrad:
+      return "rms_norm_wgrad";
+    case OpKind::swiglu_dgrad_gate:
+      return "swiglu_dgrad_gate";
+    case OpKind::swiglu_dgrad_up:
+      return "swiglu_dgrad_up";
+    case OpKind::gelu_dgrad:
+      return "gelu_dgrad";
+    case OpKind::attention_dgrad:
+      return "attention_dgrad";
+    case OpKind::embedding_wgrad:
+      return "embedding_wgrad";
+    case OpKind::cross_entropy_dgrad:
+      return "cross_entropy_dgrad";
   }
   return "?";
 }
 
 const std::vector<OpKind>& all_op_kinds() {
   static const std::vector<OpKind> kinds{
-      OpKind::mm,         OpKind::bmm,        OpKind::addmm,      OpKind::baddbmm,
-      OpKind::linear,     OpKind::put_signal, OpKind::all_gather, OpKind::reduce_scatter,
-      OpKind::all_reduce, OpKind::all_to_all, OpKind::barrier,
+      OpKind::mm,         OpKind::bmm,           OpKind::addmm,      OpKind::baddbmm,
+      OpKind::linear,     OpKind::put_signal,    OpKind::all_gather, OpKind::reduce_scatter,
+      OpKind::all_reduce, OpKind::all_to_all,    OpKind::barrier,    OpKind::add,
+      OpKind::rms_norm,   OpKind::swiglu,        OpKind::gelu,       OpKind::attention,
+      OpKind::embedding,  OpKind::cross_entropy,
   };
   return kinds;
 }
 
 std::optional<OpKind> op_kind_named(std::string_view text) {
   for (OpKind kind : all_op_kinds())
+    if (text == to_string(kind)) return kind;
+  return std::nullopt;
+}
+
+std::optional<OpKind> generated_op_kind_named(std::string_view text) {
+  static const std::vector<OpKind> generated{
+      OpKind::optimizer_step,    OpKind::rms_norm_dgrad,  OpKind::rms_norm_wgrad,
+      OpKind::swiglu_dgrad_gate, OpKind::swiglu_dgrad_up, OpKind::gelu_dgrad,
+      OpKind::attention_dgrad,   OpKind::embedding_wgrad, OpKind::cross_entropy_dgrad,
+  };
+  for (OpKind kind : generated)
     if (text == to_string(kind)) return kind;
   return std::nullopt;
 }
@@ -54,6 +97,29 @@ bool is_matmul(OpKind kind) {
     case OpKind::addmm:
     case OpKind::baddbmm:
     case OpKind::linear:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_tensor_op(OpKind kind) {
+  switch (kind) {
+    case OpKind::add:
+    case OpKind::rms_norm:
+    case OpKind::swiglu:
+    case OpKind::gelu:
+    case OpKind::attention:
+    case OpKind::embedding:
+    case OpKind::cross_entropy:
+    case OpKind::rms_norm_dgrad:
+    case OpKind::rms_norm_wgrad:
+    case OpKind::swiglu_dgrad_gate:
+    case OpKind::swiglu_dgrad_up:
+    case OpKind::gelu_dgrad:
+    case OpKind::attention_dgrad:
+    case OpKind::embedding_wgrad:
+    case OpKind::cross_entropy_dgrad:
       return true;
     default:
       return false;

@@ -2,7 +2,8 @@
 // The kinds of workload op, one enum for all of them: the matrix ops the planner shards
 // (their shapes and local GEMMs come from core/matmul_signature.hpp), the one-sided
 // transfer, the collectives over one mesh dim, a barrier of all ranks and the optimizer
-// update a training step generates. One text form each, as
+// update a training step generates, and the tensor ops between the matmuls
+// (core/tensor_op.hpp). One text form each, as
 // scenario files and `symmesh plan --op` write them.
 #include <optional>
 #include <string>
@@ -27,14 +28,39 @@ enum class OpKind {
   // busiest rank. Version 2 training steps generate it (strategies/workload_lowering.hpp);
   // files cannot name it.
   optimizer_step,
+  // Tensor ops (core/tensor_op.hpp), version 2 only: placed by the planner like matrix ops.
+  add,
+  rms_norm,
+  swiglu,
+  gelu,
+  attention,
+  embedding,
+  cross_entropy,
+  // Their backward ops: a version-2 `training:` step derives them; files cannot name them.
+  rms_norm_dgrad,
+  rms_norm_wgrad,
+  swiglu_dgrad_gate,
+  swiglu_dgrad_up,
+  gelu_dgrad,
+  attention_dgrad,
+  embedding_wgrad,
+  cross_entropy_dgrad,
 };
 
 std::string to_string(OpKind kind);  // "mm", "put_signal", …
 // Every kind a scenario file may write, in the enum's order (for messages that list them).
 const std::vector<OpKind>& all_op_kinds();
-// The kind spelt `text`, if there is one.
+// The kind spelt `text`, if a file may write it.
 std::optional<OpKind> op_kind_named(std::string_view text);
+// The kind spelt `text` that only a training step generates (optimizer_step, the tensor ops'
+// backward ops), if it is one: a file that writes it is told so.
+std::optional<OpKind> generated_op_kind_named(std::string_view text);
 bool is_matmul(OpKind kind);
 bool is_collective(OpKind kind);
+bool is_tensor_op(OpKind kind);  // forward or backward
+// Ops the planner places on the mesh: matrix ops and tensor ops.
+inline bool is_planned(OpKind kind) {
+  return is_matmul(kind) || is_tensor_op(kind);
+}
 
 }  // namespace symmesh

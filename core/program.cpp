@@ -59,6 +59,8 @@ std::string to_string(StreamOp::Kind kind) {
       return "reduce";
     case StreamOp::Kind::copy:
       return "copy";
+    case StreamOp::Kind::tensor_op:
+      return "tensor_op";
     case StreamOp::Kind::record_event:
       return "record_event";
     case StreamOp::Kind::wait_event:
@@ -139,7 +141,8 @@ GroupId StreamOp::group() const {
 }
 
 int StreamOp::work_index() const {
-  if (kind_ != Kind::matmul && kind_ != Kind::copy) wrong_kind("matmul or copy");
+  if (kind_ != Kind::matmul && kind_ != Kind::copy && kind_ != Kind::tensor_op)
+    wrong_kind("matmul, copy or tensor_op");
   return index_;
 }
 
@@ -177,6 +180,7 @@ int64_t ProgramCounts::program_bytes() const {
   return stream_ops * static_cast<int64_t>(sizeof(StreamOp)) +
          matmuls * static_cast<int64_t>(sizeof(MatmulWork)) +
          copies * static_cast<int64_t>(sizeof(CopyWork)) +
+         tensor_ops * static_cast<int64_t>(sizeof(TensorOpWork)) +
          local_allocations * static_cast<int64_t>(sizeof(LocalAllocation)) +
          symmetric_allocations * static_cast<int64_t>(sizeof(SymmetricHandle)) +
          collective_spans * static_cast<int64_t>(sizeof(CollectiveSpan)) + initial_bytes;
@@ -325,6 +329,7 @@ void Program::reserve_like(const Program& counted) {
   }
   matmuls_.reserve(static_cast<size_t>(counted.counts_.matmuls));
   copies_.reserve(static_cast<size_t>(counted.counts_.copies));
+  tensor_ops_.reserve(static_cast<size_t>(counted.counts_.tensor_ops));
   local_.reserve(static_cast<size_t>(counted.counts_.local_allocations));
   symmetric_.reserve(static_cast<size_t>(counted.counts_.symmetric_allocations));
 }
@@ -338,6 +343,12 @@ LabelId Program::label(const OpLabel& label) {
 const std::vector<Stream>& Program::streams(int rank) const {
   check_rank(rank, "Program::streams");
   return streams_[rank];
+}
+
+const TensorOpWork& Program::tensor_op_of(const StreamOp& op) const {
+  if (op.kind() != StreamOp::Kind::tensor_op)
+    throw InvalidArgument("not a tensor_op op", "StreamOp");
+  return tensor_ops_.at(op.work_index());
 }
 
 const MatmulWork& Program::matmul_of(const StreamOp& op) const {
@@ -578,6 +589,27 @@ void Program::copy(int rank, StreamId stream, const CopyWork& work, LabelId labe
        reach(work.dst_plane_stride_bytes, work.dst_stride_bytes) > work.dst.size_bytes))
     throw InvalidArgument("strided copy reaches beyond its ranges", "copy", rank);
   append_work(rank, stream, StreamOp::Kind::copy, label, copies_, counts_.copies, work);
+}
+
+void Program::tensor_op(int rank, StreamId stream, const TensorOpWork& work, LabelId label) {
+  if (!is_tensor_op(work.op))
+    throw InvalidArgument("'" + to_string(work.op) + "' is not a tensor op", "tensor_op", rank);
+  if (work.inputs < 1 || work.inputs > TensorOpWork::kMaxInputs)
+    throw InvalidArgument("a tensor op takes 1 to 3 inputs, got " + std::to_string(work.inputs),
+                          "tensor_op", rank);
+  const int64_t e = element_size_bytes(work.dtype);
+  auto need = [&](const BufferRef& ref, const Shape& shape, const std::string& what) {
+    if (ref.size_bytes < numel(shape) * e)
+      throw InvalidArgument(what + " range holds " + std::to_string(ref.size_bytes) +
+                                " bytes, needs " + std::to_string(numel(shape) * e),
+                            "tensor_op " + to_string(work.op), rank);
+    check_range(rank, ref, "tensor_op");
+  };
+  for (int k = 0; k < work.inputs; ++k)
+    need(work.in[k], work.in_shapes[k], "input " + std::to_string(k));
+  need(work.out, work.out_shape, "output");
+  append_work(rank, stream, StreamOp::Kind::tensor_op, label, tensor_ops_, counts_.tensor_ops,
+              work);
 }
 
 EventId Program::record_event(int rank, StreamId stream, LabelId label) {

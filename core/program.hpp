@@ -26,6 +26,7 @@
 #include "core/collective_record.hpp"
 #include "core/dtype.hpp"
 #include "core/matmul_signature.hpp"
+#include "core/tensor_op.hpp"
 
 namespace symmesh {
 
@@ -105,6 +106,29 @@ struct CopyWork {
   int64_t bytes() const { return planes * rows * row_bytes; }
 };
 
+// A tensor op (core/tensor_op.hpp) on one rank's pieces: RMSNorm, a residual add, an
+// activation, the fused attention, the embedding lookup, the loss, or one of their backward
+// ops. Pieces are contiguous row-major; up to three inputs. Timing uses `cost` (the
+// roofline, core/roofline.hpp); carrying data, the simulator computes the op on the bytes
+// (core/tensor_op_reference.hpp) with the offsets that place the pieces in their global
+// tensors (token ids and labels follow the global row).
+struct TensorOpWork {
+  static constexpr int kMaxInputs = 3;
+  OpKind op = OpKind::add;
+  DType dtype = DType::bf16;
+  TensorOpAttrs attrs;
+  int inputs = 0;
+  std::array<BufferRef, kMaxInputs> in;
+  std::array<Shape, kMaxInputs> in_shapes;
+  BufferRef out;
+  Shape out_shape;
+  int64_t row_offset = 0;    // global row of the pieces' first row
+  int64_t vocab_offset = 0;  // embedding (table piece) / embedding_wgrad (output piece)
+  int64_t vocab = 0;         // the whole vocabulary
+  int64_t total_rows = 0;    // cross_entropy(_dgrad): the tokens the loss averages over
+  TensorOpCost cost;
+};
+
 // What an op is for, in reports: communication, local compute, or synchronisation (events,
 // barriers, frees). `none` is an op built without a label.
 enum class OpCategory : uint8_t { none, comm, compute, sync };
@@ -166,6 +190,7 @@ class StreamOp {
     matmul,
     reduce,
     copy,
+    tensor_op,  // core/tensor_op.hpp: its work in the Program's side table
     record_event,
     wait_event,
     barrier,  // every member of the group reaches it before any continues
@@ -187,7 +212,7 @@ class StreamOp {
   int signal_index() const;
   EventId event() const;   // record_event, wait_event
   GroupId group() const;   // barrier
-  int work_index() const;  // matmul, copy: index in the Program's side table
+  int work_index() const;  // matmul, copy, tensor_op: index in the Program's side table
 
  private:
   friend class Program;
@@ -242,6 +267,7 @@ struct ProgramCounts {
   int64_t stream_ops = 0;
   int64_t matmuls = 0;
   int64_t copies = 0;
+  int64_t tensor_ops = 0;
   int64_t local_allocations = 0;
   int64_t symmetric_allocations = 0;
   int64_t collective_spans = 0;
@@ -305,6 +331,7 @@ class Program {
   void matmul(int rank, StreamId stream, const MatmulWork& work, LabelId label);
   void reduce(int rank, StreamId stream, const ReduceWork& work, LabelId label);
   void copy(int rank, StreamId stream, const CopyWork& work, LabelId label);
+  void tensor_op(int rank, StreamId stream, const TensorOpWork& work, LabelId label);
   EventId record_event(int rank, StreamId stream, LabelId label);
   void wait_event(int rank, StreamId stream, EventId event, LabelId label);
   // The same with a label given as text (interned first).
@@ -333,6 +360,9 @@ class Program {
   void copy(int rank, StreamId stream, const CopyWork& work, const OpLabel& label) {
     copy(rank, stream, work, this->label(label));
   }
+  void tensor_op(int rank, StreamId stream, const TensorOpWork& work, const OpLabel& label) {
+    tensor_op(rank, stream, work, this->label(label));
+  }
   EventId record_event(int rank, StreamId stream, const OpLabel& label = {}) {
     return record_event(rank, stream, this->label(label));
   }
@@ -355,6 +385,7 @@ class Program {
   const std::vector<Stream>& streams(int rank) const;
   const MatmulWork& matmul_of(const StreamOp& op) const;
   const CopyWork& copy_of(const StreamOp& op) const;
+  const TensorOpWork& tensor_op_of(const StreamOp& op) const;
   const SymmetricHandle& symmetric(int id) const;
   // The world rank of member `peer` of symmetric buffer `handle`'s group: the rank a
   // put_signal's or wait_signal's peer names.
@@ -383,7 +414,7 @@ class Program {
  private:
   void check_rank(int rank, const char* where) const;
   void append(int rank, StreamId stream, const StreamOp& op);
-  // An op whose work sits in a side table (matmuls, copies).
+  // An op whose work sits in a side table (matmuls, copies, tensor ops).
   template <typename Work>
   void append_work(int rank, StreamId stream, StreamOp::Kind kind, LabelId label,
                    std::vector<Work>& table, int64_t& count, const Work& work);
@@ -405,6 +436,7 @@ class Program {
   std::vector<std::vector<int64_t>> stream_ops_;  // [rank][stream]: ops appended
   std::vector<MatmulWork> matmuls_;
   std::vector<CopyWork> copies_;
+  std::vector<TensorOpWork> tensor_ops_;
   std::vector<OpLabel> labels_;
   std::unordered_map<std::string, LabelId> label_ids_;
   std::vector<int> event_rank_;

@@ -84,6 +84,13 @@ double copy_duration_s(const GpuSpec& gpu, const CopyWork& work) {
   return hbm_time_s(gpu, 2.0 * static_cast<double>(work.bytes())) + kLaunchOverhead_s;
 }
 
+double tensor_op_duration_s(const GpuSpec& gpu, DType dtype, const TensorOpCost& cost) {
+  if (cost.bytes <= 0 && cost.products.empty()) return 0.0;  // an empty piece launches nothing
+  const double flops = cost.effective_flops();
+  const double compute_s = flops > 0 ? flops / peak_flops_per_s(gpu, dtype) : 0.0;
+  return std::max(compute_s, hbm_time_s(gpu, cost.bytes)) + cost.kernels * kLaunchOverhead_s;
+}
+
 double local_copy_duration_s(const GpuSpec& gpu, int64_t bytes) {
   return hbm_time_s(gpu, 2.0 * static_cast<double>(bytes)) + kLaunchOverhead_s;
 }

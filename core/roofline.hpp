@@ -11,6 +11,10 @@
 //   reduce:  3 × elements × element size / HBM bandwidth + kLaunchOverhead_s
 //            (read dst, read src, write dst); 0 when fused into the delivering transfer
 //   copy:    2 × bytes / HBM bandwidth + kLaunchOverhead_s (read + write)
+//   tensor op (core/tensor_op.hpp): max(Σ products' flops / (peak × efficiency) × work_fraction,
+//            bytes / HBM bandwidth) + kernels × kLaunchOverhead_s — attention's products at
+//            the GEMM efficiency below (FlashAttention runs them as tiled tensor-core GEMMs),
+//            the memory-bound ops at HBM bandwidth
 //
 // GEMM efficiency — the fraction of the dense peak a GEMM of shape (m, n, k) reaches:
 //
@@ -61,6 +65,7 @@ double hbm_time_s(const GpuSpec& gpu, double bytes);
 double matmul_duration_s(const GpuSpec& gpu, const MatmulWork& work);
 double reduce_duration_s(const GpuSpec& gpu, const ReduceWork& work);
 double copy_duration_s(const GpuSpec& gpu, const CopyWork& work);
+double tensor_op_duration_s(const GpuSpec& gpu, DType dtype, const TensorOpCost& cost);
 // A put whose receiver is the sender itself: a device-local copy of `bytes`.
 double local_copy_duration_s(const GpuSpec& gpu, int64_t bytes);
 

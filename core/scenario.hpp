@@ -14,6 +14,7 @@
 #include "core/dtype.hpp"
 #include "core/op_kind.hpp"
 #include "core/placement.hpp"
+#include "core/tensor_op.hpp"
 #include "core/tensor_spec.hpp"
 #include "core/transformer_spec.hpp"
 
@@ -49,10 +50,13 @@ struct WorkloadOp {
   int src = 0;
   int dst = 0;
   int mesh_dim = 0;  // index, resolved from a name or a number by the loader
-  // Version 2 matrix ops: the tensors read (a, b, bias; "" when absent) and the one
-  // produced. The loader also fills a, b and bias with their shapes; the placements stay
-  // empty (they flow from the producers or the planner chooses them).
+  // Version 2 matrix and tensor ops: the tensors read (a, b, bias; "" when absent) and the
+  // one produced. The loader also fills a, b and bias with their shapes; the placements stay
+  // empty (they flow from the producers or the planner chooses them). A tensor op
+  // (core/tensor_op.hpp) reads a (and b when it takes two inputs).
   std::string a_tensor, b_tensor, bias_tensor, output_tensor;
+  // Tensor ops: attention's heads, kv_heads, head_dim, seq and causal; embedding's tokens.
+  TensorOpAttrs attrs;
   bool reads_tensors() const { return !output_tensor.empty(); }
 };
 

@@ -26,14 +26,14 @@ strategies::WorkloadOptions workload_options(const EvaluationOptions& options) {
 
 }  // namespace
 
-// It only matters for matmuls: a workload of transfers needs none.
+// It only matters for planned ops: a workload of transfers needs none.
 std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& s, bool fuse) {
   strategies::CostModelOptions model_options;
   model_options.devices_per_host = s.cluster.gpus_per_node;
   model_options.cluster = s.cluster;
   model_options.fuse = fuse;
   const bool plans = std::any_of(s.workload.begin(), s.workload.end(),
-                                 [](const WorkloadOp& op) { return is_matmul(op.kind); });
+                                 [](const WorkloadOp& op) { return is_planned(op.kind); });
   try {
     return evaluation::make_cost_model(plans ? s.cost_model : "dtensor", model_options);
   } catch (const Unsupported& e) {

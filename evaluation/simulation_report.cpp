@@ -46,10 +46,12 @@ std::string cluster_line(const ClusterSpec& c) {
 // The tensor input `k` of a planned op reads: its name in version 2, else a/b/bias.
 std::string input_name(const WorkloadOp& op, const strategies::Plan& plan, int k) {
   const auto& problem = plan.problem;
-  const std::string& named = k == problem.lhs_index()    ? op.a_tensor
-                             : k == problem.rhs_index()  ? op.b_tensor
-                             : k == problem.bias_index() ? op.bias_tensor
-                                                         : op.output_tensor;
+  // A tensor op's inputs are a, b and bias in order (strategies/workload_lowering.cpp).
+  const int bias = problem.is_tensor_op() ? 2 : problem.bias_index();
+  const std::string& named = k == problem.lhs_index()   ? op.a_tensor
+                             : k == problem.rhs_index() ? op.b_tensor
+                             : k == bias                ? op.bias_tensor
+                                                        : op.output_tensor;
   return named.empty() ? problem.input_names().at(k) : named;
 }
 
@@ -139,7 +141,7 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     r.name = op.name;
     r.op = to_string(op.kind);
     r.peak_memory_bytes_per_rank = lowered.peak_memory_bytes_per_rank;
-    r.bytes = is_matmul(op.kind) ? 0 : op.bytes;
+    r.bytes = is_planned(op.kind) ? 0 : op.bytes;
     if (const auto found = span_of.find(op.name); found != span_of.end()) {
       const LabelSpan& span = *found->second;
       r.time_s = span.end_s - span.start_s;

@@ -225,6 +225,13 @@ class RankScheduler {
         l.bytes = 2 * w.bytes();
         break;
       }
+      case StreamOp::Kind::tensor_op:
+        // The memory-bound kernels, attention, embedding and loss of a model step are timed
+        // and emulated by the simulator only (core/tensor_op.hpp): no GPU kernel runs them yet.
+        throw Unsupported(describe_op(op) + ": the hardware backend has no kernel for '" +
+                              to_string(program_.tensor_op_of(op).op) +
+                              "' yet (tensor ops run in the simulator only)",
+                          "hw plan", rank_);
       case StreamOp::Kind::record_event:
         l = base(stream, index, op, Launch::Kind::record_event);
         l.event = op.event();

@@ -1,23 +1,25 @@
 // A transformer's training step as a version-2 dataflow (model_expansion.hpp).
 //
-// Per layer l, the matrix work of a Llama decoder layer, forward (the backward follows from
-// `training:`, strategies/dataflow_graph.hpp):
-//   l<l>_qkv      x_l [T, h] @ w_qkv [h, (heads + 2 kv_heads) · d]       (addmm with qkv_bias)
-//   l<l>_scores   q [B·heads, s, d] @ kT [B·heads, d, s]                  (bmm, K repeated per
-//   l<l>_context  probs [B·heads, s, s] @ v [B·heads, s, d]                group as HF's eager)
-//   l<l>_out      ctx [T, heads · d] @ w_o [heads · d, h]  -> a_l
-//   l<l>_gate     a_l @ w_gate [h, f]                                     (SwiGLU only)
-//   l<l>_up       a_l @ w_up [h, f]
-//   l<l>_down     up [T, f] @ w_down [f, h]               -> x_(l+1)
-// and after the last layer the output projection x_L @ w_out [h, vocab] -> logits.
-// T = dp · micro_batch · seq tokens, B = dp · micro_batch sequences.
-//
-// What a version-2 file cannot yet say is stood in for, as the hand-written
-// llama3-70b-layer-train.yaml does: the attention core's q, kT, v and ctx are step inputs
-// of each layer (no view op joins them to the projections; they are kept for the backward,
-// as Korthikanti et al. count them), and the norms, residual adds, rotary embedding,
-// softmax and activation are not priced (each consumer reads its producer's output
-// directly). The attention products are `causal: true`: half their FLOPs, priced so.
+// The forward of a Llama decoder (the backward follows from `training:`,
+// strategies/dataflow_graph.hpp), T = dp · micro_batch · seq tokens:
+//   embed          w_embed [vocab, h] looked up for the T tokens        -> x0 [T, h]
+// per layer l:
+//   l<l>_norm1     rms_norm(x_l, w_norm1)                              -> n1
+//   l<l>_qkv       n1 @ w_qkv [h, (heads + 2 kv_heads) · d]             (addmm with qkv_bias)
+//   l<l>_attention causal attention over qkv (GQA, FlashAttention)     -> ctx [T, heads · d]
+//   l<l>_out       ctx @ w_o [heads · d, h]                             -> attn_out
+//   l<l>_residual1 x_l + attn_out                                       -> h
+//   l<l>_norm2     rms_norm(h, w_norm2)                                 -> n2
+//   l<l>_gate      n2 @ w_gate [h, f]  (SwiGLU only)
+//   l<l>_up        n2 @ w_up [h, f]
+//   l<l>_act       swiglu(gate_out, up_out) or gelu(up_out)             -> act_out
+//   l<l>_down      act_out @ w_down [f, h]                              -> mlp_out
+//   l<l>_residual2 h + mlp_out                                          -> x_(l+1)
+// then norm (rms_norm with w_norm), output (@ w_out [h, vocab] -> logits) and loss
+// (cross_entropy over the logits). Every op is a matrix op or a tensor op
+// (core/tensor_op.hpp) the planner places; x0 is declared split by tokens over dp and tp (the
+// data each replica takes; Megatron's sequence-parallel residual stream), every weight's
+// layout is the planner's.
 #include "scenario/model_expansion.hpp"
 
 #include <algorithm>
@@ -94,22 +96,27 @@ int64_t sequences_per_replica(const TransformerSpec& spec, int64_t dp, const std
   return spec.micro_batch_given ? spec.micro_batch : spec.global_batch / dp;
 }
 
+// Ops generated per layer: norm, qkv, attention, out, add, norm, the MLP's matmuls and its
+// activation, add.
+int64_t kOpsPerLayer(const TransformerSpec& spec) {
+  return spec.activation == MlpActivation::swiglu ? 11 : 10;
+}
+
 // The op cap and a bound on the step's largest tensor, before any text is generated.
 static void check_model_size(const TransformerSpec& spec, int64_t dp, const std::string& where) {
-  const int64_t ops = int64_t{spec.layers} * (spec.activation == MlpActivation::swiglu ? 7 : 6) + 1;
+  const int64_t ops = int64_t{spec.layers} * kOpsPerLayer(spec) + 4;
   if (const int64_t cap = workload_op_cap(); ops > cap)
     throw InvalidArgument("model.layers " + std::to_string(spec.layers) + " generates " +
                               std::to_string(ops) + " ops, more than the " + std::to_string(cap) +
                               " symmesh reads (set SYMMESH_MAX_OPS to raise the cap)",
                           where);
-  // The largest tensor of the step, in elements: the attention probabilities
-  // [B·heads, seq, seq], the logits [T, vocab], the MLP's [T, ffn].
+  // The largest tensor of the step, in elements: the logits [T, vocab], the MLP's [T, ffn],
+  // the qkv projection's [T, qkv width] (the fused attention keeps no [seq, seq] scores).
   const long double sequences =
       static_cast<long double>(dp) * sequences_per_replica(spec, dp, where);
   const long double tokens = sequences * spec.seq;
   const long double largest =
-      std::max({sequences * spec.heads * spec.seq * spec.seq, tokens * spec.vocab,
-                tokens * spec.ffn, tokens * spec.qkv_width()});
+      std::max({tokens * spec.vocab, tokens * spec.ffn, tokens * spec.qkv_width()});
   constexpr long double kMaxElements = static_cast<long double>(int64_t{1} << 50);
   if (largest > kMaxElements) {
     char count[32];
@@ -128,65 +135,74 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   const int64_t sequences = dp * sequences_per_replica(spec, dp, "model.global_batch");
   const int64_t tokens = sequences * spec.seq;
   const int64_t h = spec.hidden;
-  const int64_t d = spec.head_dim;
-  const int64_t heads = sequences * spec.heads;
-  // Tokens over dp and (sequence parallel) over tp; heads over dp and then tp.
+  // The embedding's output, the residual stream's start: tokens over dp and (Megatron's
+  // sequence parallelism) over tp.
   const std::string rows = placements(names, "S(0)", "S(0)");
-  const std::string by_head = rows;
-  const std::string ctx_split = placements(names, "S(0)", "S(1)");
 
   std::string tensors = "tensors:\n";
   std::string ops = "workload:\n";
-  const auto tensor = [&](const std::string& name, const std::string& body) {
-    tensors.append("  ").append(name).append(": {").append(body).append("}\n");
-  };
   const auto parameter = [&](const std::string& name, std::initializer_list<int64_t> dims) {
-    tensor(name, "shape: " + shape(dims) + ", parameter: true");
+    tensors.append("  ").append(name).append(": {shape: ").append(shape(dims));
+    tensors.append(", parameter: true}\n");
   };
-  const auto input = [&](const std::string& name, std::initializer_list<int64_t> dims,
-                         const std::string& where) {
-    tensor(name, "shape: " + shape(dims) + ", placements: " + where);
-  };
-  const auto op = [&](const std::string& name, const char* kind, const std::string& a,
-                      const std::string& b, const std::string& out, const std::string& bias = "",
-                      bool causal = false) {
+  // One op: its kind, the tensors it reads as (key, name) pairs, what it makes, and extra
+  // keys ("heads: 32").
+  const auto op = [&](const std::string& name, const char* kind,
+                      std::initializer_list<std::pair<const char*, std::string>> reads,
+                      const std::string& out, const std::string& extra = "") {
     ops.append("  - {name: ").append(name).append(", op: ").append(kind);
-    if (!bias.empty()) ops.append(", bias: ").append(bias);
-    ops.append(", a: ").append(a).append(", b: ").append(b).append(", output: ").append(out);
-    if (causal) ops.append(", causal: true");
+    for (const auto& [key, tensor] : reads)
+      ops.append(", ").append(key).append(": ").append(tensor);
+    ops.append(", output: ").append(out);
+    if (!extra.empty()) ops.append(", ").append(extra);
     ops.append("}\n");
   };
 
-  input("x0", {tokens, h}, rows);
+  parameter("w_embed", {spec.vocab, h});
+  tensors.append("  x0: {placements: ").append(rows).append("}\n");
+  op("embed", "embedding", {{"a", "w_embed"}}, "x0", "tokens: " + std::to_string(tokens));
+  const std::string attention_keys =
+      "heads: " + std::to_string(spec.heads) + ", kv_heads: " + std::to_string(spec.kv_heads) +
+      ", head_dim: " + std::to_string(spec.head_dim) + ", seq: " + std::to_string(spec.seq);
   for (int l = 0; l < spec.layers; ++l) {
     const std::string p = "l" + std::to_string(l) + "_";
     const std::string x = "x" + std::to_string(l);
     const std::string next = "x" + std::to_string(l + 1);
+    parameter(p + "w_norm1", {h});
     parameter(p + "w_qkv", {h, spec.qkv_width()});
     if (spec.qkv_bias) parameter(p + "b_qkv", {spec.qkv_width()});
-    input(p + "q", {heads, spec.seq, d}, by_head);
-    input(p + "kT", {heads, d, spec.seq}, by_head);
-    input(p + "v", {heads, spec.seq, d}, by_head);
-    input(p + "ctx", {tokens, spec.q_width()}, ctx_split);
     parameter(p + "w_o", {spec.q_width(), h});
+    parameter(p + "w_norm2", {h});
     if (spec.activation == MlpActivation::swiglu) parameter(p + "w_gate", {h, spec.ffn});
     parameter(p + "w_up", {h, spec.ffn});
     parameter(p + "w_down", {spec.ffn, h});
 
+    op(p + "norm1", "rms_norm", {{"a", x}, {"b", p + "w_norm1"}}, p + "n1");
     if (spec.qkv_bias)
-      op(p + "qkv", "addmm", x, p + "w_qkv", p + "qkv_out", p + "b_qkv");
+      op(p + "qkv", "addmm", {{"bias", p + "b_qkv"}, {"a", p + "n1"}, {"b", p + "w_qkv"}},
+         p + "qkv_out");
     else
-      op(p + "qkv", "mm", x, p + "w_qkv", p + "qkv_out");
-    op(p + "scores", "bmm", p + "q", p + "kT", p + "probs", "", /*causal=*/true);
-    op(p + "context", "bmm", p + "probs", p + "v", p + "ctx_heads", "", /*causal=*/true);
-    op(p + "out", "mm", p + "ctx", p + "w_o", p + "a");
-    if (spec.activation == MlpActivation::swiglu)
-      op(p + "gate", "mm", p + "a", p + "w_gate", p + "gate_out");
-    op(p + "up", "mm", p + "a", p + "w_up", p + "up_out");
-    op(p + "down", "mm", p + "up_out", p + "w_down", next);
+      op(p + "qkv", "mm", {{"a", p + "n1"}, {"b", p + "w_qkv"}}, p + "qkv_out");
+    op(p + "attention", "attention", {{"a", p + "qkv_out"}}, p + "ctx", attention_keys);
+    op(p + "out", "mm", {{"a", p + "ctx"}, {"b", p + "w_o"}}, p + "attn_out");
+    op(p + "residual1", "add", {{"a", x}, {"b", p + "attn_out"}}, p + "h");
+    op(p + "norm2", "rms_norm", {{"a", p + "h"}, {"b", p + "w_norm2"}}, p + "n2");
+    if (spec.activation == MlpActivation::swiglu) {
+      op(p + "gate", "mm", {{"a", p + "n2"}, {"b", p + "w_gate"}}, p + "gate_out");
+      op(p + "up", "mm", {{"a", p + "n2"}, {"b", p + "w_up"}}, p + "up_out");
+      op(p + "act", "swiglu", {{"a", p + "gate_out"}, {"b", p + "up_out"}}, p + "act_out");
+    } else {
+      op(p + "up", "mm", {{"a", p + "n2"}, {"b", p + "w_up"}}, p + "up_out");
+      op(p + "act", "gelu", {{"a", p + "up_out"}}, p + "act_out");
+    }
+    op(p + "down", "mm", {{"a", p + "act_out"}, {"b", p + "w_down"}}, p + "mlp_out");
+    op(p + "residual2", "add", {{"a", p + "h"}, {"b", p + "mlp_out"}}, next);
   }
+  parameter("w_norm", {h});
   parameter("w_out", {h, spec.vocab});
-  op("output", "mm", "x" + std::to_string(spec.layers), "w_out", "logits");
+  op("norm", "rms_norm", {{"a", "x" + std::to_string(spec.layers)}, {"b", "w_norm"}}, "xn");
+  op("output", "mm", {{"a", "xn"}, {"b", "w_out"}}, "logits");
+  op("loss", "cross_entropy", {{"a", "logits"}}, "loss");
   return tensors + ops;
 }
 

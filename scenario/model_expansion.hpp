@@ -1,16 +1,15 @@
 #pragma once
 // A transformer (core/transformer_spec.hpp) expanded into the version-2 dataflow a user
-// could write by hand: the `tensors:` and `workload:` of one training step's matrix work,
-// as YAML text that the loader reads like any file (so every check of a hand-written
-// scenario applies) and `symmesh expand` prints. docs/scenario-format.md, "Models", says
-// what is generated and what is not.
+// could write by hand: the `tensors:` and `workload:` of one training step — embedding,
+// every layer's norms, projections, attention, residual adds and MLP, the final norm, the
+// output projection and the loss — as YAML text that the loader reads like any file (so
+// every check of a hand-written scenario applies) and `symmesh expand` prints.
+// docs/scenario-format.md, "Models", says what is generated and what is not.
 //
 // The mesh names its dims: `dp` (data parallel: each replica takes micro_batch sequences)
 // and `tp` (tensor parallel, with Megatron's sequence parallelism: the residual stream
 // between layers is split by tokens over tp). The step's tokens are dp · micro_batch · seq
-// (or global_batch · seq),
-// rows of the [tokens, hidden] activations; the heads of the attention core are the batch
-// dim of its bmm ops, [dp · micro_batch · heads, seq, head_dim].
+// (or global_batch · seq), rows of the [tokens, hidden] activations.
 #include <string>
 #include <vector>
 

@@ -216,11 +216,12 @@ TrainingSpec read_training(const Value& value) {
   return spec;
 }
 
-// Every matrix op computes in a dtype its GPU has a peak rate for: simulate cannot time it
-// otherwise, so the file is refused here — by validate as by simulate — at the op.
+// Every matrix op (and attention, whose products are GEMMs) computes in a dtype its GPU has a
+// peak rate for: simulate cannot time it otherwise, so the file is refused here — by validate
+// as by simulate — at the op.
 void check_matmul_peaks(const Scenario& s) {
   for (const WorkloadOp& op : s.workload) {
-    if (!is_matmul(op.kind)) continue;
+    if (!is_matmul(op.kind) && op.kind != OpKind::attention) continue;
     const DType dtype = s.dtype_of(op);
     try {
       roofline::peak_flops_per_s(s.cluster.gpu, dtype);

@@ -9,6 +9,7 @@
 
 #include "core/errors.hpp"
 #include "core/matmul_signature.hpp"
+#include "core/tensor_op.hpp"
 #include "core/text.hpp"
 
 namespace symmesh::scenario {
@@ -24,7 +25,13 @@ std::vector<std::string> op_names() {
 // shapes and placements: those belong to the declarations under `tensors:`.
 std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
   std::vector<std::string> keys{"name", "op"};
-  if (is_matmul(kind)) {
+  if (is_tensor_op(kind)) {
+    for (std::string_view input : tensor_op_signature(kind).inputs) keys.emplace_back(input);
+    keys.insert(keys.end(), {"output", "dtype"});
+    if (kind == OpKind::attention)
+      keys.insert(keys.end(), {"heads", "kv_heads", "head_dim", "seq", "causal"});
+    if (kind == OpKind::embedding) keys.push_back("tokens");
+  } else if (is_matmul(kind)) {
     const bool bias = matmul_signature(kind).bias != BiasUse::none;
     if (dataflow) {
       keys.insert(keys.end(), {"a", "b"});
@@ -72,6 +79,10 @@ OpKind read_kind(const Value& item) {
       value.fail("'" + text +
                  "' ops are not written: a version-2 `training:` step generates one per "
                  "parameter (docs/scenario-format.md, \"The optimizer step\")");
+    if (const auto generated = generated_op_kind_named(text))
+      value.fail("'" + text + "' ops are not written: a version-2 `training:` step derives it as " +
+                 "the backward of each '" + to_string(tensor_op_signature(*generated).forward) +
+                 "' (docs/scenario-format.md, \"Tensor ops\")");
     value.fail("unknown op '" + text + "'" + suggestion(text, op_names()));
   }
   item.fail("missing key 'op' in " + item.path() + " (expected one of: " +
@@ -341,7 +352,13 @@ class OpReader {
         tensors_(tensors) {}
 
   void read(WorkloadOp& op) const {
-    if (is_matmul(kind_) && tensors_)
+    if (is_tensor_op(kind_) && !tensors_)
+      map_.self().fail("'" + op_text() +
+                       "' is a version-2 op: it reads and produces named tensors (give the file "
+                       "'version: 2' and declare them under 'tensors:')");
+    if (is_tensor_op(kind_))
+      read_tensor_op(op);
+    else if (is_matmul(kind_) && tensors_)
       read_matmul_tensors(op);
     else if (is_matmul(kind_))
       read_matmul(op);
@@ -440,6 +457,61 @@ class OpReader {
     read_dtype(op);
   }
 
+  // A tensor op (core/tensor_op.hpp): its inputs by name (a, and b when it takes two), its
+  // output, and the keys attention and embedding need.
+  void read_tensor_op(WorkloadOp& op) const {
+    const TensorOpSignature& sig = tensor_op_signature(kind_);
+    std::vector<Shape> shapes;
+    for (size_t k = 0; k < sig.inputs.size(); ++k) {
+      const Value at = map_.require(std::string(sig.inputs[k]));
+      std::string& name = k == 0 ? op.a_tensor : op.b_tensor;
+      Shape& shape = k == 0 ? op.a : op.b;
+      std::tie(name, shape) = tensors_->read(at);
+      shapes.push_back(shape);
+    }
+    const Value output = map_.require("output");
+    const auto count = [&](const std::string& key, int64_t fallback) {
+      const auto v = map_.get(key);
+      return v ? int64_t{v->as_int(1, "an integer >= 1")} : fallback;
+    };
+    if (kind_ == OpKind::attention) {
+      op.attrs.heads = count("heads", 0);
+      if (op.attrs.heads == 0) map_.require("heads");
+      op.attrs.kv_heads = count("kv_heads", op.attrs.heads);
+      op.attrs.seq = count("seq", 0);
+      if (op.attrs.seq == 0) map_.require("seq");
+      if (const auto v = map_.get("causal")) op.attrs.causal = v->as_bool();
+      const Value heads_at = *map_.get("heads");
+      if (op.attrs.heads % op.attrs.kv_heads != 0)
+        map_.get("kv_heads")
+            ->fail("kv_heads " + std::to_string(op.attrs.kv_heads) + " does not divide heads " +
+                   std::to_string(op.attrs.heads));
+      if (shapes[0].size() == 2) {
+        op.attrs.head_dim = count("head_dim", attention_head_dim(shapes[0][1], op.attrs));
+        if (op.attrs.head_dim == 0)
+          heads_at.fail("tensor '" + op.a_tensor + "' is " + to_string(shapes[0]) + ": its " +
+                        std::to_string(shapes[0][1]) + " columns are not (heads + 2 kv_heads) = " +
+                        std::to_string(op.attrs.heads + 2 * op.attrs.kv_heads) +
+                        " heads of equal width; give head_dim");
+      }
+    }
+    if (kind_ == OpKind::embedding) {
+      op.attrs.rows = count("tokens", 0);
+      if (op.attrs.rows == 0) map_.require("tokens");
+    }
+    if (const auto problem = check_tensor_op(kind_, shapes, op.attrs)) {
+      const bool is_input = problem->operand == "a" || problem->operand == "b";
+      const Value at = map_.get(problem->operand).value_or(map_.self());
+      at.fail(at.path() + ": " +
+              (is_input ? "tensor '" + (problem->operand == "a" ? op.a_tensor : op.b_tensor) +
+                              "' is " + to_string(problem->operand == "a" ? op.a : op.b) + "; "
+                        : std::string()) +
+              problem->message);
+    }
+    op.output_tensor = tensors_->check_output(output);
+    read_dtype(op);
+  }
+
   int read_rank(const std::string& key) const {
     const Value value = map_.require(key);
     const int rank = value.as_int(0, "a rank (an integer >= 0)");
@@ -475,6 +547,16 @@ class OpReader {
   const ClusterSpec& cluster_;
   TensorTable* tensors_;
 };
+
+// The shape of what a version-2 op produces.
+Shape produced_shape(const WorkloadOp& op) {
+  if (is_tensor_op(op.kind)) {
+    std::vector<Shape> inputs{op.a};
+    if (tensor_op_signature(op.kind).inputs.size() > 1) inputs.push_back(op.b);
+    return tensor_op_output_shape(op.kind, inputs, op.attrs);
+  }
+  return MatmulEquation::of(op.kind, op.a, op.bias.has_value()).output_shape(op.a, op.b);
+}
 
 // The ops of either version: `tensors` is null in version 1.
 // The most ops a workload may hold: 100,000 simulate in about 4 s and 0.6 GB on 8 GPUs, so
@@ -522,10 +604,7 @@ std::vector<WorkloadOp> read_ops(const Value& list, const DeviceMesh& mesh,
     // Registered once the op is named, so a later op that produces the same tensor can
     // name this one; and an op cannot read what it produces itself.
     if (op.reads_tensors())
-      tensors->produce(
-          op.output_tensor,
-          MatmulEquation::of(op.kind, op.a, op.bias.has_value()).output_shape(op.a, op.b), op.name,
-          op.where.line);
+      tensors->produce(op.output_tensor, produced_shape(op), op.name, op.where.line);
     ops.push_back(std::move(op));
   }
   return ops;

@@ -17,5 +17,6 @@ using roofline::matmul_bytes_moved;
 using roofline::matmul_duration_s;
 using roofline::peak_flops_per_s;
 using roofline::reduce_duration_s;
+using roofline::tensor_op_duration_s;
 
 }  // namespace symmesh::sim

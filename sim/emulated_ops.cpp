@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/tensor_op_reference.hpp"
 #include "sim/half_precision.hpp"
 
 namespace symmesh::sim {
@@ -47,6 +48,17 @@ void store_wide(DType dtype, unsigned char* p, const std::vector<Wide>& values) 
     return;
   }
   store(p, values);
+}
+
+// Any floating dtype's values as double (16-bit types through float, exactly), and back.
+std::vector<double> widened(DType dtype, const unsigned char* p, int64_t count) {
+  if (dtype == DType::fp64) return load<double>(p, count);
+  const auto narrow = load_wide<float>(dtype, p, count);
+  return std::vector<double>(narrow.begin(), narrow.end());
+}
+void narrowed(DType dtype, unsigned char* p, const std::vector<double>& values) {
+  if (dtype == DType::fp64) return store(p, values);
+  store_wide<float>(dtype, p, std::vector<float>(values.begin(), values.end()));
 }
 
 [[noreturn]] void unsupported(DType dtype, const char* op) {
@@ -153,6 +165,28 @@ void emulate_copy(const CopyWork& w, unsigned char* dst, const unsigned char* sr
     for (int64_t r = 0; r < w.rows; ++r, at += static_cast<size_t>(w.row_bytes))
       std::memcpy(dst + p * w.dst_plane_stride_bytes + r * w.dst_stride_bytes, staged.data() + at,
                   static_cast<size_t>(w.row_bytes));
+}
+
+void emulate_tensor_op(const TensorOpWork& w, const std::vector<const unsigned char*>& inputs,
+                       unsigned char* out) {
+  if (w.dtype != DType::fp32 && w.dtype != DType::fp64 && w.dtype != DType::bf16 &&
+      w.dtype != DType::fp16)
+    unsupported(w.dtype, "tensor ops");
+  TensorOpCall call;
+  call.op = w.op;
+  call.attrs = w.attrs;
+  call.output = w.out_shape;
+  call.row_offset = w.row_offset;
+  call.vocab_offset = w.vocab_offset;
+  call.vocab = w.vocab;
+  call.total_rows = w.total_rows;
+  std::vector<std::vector<double>> values;
+  for (int k = 0; k < w.inputs; ++k) {
+    call.inputs.push_back(w.in_shapes[k]);
+    values.push_back(widened(w.dtype, inputs.at(k), numel(w.in_shapes[k])));
+  }
+  const std::vector<double> result = tensor_op_reference(call, values);
+  narrowed(w.dtype, out, result);
 }
 
 }  // namespace symmesh::sim

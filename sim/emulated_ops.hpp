@@ -7,6 +7,8 @@
 // dtypes: matmul computes fp32 and fp64 natively with Eigen; bf16 and fp16 are widened to
 // float, multiplied with float accumulation and rounded back (as tensor cores do). reduce
 // also handles int32 and int64 (with scale 1). fp8 and int8 are rejected as Unsupported.
+#include <vector>
+
 #include "core/program.hpp"
 
 namespace symmesh::sim {
@@ -20,5 +22,9 @@ void emulate_matmul(const MatmulWork& work, const unsigned char* a, const unsign
 void emulate_reduce(const ReduceWork& work, unsigned char* dst, const unsigned char* src);
 // The strided box copy of CopyWork, byte-exact.
 void emulate_copy(const CopyWork& work, unsigned char* dst, const unsigned char* src);
+// A tensor op on one rank's pieces (core/tensor_op_reference.hpp), computed in double from
+// the dtype's values and rounded back to it: `inputs` in the op's order.
+void emulate_tensor_op(const TensorOpWork& work, const std::vector<const unsigned char*>& inputs,
+                       unsigned char* out);
 
 }  // namespace symmesh::sim

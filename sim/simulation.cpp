@@ -163,6 +163,7 @@ int64_t Simulation::execute(int rank, int stream, const StreamOp& op, StreamLink
     case StreamOp::Kind::matmul:
     case StreamOp::Kind::reduce:
     case StreamOp::Kind::copy:
+    case StreamOp::Kind::tensor_op:
       return compute(rank, op);
     case StreamOp::Kind::record_event:
       record_event(op);
@@ -233,6 +234,9 @@ RunResult simulate_in_this_process(const Program& program, const ClusterSpec& cl
       for (const StreamOp& op : s.ops)
         if (op.kind() == StreamOp::Kind::matmul)
           peak_flops_per_s(cluster.gpu, program.matmul_of(op).dtype);
+        else if (op.kind() == StreamOp::Kind::tensor_op &&
+                 !program.tensor_op_of(op).cost.products.empty())
+          peak_flops_per_s(cluster.gpu, program.tensor_op_of(op).dtype);
 
   // Reset the peak-RSS mark (what a forked child inherits says nothing about this run).
   std::ofstream("/proc/self/clear_refs") << "5";

@@ -186,6 +186,18 @@ int64_t Simulation::compute(int rank, const StreamOp& op) {
       if (data) emulate_reduce(w, memory_.bytes(rank, w.dst), memory_.bytes(rank, w.src));
       return 3 * w.elements * element_size_bytes(w.dtype);
     }
+    case StreamOp::Kind::tensor_op: {
+      const TensorOpWork& w = program_.tensor_op_of(op);
+      std::vector<const unsigned char*> inputs;
+      for (int k = 0; k < w.inputs; ++k) {
+        memory_.check_live(rank, w.in[k], name_of(op), "tensor op (input)");
+        if (data) inputs.push_back(memory_.bytes(rank, w.in[k]));
+      }
+      memory_.check_live(rank, w.out, name_of(op), "tensor op (output)");
+      busy_for(tensor_op_duration_s(cluster_.gpu, w.dtype, w.cost));
+      if (data) emulate_tensor_op(w, inputs, memory_.bytes(rank, w.out));
+      return static_cast<int64_t>(w.cost.bytes);
+    }
     default: {
       const CopyWork& w = program_.copy_of(op);
       memory_.check_live(rank, w.dst, name_of(op), "copy (dst)");

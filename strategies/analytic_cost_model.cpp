@@ -301,7 +301,8 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
   const int rows = static_cast<int>(out.rows.size());
   const int inputs = static_cast<int>(problem.inputs.size());
   const auto names = problem.input_names();
-  const MatmulEquation eq = problem.equation();
+  const std::optional<MatmulEquation> eq =
+      problem.is_tensor_op() ? std::nullopt : std::optional(problem.equation());
 
   const std::vector<InputTable> tables = input_tables(problem, candidates, out.rows, layout);
 
@@ -332,8 +333,12 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
   Eigen::VectorXd memory(rows);
   out.feasible.assign(rows, 1);
   if (with_reasons) out.infeasible.assign(rows, "");
-  const int lhs = problem.lhs_index(), rhs = problem.rhs_index();
+  const bool tensor_op = problem.is_tensor_op();
+  const int lhs = problem.lhs_index(), rhs = tensor_op ? 0 : problem.rhs_index();
   const int64_t e = element_size_bytes(problem.dtype());
+  const Shape out_shape = problem.output_shape();
+  // Kernel launches beyond the first: a tensor op may launch several (core/tensor_op.hpp).
+  Eigen::VectorXd extra_launches = Eigen::VectorXd::Zero(rows);
   for (int n = 0; n < rows; ++n) {
     const InputFeatures& a = tables[lhs].entries[tables[lhs].entry_of_row[n]];
     const InputFeatures& b = tables[rhs].entries[tables[rhs].entry_of_row[n]];
@@ -363,16 +368,32 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
       memory(n) = 0;
       continue;
     }
+    if (tensor_op) {
+      // The busiest rank's pieces (rank 0's: torch.chunk gives it the largest).
+      std::vector<Shape> pieces;
+      for (int i = 0; i < inputs; ++i)
+        pieces.push_back(tables[i].entries[tables[i].entry_of_row[n]].local_shape);
+      const Shape out_piece = rank0_shape(
+          {out_shape, problem.dtype(), candidates[out.rows[n]].output_placements}, mesh);
+      const TensorOpCost cost =
+          tensor_op_cost(problem.op, pieces, out_piece, problem.attrs, problem.dtype());
+      roof(n, 0) = cost.effective_flops();
+      roof(n, 1) = cost.bytes;
+      extra_launches(n) = cost.kernels - 1;
+      memory(n) = held + buffers + static_cast<double>(numel(out_piece) * e);
+      continue;
+    }
     const int bias = problem.bias_index();
     const int64_t bias_bytes =
         bias >= 0 ? tables[bias].entries[tables[bias].entry_of_row[n]].local_bytes : 0;
-    const MatmulWork mm = local_matmul(problem, eq, a.local_shape, b.local_shape, bias_bytes);
+    const MatmulWork mm = local_matmul(problem, *eq, a.local_shape, b.local_shape, bias_bytes);
     roof(n, 0) = roofline::gemm_effective_flops(mm.batch, mm.m, mm.n, mm.k) * mm.work_fraction;
     roof(n, 1) = roofline::matmul_bytes_moved(mm) * mm.work_fraction;
     memory(n) = held + buffers + static_cast<double>(mm.batch * mm.m * mm.n * e);
   }
   const Eigen::VectorXd compute =
-      (roof.col(0) * us_per_peak_flop).cwiseMax(roof.col(1) * us_per_hbm_byte).array() + launch_us;
+      (roof.col(0) * us_per_peak_flop).cwiseMax(roof.col(1) * us_per_hbm_byte).array() + launch_us +
+      extra_launches.array() * launch_us;
 
   out.inputs = inputs;
   out.comm_us.resize(static_cast<size_t>(rows) * inputs);
@@ -389,7 +410,13 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
       out.infeasible[n] = memory_reason(memory(n));
     }
   }
-  price_fusion(problem, candidates, tables, output, *topo, cluster_.gpu, *this, out);
+  if (problem.is_tensor_op()) {  // nothing to fuse: the pipelines overlap matmuls
+    out.fused_us.assign(rows, kInfiniteCost);
+    out.fused_chunks.assign(rows, 1);
+    out.fused_kind.assign(rows, Implementation::unfused);
+  } else {
+    price_fusion(problem, candidates, tables, output, *topo, cluster_.gpu, *this, out);
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "core/errors.hpp"
+#include "strategies/tensor_op_rules.hpp"
 
 namespace symmesh::strategies {
 
@@ -75,6 +76,7 @@ std::vector<Candidate> expand_candidates(const OpProblem& problem, const std::ve
         c.filtered = names[i] + " " + to_string(problem.inputs[i].shape) + " cannot be split as " +
                      to_string(c.input_placements[i]);
     }
+    if (c.kept() && problem.is_tensor_op()) c.filtered = tensor_op_filter(problem, c);
     // Next index: the last mesh dim varies fastest.
     for (int d = ndim - 1; d >= 0; --d) {
       if (++digits[d] < num_rules) break;

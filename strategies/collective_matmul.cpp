@@ -11,6 +11,7 @@ namespace symmesh::strategies {
 
 std::optional<AllGatherFusion> allgather_fusion(const OpProblem& problem,
                                                 const Placements& lhs_target) {
+  if (problem.is_tensor_op()) return std::nullopt;  // only matmuls are fused
   const Placements& current = problem.inputs[problem.lhs_index()].placements;
   const std::vector<Transition> steps = plan_transitions(current, lhs_target, problem.mesh);
   if (steps.empty()) return std::nullopt;
@@ -27,7 +28,7 @@ std::optional<AllGatherFusion> allgather_fusion(const OpProblem& problem,
 
 std::optional<ReduceScatterFusion> reducescatter_fusion(const OpProblem& problem,
                                                         const Placements& output_placements) {
-  if (!problem.output_target) return std::nullopt;
+  if (!problem.output_target || problem.is_tensor_op()) return std::nullopt;
   const std::vector<Transition> steps =
       plan_transitions(output_placements, *problem.output_target, problem.mesh);
   if (steps.size() != 1) return std::nullopt;

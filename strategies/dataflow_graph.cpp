@@ -84,6 +84,10 @@ class GraphBuilder {
       add_op(std::move(g));
       return;
     }
+    if (is_tensor_op(op.kind)) {
+      add_tensor_op_forward(op, std::move(g));
+      return;
+    }
     const std::optional<TensorId> bias =
         op.bias_tensor.empty() ? std::nullopt : std::optional(named(op.bias_tensor, op));
     const MatmulSignature& sig = matmul_signature(op.kind);
@@ -100,6 +104,137 @@ class GraphBuilder {
     out.where = op.where;
     g.output = add_tensor(std::move(out));
     add_op(std::move(g));
+  }
+
+  void add_tensor_op_forward(const WorkloadOp& op, GraphOp g) {
+    g.attrs = op.attrs;
+    std::vector<Shape> shapes;
+    for (size_t k = 0; k < tensor_op_signature(op.kind).inputs.size(); ++k) {
+      g.inputs.push_back({named(k == 0 ? op.a_tensor : op.b_tensor, op), false});
+      shapes.push_back(graph_.tensors[g.inputs.back().tensor].shape);
+    }
+    GraphTensor out;
+    out.name = op.output_tensor;
+    out.kind = GraphTensor::Kind::activation;
+    out.shape = tensor_op_output_shape(op.kind, shapes, op.attrs);
+    out.dtype = g.dtype;
+    out.where = op.where;
+    g.output = add_tensor(std::move(out));
+    add_op(std::move(g));
+  }
+
+  GraphTensor gradient_tensor(TensorId target, const GraphOp& forward) const {
+    GraphTensor grad;
+    const GraphTensor& of = graph_.tensors[target];
+    grad.kind = GraphTensor::Kind::gradient;
+    grad.of = target;
+    grad.shape = of.shape;
+    grad.dtype = forward.dtype;
+    grad.is_parameter_gradient = of.kind == GraphTensor::Kind::parameter;
+    grad.where = forward.source->where;
+    return grad;
+  }
+
+  // The gradient of `target` gains `part` (a tensor already made): it is the gradient when
+  // it is the first contribution, else an add sums it into the running one.
+  void accumulate(TensorId target, TensorId part, const GraphOp& forward, const std::string& name) {
+    auto running = grad_of_.find(target);
+    if (running == grad_of_.end()) {
+      grad_of_[target] = part;
+      return;
+    }
+    GraphTensor sum = gradient_tensor(target, forward);
+    sum.name = "d" + graph_.tensors[target].name + "." + std::to_string(++sums_[target]);
+    GraphOp g;
+    g.name = name + ".acc";
+    g.pass = forward.pass == Pass::forward ? Pass::dgrad : forward.pass;
+    g.kind = OpKind::add;
+    g.source = forward.source;
+    g.dtype = forward.dtype;
+    g.inputs = {{running->second, false}, {part, false}};
+    g.output = add_tensor(std::move(sum));
+    grad_of_[target] = g.output;
+    add_op(std::move(g));
+  }
+
+  // A tensor op's backward op `kind` reading `operands`, contributing to `target`'s gradient.
+  void contribute_tensor_op(TensorId target, OpKind kind, std::vector<GraphInput> operands,
+                            const GraphOp& forward, Pass pass, const std::string& name,
+                            TensorOpAttrs attrs) {
+    const bool first = grad_of_.find(target) == grad_of_.end();
+    GraphTensor grad = gradient_tensor(target, forward);
+    const std::string base = "d" + graph_.tensors[target].name;
+    grad.name = first ? base : base + "." + std::to_string(++sums_[target]) + ".part";
+    GraphOp g;
+    g.name = name;
+    g.pass = pass;
+    g.kind = kind;
+    g.source = forward.source;
+    g.dtype = forward.dtype;
+    g.attrs = attrs;
+    g.inputs = std::move(operands);
+    g.output = add_tensor(std::move(grad));
+    const TensorId made = g.output;
+    add_op(std::move(g));
+    GraphOp as_backward = forward;
+    as_backward.pass = pass;
+    accumulate(target, made, as_backward, name);
+  }
+
+  void add_tensor_op_backward(const GraphOp& forward, const GraphInput& d_out) {
+    const auto in = [&](size_t k) { return forward.inputs.at(k).tensor; };
+    const auto is_parameter = [&](TensorId t) {
+      return graph_.tensors[t].kind == GraphTensor::Kind::parameter;
+    };
+    const std::string& op = forward.name;
+    switch (forward.kind) {
+      case OpKind::add:
+        for (size_t k = 0; k < 2; ++k) {
+          if (is_parameter(in(k)))
+            throw InvalidArgument(
+                "op '" + op + "': the gradient of parameter '" + graph_.tensors[in(k)].name +
+                    "' through an add is not derived yet (a bias belongs to addmm or linear)",
+                forward.source->where.to_string());
+          GraphOp as_backward = forward;
+          as_backward.pass = Pass::dgrad;
+          accumulate(in(k), d_out.tensor, as_backward, op + ".dgrad");
+        }
+        break;
+      case OpKind::rms_norm:
+        contribute_tensor_op(in(0), OpKind::rms_norm_dgrad, {{in(0)}, {in(1)}, d_out}, forward,
+                             Pass::dgrad, op + ".dgrad", {});
+        contribute_tensor_op(in(1), OpKind::rms_norm_wgrad, {{in(0)}, d_out}, forward,
+                             is_parameter(in(1)) ? Pass::wgrad : Pass::dgrad, op + ".wgrad", {});
+        break;
+      case OpKind::swiglu:
+        contribute_tensor_op(in(0), OpKind::swiglu_dgrad_gate, {{in(0)}, {in(1)}, d_out}, forward,
+                             Pass::dgrad, op + ".dgrad.gate", {});
+        contribute_tensor_op(in(1), OpKind::swiglu_dgrad_up, {{in(0)}, d_out}, forward, Pass::dgrad,
+                             op + ".dgrad.up", {});
+        break;
+      case OpKind::gelu:
+        contribute_tensor_op(in(0), OpKind::gelu_dgrad, {{in(0)}, d_out}, forward, Pass::dgrad,
+                             op + ".dgrad", {});
+        break;
+      case OpKind::attention:
+        contribute_tensor_op(in(0), OpKind::attention_dgrad, {{in(0)}, {forward.output}, d_out},
+                             forward, Pass::dgrad, op + ".dgrad", forward.attrs);
+        break;
+      case OpKind::embedding: {
+        TensorOpAttrs table;
+        table.rows = graph_.tensors[in(0)].shape.at(0);
+        contribute_tensor_op(in(0), OpKind::embedding_wgrad, {d_out}, forward,
+                             is_parameter(in(0)) ? Pass::wgrad : Pass::dgrad, op + ".wgrad", table);
+        break;
+      }
+      case OpKind::cross_entropy:
+        contribute_tensor_op(in(0), OpKind::cross_entropy_dgrad, {{in(0)}, d_out}, forward,
+                             Pass::dgrad, op + ".dgrad", {});
+        break;
+      default:
+        throw InvalidArgument("op '" + op + "': no backward for '" + to_string(forward.kind) + "'",
+                              forward.source->where.to_string());
+    }
   }
 
   // Adds `contribution` (inputs of a product) to the gradient of `target`: a new
@@ -153,6 +288,10 @@ class GraphBuilder {
       const GraphOp forward = graph_.ops[i];  // a copy: add_op grows the vector
       if (forward.output < 0) continue;
       const GraphInput d_out{grad_of_.at(forward.output), false};
+      if (is_tensor_op(forward.kind)) {
+        add_tensor_op_backward(forward, d_out);
+        continue;
+      }
       const MatmulSignature& sig = matmul_signature(forward.kind);
       const bool has_bias = forward.inputs.size() == 3;
       const int lhs = sig.lhs_index(has_bias);

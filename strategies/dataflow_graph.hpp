@@ -13,6 +13,14 @@
 // gradients: the first contribution is an mm, each later one an addmm (baddbmm) that adds
 // it to the running sum, so the accumulation is a matrix op the rules place like any other.
 // The bias gradient of addmm/baddbmm/linear (a column sum, memory-bound) is not derived.
+//
+// A tensor op's backward (core/tensor_op.hpp) is its own kind of op: rms_norm gives
+// rms_norm_dgrad (dx) and, for its weight, rms_norm_wgrad; swiglu gives swiglu_dgrad_gate and
+// swiglu_dgrad_up; gelu gelu_dgrad; attention attention_dgrad (d qkv, reading the forward's
+// output); embedding embedding_wgrad (its table's gradient; token ids have none);
+// cross_entropy cross_entropy_dgrad. An add passes its output's gradient on to both inputs
+// as it is (the same tensor: nothing is computed). A gradient with several contributions
+// sums them: a matmul's as an accumulating matmul (above), any other's with an add.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,9 +67,11 @@ struct GraphOp {
   Pass pass = Pass::forward;
   OpKind kind = OpKind::mm;
   const WorkloadOp* source = nullptr;  // the file's op (for a backward op: its forward op)
-  std::vector<GraphInput> inputs;      // in the op's ATen input order (core/matmul_signature)
-  TensorId output = -1;                // -1: not a matrix op (put_signal, collective)
+  std::vector<GraphInput> inputs;      // matmuls: ATen input order (core/matmul_signature); tensor
+                                       // ops: their signature's (core/tensor_op.hpp)
+  TensorId output = -1;                // -1: not a matrix or tensor op (put_signal, collective)
   DType dtype = DType::bf16;
+  TensorOpAttrs attrs;  // tensor ops
 };
 
 struct DataflowGraph {

@@ -244,6 +244,7 @@ class Search {
     base.mesh = mesh_;
     // A causal op's backward products are causal too (FlashAttention's dq, dk, dv).
     base.work_fraction = op.source != nullptr ? op.source->work_fraction() : 1.0;
+    base.attrs = op.attrs;
     for (size_t k = 0; k < op.inputs.size(); ++k)
       base.inputs.push_back(
           TensorSpec{g_.shape_read(op.inputs[k]), op.dtype,

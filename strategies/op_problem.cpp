@@ -20,26 +20,51 @@ OpKind parse_matmul_op(std::string_view text, std::string_view where) {
 }
 
 int OpProblem::lhs_index() const {
-  return matmul_signature(op).lhs_index(has_bias());
+  return is_tensor_op() ? 0 : matmul_signature(op).lhs_index(has_bias());
 }
 
 int OpProblem::bias_index() const {
-  return matmul_signature(op).bias_index(has_bias());
+  return is_tensor_op() ? -1 : matmul_signature(op).bias_index(has_bias());
 }
+
+namespace {
+
+std::vector<Shape> shapes_of(const std::vector<TensorSpec>& inputs) {
+  std::vector<Shape> out;
+  for (const TensorSpec& t : inputs) out.push_back(t.shape);
+  return out;
+}
+
+}  // namespace
 
 MatmulEquation OpProblem::equation() const {
   return MatmulEquation::of(op, inputs.at(lhs_index()).shape, has_bias());
 }
 
 Shape OpProblem::output_shape() const {
+  if (is_tensor_op()) return tensor_op_output_shape(op, shapes_of(inputs), attrs);
   return equation().output_shape(inputs.at(lhs_index()).shape, inputs.at(rhs_index()).shape);
 }
 
 std::vector<std::string> OpProblem::input_names() const {
+  if (is_tensor_op()) {
+    std::vector<std::string> names;
+    for (std::string_view n : tensor_op_signature(op).inputs) names.emplace_back(n);
+    return names;
+  }
   return equation().input_names();
 }
 
 void OpProblem::validate() const {
+  if (is_tensor_op()) {
+    if (const auto problem = check_tensor_op(op, shapes_of(inputs), attrs))
+      throw InvalidArgument(problem->message, "--" + problem->operand);
+    const auto names = input_names();
+    for (size_t i = 0; i < inputs.size(); ++i) inputs[i].validate(mesh, "--" + names[i]);
+    if (output_target)
+      TensorSpec{output_shape(), dtype(), *output_target}.validate(mesh, "--out-in");
+    return;
+  }
   const MatmulSignature& sig = matmul_signature(op);
   const size_t fewest = sig.bias == BiasUse::required ? 3 : 2;
   const size_t most = sig.bias == BiasUse::none ? 2 : 3;

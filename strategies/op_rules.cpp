@@ -1,5 +1,7 @@
 #include "strategies/op_rules.hpp"
 
+#include "strategies/tensor_op_rules.hpp"
+
 namespace symmesh::strategies {
 namespace {
 
@@ -29,6 +31,7 @@ std::vector<Rule> op_single_dim_rules(const OpProblem& problem) {
 }
 
 std::vector<Rule> op_single_dim_rules(const OpProblem& problem, bool any_sharded) {
+  if (problem.is_tensor_op()) return tensor_op_rules(problem);
   const MatmulEquation eq = problem.equation();
   auto rules = einsum_single_dim_rules(eq.einsum(), any_sharded);
   if (!problem.has_bias()) return rules;

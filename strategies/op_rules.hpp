@@ -15,7 +15,8 @@ namespace symmesh::strategies {
 Placement bias_placement(const Placement& output, const Shape& output_shape,
                          const Shape& bias_shape);
 
-// Rules for `problem`'s op, given whether any of its inputs is sharded (placeholders).
+// Rules for `problem`'s op, given whether any of its inputs is sharded (placeholders). A
+// tensor op's are strategies/tensor_op_rules.hpp's (no placeholders).
 std::vector<Rule> op_single_dim_rules(const OpProblem& problem);
 // The same with the placeholder choice made by the caller: true keeps every Shard rule
 // (the layout search, which may place inputs where a strategy wants them).

@@ -47,7 +47,8 @@ struct Plan {
   // The output's, to problem.output_target, when it differs (its `input` is -1).
   std::optional<PlannedRedistribution> output_redistribution;
   // The GEMM every rank runs (core/matmul_signature.hpp). Shapes come from torch.chunk, so
-  // ranks may differ and a piece may be empty.
+  // ranks may differ and a piece may be empty. Empty for a tensor op (its pieces' work is
+  // core/tensor_op.hpp's, worked out where it is lowered).
   std::vector<LocalGemm> local_compute;  // one per rank
   PlacementSelection selection = PlacementSelection::full_expansion;
   // priority_queue: what the search found (nullopt: it found nothing, and the full

@@ -35,7 +35,8 @@ class Lowerer {
         program_(program),
         options_(options),
         dtype_(plan.problem.dtype()),
-        equation_(plan.problem.equation()),
+        equation_(plan.problem.is_tensor_op() ? std::nullopt
+                                              : std::optional(plan.problem.equation())),
         e_(element_size_bytes(dtype_)),
         data_(options.carry_data || !options.global_inputs.empty()) {}
 
@@ -66,6 +67,8 @@ class Lowerer {
   LocalTensor local_chunk(const TensorState& state, const TensorSpec& after, int mesh_rank, int t);
   MatmulWork local_matmul(int mesh_rank, const std::vector<TensorState>& inputs,
                           const LocalTensor& out) const;
+  TensorOpWork local_tensor_op(int mesh_rank, const std::vector<TensorState>& inputs,
+                               const TensorSpec& out_spec, const LocalTensor& out) const;
   void fused_allgather_matmul(const AllGatherFusion& fusion, const std::vector<TensorState>& inputs,
                               const std::vector<LocalTensor>& outputs);
   std::vector<LocalTensor> fused_matmul_reducescatter(const ReduceScatterFusion& fusion,
@@ -76,7 +79,7 @@ class Lowerer {
   Program& program_;
   const LoweringOptions& options_;
   DType dtype_;
-  MatmulEquation equation_;
+  std::optional<MatmulEquation> equation_;  // matrix ops
   int64_t e_;
   bool data_;
   std::map<std::pair<int, int>, GroupId> groups_;
@@ -348,15 +351,60 @@ MatmulWork Lowerer::local_matmul(int mesh_rank, const std::vector<TensorState>& 
   if (problem.has_bias()) {
     const LocalTensor& b = inputs[problem.bias_index()].local[mesh_rank];
     const Shape out_piece =
-        equation_.output_shape(inputs[problem.lhs_index()].local[mesh_rank].shape,
-                               inputs[problem.rhs_index()].local[mesh_rank].shape);
-    const BiasStrides strides = equation_.bias_strides(b.shape, out_piece);
+        equation_->output_shape(inputs[problem.lhs_index()].local[mesh_rank].shape,
+                                inputs[problem.rhs_index()].local[mesh_rank].shape);
+    const BiasStrides strides = equation_->bias_strides(b.shape, out_piece);
     work.bias = b.ref;
     work.bias_col_stride = strides.col;
     work.bias_row_stride = strides.row;
     work.bias_batch_stride = strides.batch;
   }
   return work;
+}
+
+// A tensor op on this rank's pieces, with where they sit in the global tensors (token ids
+// and labels follow the global row; an embedding table piece its first vocabulary row).
+TensorOpWork Lowerer::local_tensor_op(int mesh_rank, const std::vector<TensorState>& inputs,
+                                      const TensorSpec& out_spec, const LocalTensor& out) const {
+  const OpProblem& problem = plan_.problem;
+  TensorOpWork w;
+  w.op = problem.op;
+  w.dtype = dtype_;
+  w.attrs = problem.attrs;
+  w.inputs = static_cast<int>(inputs.size());
+  std::vector<Shape> pieces;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    w.in[k] = inputs[k].local[mesh_rank].ref;
+    w.in_shapes[k] = inputs[k].local[mesh_rank].shape;
+    pieces.push_back(w.in_shapes[k]);
+  }
+  w.out = out.ref;
+  w.out_shape = out.shape;
+  const auto first_row = [&](const TensorSpec& spec) -> int64_t {
+    return spec.shape.empty() ? 0 : local_view(spec, mesh_, mesh_rank).offset[0];
+  };
+  const TensorSpec& in0 = inputs[0].spec;
+  w.row_offset = first_row(in0);
+  switch (problem.op) {
+    case OpKind::embedding:
+      w.row_offset = first_row(out_spec);
+      w.vocab_offset = first_row(in0);
+      w.vocab = in0.shape[0];
+      break;
+    case OpKind::embedding_wgrad:
+      w.vocab_offset = first_row(out_spec);
+      w.vocab = out_spec.shape[0];
+      break;
+    case OpKind::cross_entropy:
+    case OpKind::cross_entropy_dgrad:
+      w.vocab = in0.shape[1];
+      w.total_rows = in0.shape[0];
+      break;
+    default:
+      break;
+  }
+  w.cost = tensor_op_cost(w.op, pieces, w.out_shape, w.attrs, dtype_);
+  return w;
 }
 
 // a's last all-gather and the matmul, overlapped on every group of the gather's mesh dim:
@@ -370,9 +418,9 @@ void Lowerer::fused_allgather_matmul(const AllGatherFusion& fusion,
   for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
     GatherMatmulSpec spec;
     spec.group = group_of(fusion.mesh_dim, g);
-    spec.leading_is_batch = equation_.leading_is_batch();
+    spec.leading_is_batch = equation_->leading_is_batch();
     spec.gemm_per_leading =
-        equation_.gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
+        equation_->gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
     spec.chunks = plan_.chosen_candidate().chunks;
     spec.name = options_.name;
     spec.signal = options_.signal + 1;
@@ -416,9 +464,9 @@ std::vector<LocalTensor> Lowerer::fused_matmul_reducescatter(
   for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
     ScatterMatmulSpec spec;
     spec.group = group_of(fusion.mesh_dim, g);
-    spec.leading_is_batch = equation_.leading_is_batch();
+    spec.leading_is_batch = equation_->leading_is_batch();
     spec.gemm_per_leading =
-        equation_.gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
+        equation_->gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
     spec.chunks = plan_.chosen_candidate().chunks;
     spec.name = options_.name;
     spec.signal = options_.signal + 1;
@@ -494,7 +542,12 @@ LoweredPlan Lowerer::run() {
     const TensorSpec out_spec{lowered.output_shape, dtype_, chosen.output_placements};
     for (int r = 0; r < mesh_.size(); ++r)
       lowered.outputs.push_back(new_local(r, local_view(out_spec, mesh_, r).shape));
-    if (fusion) {
+    if (problem.is_tensor_op()) {
+      for (int r = 0; r < mesh_.size(); ++r)
+        program_.tensor_op(world(r), stream(r),
+                           local_tensor_op(r, inputs, out_spec, lowered.outputs[r]),
+                           label(OpCategory::compute, to_string(problem.op)));
+    } else if (fusion) {
       fused_allgather_matmul(*fusion, inputs, lowered.outputs);
     } else {
       for (int r = 0; r < mesh_.size(); ++r)

@@ -58,8 +58,34 @@ AssembledTensor assemble_global(const TensorSpec& spec, const DeviceMesh& mesh,
   return out;
 }
 
+TensorOpCall whole_tensor_op_call(const OpProblem& problem) {
+  TensorOpCall call;
+  call.op = problem.op;
+  call.attrs = problem.attrs;
+  for (const TensorSpec& t : problem.inputs) call.inputs.push_back(t.shape);
+  call.output = problem.output_shape();
+  const Shape& first = problem.inputs.at(0).shape;
+  switch (problem.op) {
+    case OpKind::embedding:
+      call.vocab = first.at(0);
+      break;
+    case OpKind::embedding_wgrad:
+      call.vocab = problem.attrs.rows;
+      break;
+    case OpKind::cross_entropy:
+    case OpKind::cross_entropy_dgrad:
+      call.vocab = first.at(1);
+      call.total_rows = first.at(0);
+      break;
+    default:
+      break;
+  }
+  return call;
+}
+
 std::vector<double> unsharded_result(const OpProblem& problem,
                                      const std::vector<std::vector<double>>& inputs) {
+  if (problem.is_tensor_op()) return tensor_op_reference(whole_tensor_op_call(problem), inputs);
   // The op as one GEMM over the global tensors (core/matmul_signature.hpp), in double.
   const MatmulEquation eq = problem.equation();
   const Shape& a_shape = problem.inputs[problem.lhs_index()].shape;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/device_mesh.hpp"
+#include "core/tensor_op_reference.hpp"
 #include "core/tensor_spec.hpp"
 #include "strategies/op_problem.hpp"
 
@@ -20,8 +21,13 @@ struct AssembledTensor {
 AssembledTensor assemble_global(const TensorSpec& spec, const DeviceMesh& mesh,
                                 const std::vector<std::vector<double>>& pieces);
 
-// out = bias (broadcast from the right) + a @ b, in double, with Eigen. `inputs` in the
-// op's input order, each global and row-major.
+// The tensor op of `problem` on its whole tensors (no offsets: every row and vocabulary
+// entry is its own), as core/tensor_op_reference.hpp computes it.
+TensorOpCall whole_tensor_op_call(const OpProblem& problem);
+
+// out = bias (broadcast from the right) + a @ b, in double, with Eigen; a tensor op's value
+// (core/tensor_op_reference.hpp). `inputs` in the op's input order, each global and
+// row-major.
 std::vector<double> unsharded_result(const OpProblem& problem,
                                      const std::vector<std::vector<double>>& inputs);
 

@@ -188,16 +188,19 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     w.kind = g.kind;
     w.where = g.source->where;
     w.dtype = g.dtype;
+    w.attrs = g.attrs;
     const auto input = [&](int k, Shape& shape, Placements& placements, std::string& name) {
-      if (k < 0) return;
+      if (k < 0 || k >= static_cast<int>(problem.inputs.size())) return;
       shape = problem.inputs[k].shape;
       placements = problem.inputs[k].placements;
       name = read_name(graph, g.inputs[k]);
     };
+    // A tensor op's inputs in order as a, b and (its third) bias: names for reports.
     input(problem.lhs_index(), w.a, w.a_placements, w.a_tensor);
     input(problem.rhs_index(), w.b, w.b_placements, w.b_tensor);
-    if (problem.has_bias())
-      input(problem.bias_index(), w.bias.emplace(), w.bias_placements, w.bias_tensor);
+    if (problem.has_bias() || problem.inputs.size() == 3)
+      input(problem.is_tensor_op() ? 2 : problem.bias_index(), w.bias.emplace(), w.bias_placements,
+            w.bias_tensor);
     w.out_placements = problem.output_target;
     w.output_tensor = graph.tensors[g.output].name;
     out.ops.push_back(std::move(w));
@@ -324,7 +327,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
     LoweredOp lowered;
     lowered.op = &op;
     for (int r = 0; r < p.world_size(); ++r) before[r] = p.allocated_bytes(r);
-    if (is_matmul(op.kind)) {
+    if (is_planned(op.kind)) {
       lowered.plan = &*planned->plans.at(i);
       const OpProblem& problem = lowered.plan->problem;
       LoweringOptions lowering;

@@ -35,55 +35,63 @@ const std::string kTinyModel =
 // The same step written out by hand, following the layout of model_expansion.cpp's header
 // comment, on the mesh [2, 4] = [dp, tp]:
 //   tokens T       = dp 2 · micro_batch 1 · seq 24       = 48
-//   sequences B    = dp 2 · micro_batch 1                = 2
 //   head_dim d     = hidden 64 / heads 4                 = 16
-//   B · heads      = 2 · 4                               = 8 (the bmm batch)
 //   qkv width      = (heads 4 + 2 · kv_heads 2) · d 16  = 128
 //   q width        = heads 4 · d 16                      = 64
-// Rows (tokens, or heads for the attention core) are split over dp and (sequence parallel)
-// tp: ["S(0)", "S(0)"]; the attention's ctx is split by tokens over dp and by heads (its
-// columns) over tp: ["S(0)", "S(1)"]. Parameters leave their placements to the planner.
+// The embedding's output x0 must end split by tokens over dp and (sequence parallel) tp:
+// ["S(0)", "S(0)"] (an output declaration: no shape). Parameters leave their placements
+// to the planner. Per layer: norm, qkv, attention, out, residual add, norm, gate, up,
+// SwiGLU, down, residual add; then the final norm, the output projection and the loss.
 const char* kTinyByHand = R"yaml(version: 2
 cluster: clusters/dgx-h100.yaml
 mesh: {shape: [2, 4], names: [dp, tp]}
 training: {}
 tensors:
-  x0:        {shape: [48, 64], placements: ["S(0)", "S(0)"]}
-  l0_w_qkv:  {shape: [64, 128], parameter: true}
-  l0_q:      {shape: [8, 24, 16], placements: ["S(0)", "S(0)"]}
-  l0_kT:     {shape: [8, 16, 24], placements: ["S(0)", "S(0)"]}
-  l0_v:      {shape: [8, 24, 16], placements: ["S(0)", "S(0)"]}
-  l0_ctx:    {shape: [48, 64], placements: ["S(0)", "S(1)"]}
-  l0_w_o:    {shape: [64, 64], parameter: true}
-  l0_w_gate: {shape: [64, 128], parameter: true}
-  l0_w_up:   {shape: [64, 128], parameter: true}
-  l0_w_down: {shape: [128, 64], parameter: true}
-  l1_w_qkv:  {shape: [64, 128], parameter: true}
-  l1_q:      {shape: [8, 24, 16], placements: ["S(0)", "S(0)"]}
-  l1_kT:     {shape: [8, 16, 24], placements: ["S(0)", "S(0)"]}
-  l1_v:      {shape: [8, 24, 16], placements: ["S(0)", "S(0)"]}
-  l1_ctx:    {shape: [48, 64], placements: ["S(0)", "S(1)"]}
-  l1_w_o:    {shape: [64, 64], parameter: true}
-  l1_w_gate: {shape: [64, 128], parameter: true}
-  l1_w_up:   {shape: [64, 128], parameter: true}
-  l1_w_down: {shape: [128, 64], parameter: true}
-  w_out:     {shape: [64, 256], parameter: true}
+  w_embed:    {shape: [256, 64], parameter: true}
+  x0:         {placements: ["S(0)", "S(0)"]}
+  l0_w_norm1: {shape: [64], parameter: true}
+  l0_w_qkv:   {shape: [64, 128], parameter: true}
+  l0_w_o:     {shape: [64, 64], parameter: true}
+  l0_w_norm2: {shape: [64], parameter: true}
+  l0_w_gate:  {shape: [64, 128], parameter: true}
+  l0_w_up:    {shape: [64, 128], parameter: true}
+  l0_w_down:  {shape: [128, 64], parameter: true}
+  l1_w_norm1: {shape: [64], parameter: true}
+  l1_w_qkv:   {shape: [64, 128], parameter: true}
+  l1_w_o:     {shape: [64, 64], parameter: true}
+  l1_w_norm2: {shape: [64], parameter: true}
+  l1_w_gate:  {shape: [64, 128], parameter: true}
+  l1_w_up:    {shape: [64, 128], parameter: true}
+  l1_w_down:  {shape: [128, 64], parameter: true}
+  w_norm:     {shape: [64], parameter: true}
+  w_out:      {shape: [64, 256], parameter: true}
 workload:
-  - {name: l0_qkv,     op: mm,  a: x0,          b: l0_w_qkv,  output: l0_qkv_out}
-  - {name: l0_scores,  op: bmm, a: l0_q,        b: l0_kT,     output: l0_probs, causal: true}
-  - {name: l0_context, op: bmm, a: l0_probs,    b: l0_v,      output: l0_ctx_heads, causal: true}
-  - {name: l0_out,     op: mm,  a: l0_ctx,      b: l0_w_o,    output: l0_a}
-  - {name: l0_gate,    op: mm,  a: l0_a,        b: l0_w_gate, output: l0_gate_out}
-  - {name: l0_up,      op: mm,  a: l0_a,        b: l0_w_up,   output: l0_up_out}
-  - {name: l0_down,    op: mm,  a: l0_up_out,   b: l0_w_down, output: x1}
-  - {name: l1_qkv,     op: mm,  a: x1,          b: l1_w_qkv,  output: l1_qkv_out}
-  - {name: l1_scores,  op: bmm, a: l1_q,        b: l1_kT,     output: l1_probs, causal: true}
-  - {name: l1_context, op: bmm, a: l1_probs,    b: l1_v,      output: l1_ctx_heads, causal: true}
-  - {name: l1_out,     op: mm,  a: l1_ctx,      b: l1_w_o,    output: l1_a}
-  - {name: l1_gate,    op: mm,  a: l1_a,        b: l1_w_gate, output: l1_gate_out}
-  - {name: l1_up,      op: mm,  a: l1_a,        b: l1_w_up,   output: l1_up_out}
-  - {name: l1_down,    op: mm,  a: l1_up_out,   b: l1_w_down, output: x2}
-  - {name: output,     op: mm,  a: x2,          b: w_out,     output: logits}
+  - {name: embed,        op: embedding, a: w_embed, output: x0, tokens: 48}
+  - {name: l0_norm1,     op: rms_norm,  a: x0,          b: l0_w_norm1, output: l0_n1}
+  - {name: l0_qkv,       op: mm,        a: l0_n1,       b: l0_w_qkv,   output: l0_qkv_out}
+  - {name: l0_attention, op: attention, a: l0_qkv_out,  output: l0_ctx, heads: 4, kv_heads: 2, head_dim: 16, seq: 24}
+  - {name: l0_out,       op: mm,        a: l0_ctx,      b: l0_w_o,     output: l0_attn_out}
+  - {name: l0_residual1, op: add,       a: x0,          b: l0_attn_out, output: l0_h}
+  - {name: l0_norm2,     op: rms_norm,  a: l0_h,        b: l0_w_norm2, output: l0_n2}
+  - {name: l0_gate,      op: mm,        a: l0_n2,       b: l0_w_gate,  output: l0_gate_out}
+  - {name: l0_up,        op: mm,        a: l0_n2,       b: l0_w_up,    output: l0_up_out}
+  - {name: l0_act,       op: swiglu,    a: l0_gate_out, b: l0_up_out,  output: l0_act_out}
+  - {name: l0_down,      op: mm,        a: l0_act_out,  b: l0_w_down,  output: l0_mlp_out}
+  - {name: l0_residual2, op: add,       a: l0_h,        b: l0_mlp_out, output: x1}
+  - {name: l1_norm1,     op: rms_norm,  a: x1,          b: l1_w_norm1, output: l1_n1}
+  - {name: l1_qkv,       op: mm,        a: l1_n1,       b: l1_w_qkv,   output: l1_qkv_out}
+  - {name: l1_attention, op: attention, a: l1_qkv_out,  output: l1_ctx, heads: 4, kv_heads: 2, head_dim: 16, seq: 24}
+  - {name: l1_out,       op: mm,        a: l1_ctx,      b: l1_w_o,     output: l1_attn_out}
+  - {name: l1_residual1, op: add,       a: x1,          b: l1_attn_out, output: l1_h}
+  - {name: l1_norm2,     op: rms_norm,  a: l1_h,        b: l1_w_norm2, output: l1_n2}
+  - {name: l1_gate,      op: mm,        a: l1_n2,       b: l1_w_gate,  output: l1_gate_out}
+  - {name: l1_up,        op: mm,        a: l1_n2,       b: l1_w_up,    output: l1_up_out}
+  - {name: l1_act,       op: swiglu,    a: l1_gate_out, b: l1_up_out,  output: l1_act_out}
+  - {name: l1_down,      op: mm,        a: l1_act_out,  b: l1_w_down,  output: l1_mlp_out}
+  - {name: l1_residual2, op: add,       a: l1_h,        b: l1_mlp_out, output: x2}
+  - {name: norm,         op: rms_norm,  a: x2,          b: w_norm,     output: xn}
+  - {name: output,       op: mm,        a: xn,          b: w_out,      output: logits}
+  - {name: loss,         op: cross_entropy, a: logits,  output: loss}
 )yaml";
 
 const TensorDecl* find_tensor(const Scenario& s, const std::string& name) {
@@ -154,7 +162,7 @@ TEST(ModelScenario, TinyModelEqualsTheStepWrittenByHand) {
   EXPECT_EQ(generated.training->zero_stage, by_hand.training->zero_stage);
 
   // Tensors: the same names in the same order, roles, shapes and placements.
-  ASSERT_EQ(by_hand.tensors.size(), 20u);  // x0, 9 per layer, w_out
+  ASSERT_EQ(by_hand.tensors.size(), 18u);  // w_embed, x0, 7 per layer, w_norm, w_out
   ASSERT_EQ(generated.tensors.size(), by_hand.tensors.size());
   for (size_t i = 0; i < by_hand.tensors.size(); ++i) {
     const TensorDecl& want = by_hand.tensors[i];
@@ -167,7 +175,7 @@ TEST(ModelScenario, TinyModelEqualsTheStepWrittenByHand) {
   }
 
   // Ops: the same names in the same order, kinds, shapes and tensors read and produced.
-  ASSERT_EQ(by_hand.workload.size(), 15u);  // 7 per layer, then the output projection
+  ASSERT_EQ(by_hand.workload.size(), 26u);  // embed, 11 per layer, norm, output, loss
   ASSERT_EQ(generated.workload.size(), by_hand.workload.size());
   for (size_t i = 0; i < by_hand.workload.size(); ++i) {
     const WorkloadOp& want = by_hand.workload[i];
@@ -184,17 +192,26 @@ TEST(ModelScenario, TinyModelEqualsTheStepWrittenByHand) {
     EXPECT_EQ(got.output_tensor, want.output_tensor);
     EXPECT_EQ(got.causal, want.causal) << got.name;
     EXPECT_EQ(got.dtype, want.dtype);
+    EXPECT_EQ(got.attrs, want.attrs) << got.name;
   }
 
   // And a few of the hand-worked figures, as the loader filled them.
-  const WorkloadOp* scores = find_op(generated, "l1_scores");
-  ASSERT_NE(scores, nullptr);
-  EXPECT_EQ(scores->kind, OpKind::bmm);
-  EXPECT_THAT(scores->a, ElementsAre(8, 24, 16));  // [B·heads, seq, d]
-  EXPECT_THAT(scores->b, ElementsAre(8, 16, 24));
-  const WorkloadOp* context = find_op(generated, "l0_context");
-  ASSERT_NE(context, nullptr);
-  EXPECT_THAT(context->a, ElementsAre(8, 24, 24));  // the probs, [B·heads, seq, seq]
+  const WorkloadOp* embed = find_op(generated, "embed");
+  ASSERT_NE(embed, nullptr);
+  EXPECT_EQ(embed->kind, OpKind::embedding);
+  EXPECT_EQ(embed->attrs.rows, 48);  // T tokens looked up
+  const WorkloadOp* attention = find_op(generated, "l1_attention");
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(attention->kind, OpKind::attention);
+  EXPECT_THAT(attention->a, ElementsAre(48, 128));  // [T, qkv width]
+  EXPECT_EQ(attention->attrs.heads, 4);
+  EXPECT_EQ(attention->attrs.kv_heads, 2);
+  EXPECT_EQ(attention->attrs.head_dim, 16);
+  EXPECT_EQ(attention->attrs.seq, 24);
+  EXPECT_TRUE(attention->attrs.causal);
+  const WorkloadOp* norm = find_op(generated, "l0_norm2");
+  ASSERT_NE(norm, nullptr);
+  EXPECT_THAT(norm->b, ElementsAre(64));  // the norm's weight, [hidden]
   const WorkloadOp* down = find_op(generated, "l0_down");
   ASSERT_NE(down, nullptr);
   EXPECT_THAT(down->a, ElementsAre(48, 128));  // [T, ffn]
@@ -203,19 +220,28 @@ TEST(ModelScenario, TinyModelEqualsTheStepWrittenByHand) {
   EXPECT_THAT(output->a, ElementsAre(48, 64));
   EXPECT_THAT(output->b, ElementsAre(64, 256));
   EXPECT_EQ(output->output_tensor, "logits");
+  const WorkloadOp* loss = find_op(generated, "loss");
+  ASSERT_NE(loss, nullptr);
+  EXPECT_EQ(loss->kind, OpKind::cross_entropy);
+  EXPECT_THAT(loss->a, ElementsAre(48, 256));  // the logits [T, vocab]
 }
 
 TEST(ModelScenario, GeluMlpAndQkvBiasChangeTheStepAsDocumented) {
-  // activation: gelu drops the gate (6 ops a layer); qkv_bias makes qkv an addmm reading
-  // b_qkv of the qkv width, (4 + 2·4)·16 = 192 with kv_heads defaulting to heads.
+  // activation: gelu drops the gate and runs GELU on up's output (10 ops a layer); qkv_bias
+  // makes qkv an addmm reading b_qkv of the qkv width, (4 + 2·4)·16 = 192 with kv_heads
+  // defaulting to heads.
   ScenarioFiles files;
   const Scenario s = load_scenario(files.write(
       "gelu.yaml", kHeader +
                        "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, seq: 24, "
                        "activation: gelu, qkv_bias: true}\n"));
-  ASSERT_EQ(s.workload.size(), 7u);  // qkv, scores, context, out, up, down, output
+  ASSERT_EQ(s.workload.size(), 14u);  // embed, 10 for the layer, norm, output, loss
   EXPECT_EQ(find_op(s, "l0_gate"), nullptr);
   EXPECT_EQ(find_tensor(s, "l0_w_gate"), nullptr);
+  const WorkloadOp* act = find_op(s, "l0_act");
+  ASSERT_NE(act, nullptr);
+  EXPECT_EQ(act->kind, OpKind::gelu);
+  EXPECT_EQ(act->a_tensor, "l0_up_out");
   const WorkloadOp* qkv = find_op(s, "l0_qkv");
   ASSERT_NE(qkv, nullptr);
   EXPECT_EQ(qkv->kind, OpKind::addmm);
@@ -248,9 +274,9 @@ TEST(ModelScenario, ShippedLlamaConfigWithLayersOverridden) {
   EXPECT_FALSE(m.tie_embeddings);  // tie_word_embeddings: false
   EXPECT_EQ(m.activation, MlpActivation::swiglu);
 
-  // 7 ops for the one layer, then the output projection.
-  ASSERT_EQ(s.workload.size(), 8u);
-  EXPECT_EQ(s.workload.back().name, "output");
+  // The embedding, 11 ops for the one layer, then the norm, output projection and loss.
+  ASSERT_EQ(s.workload.size(), 15u);
+  EXPECT_EQ(s.workload.back().name, "loss");
   EXPECT_EQ(find_tensor(s, "l1_w_qkv"), nullptr);  // no second layer
   const TensorDecl* w_qkv = find_tensor(s, "l0_w_qkv");
   ASSERT_NE(w_qkv, nullptr);
@@ -258,9 +284,7 @@ TEST(ModelScenario, ShippedLlamaConfigWithLayersOverridden) {
   const TensorDecl* w_out = find_tensor(s, "w_out");
   ASSERT_NE(w_out, nullptr);
   EXPECT_THAT(w_out->shape, ElementsAre(4096, 128256));
-  const TensorDecl* x0 = find_tensor(s, "x0");
-  ASSERT_NE(x0, nullptr);
-  EXPECT_THAT(x0->shape, ElementsAre(256, 4096));  // dp 2 · micro_batch 1 · seq 128
+  EXPECT_THAT(find_op(s, "l0_norm1")->a, ElementsAre(256, 4096));  // dp 2 · 1 · seq 128
 }
 
 TEST(ModelScenario, OverridingHiddenOfAConfigWithoutHeadDimRederivesIt) {
@@ -292,7 +316,7 @@ TEST(ModelScenario, SlidingWindowNullIsFullAttention) {
   EXPECT_EQ(s.model->layers, 2);
   EXPECT_EQ(s.model->kv_heads, 2);
   EXPECT_EQ(s.model->head_dim, 16);
-  EXPECT_EQ(s.workload.size(), 15u);
+  EXPECT_EQ(s.workload.size(), 26u);
 }
 
 TEST(ModelScenario, MlpBiasFalseIsAccepted) {
@@ -300,7 +324,7 @@ TEST(ModelScenario, MlpBiasFalseIsAccepted) {
   files.write("config.json", hf_config("llama", "\"mlp_bias\": false"));
   const Scenario s = load_scenario(files.write("scenario.yaml", kReadsConfig));
   ASSERT_TRUE(s.model.has_value());
-  EXPECT_EQ(s.workload.size(), 15u);
+  EXPECT_EQ(s.workload.size(), 26u);
 }
 
 // ---- Resizing (a sweep point) generates the step again ----
@@ -311,22 +335,16 @@ TEST(ModelScenario, ResizeDoublesTheTokensWithDp) {
                                                "version: 2\ncluster: clusters/dgx-h100.yaml\n"
                                                "mesh: {shape: [1, 8], names: [dp, tp]}\n" +
                                                    kTinyModel));
-  // dp 1: tokens = 1 · 1 · 24 = 24, B·heads = 1 · 4 = 4.
-  const TensorDecl* x0 = find_tensor(s, "x0");
-  ASSERT_NE(x0, nullptr);
-  EXPECT_THAT(x0->shape, ElementsAre(24, 64));
+  // dp 1: tokens = 1 · 1 · 24 = 24.
+  EXPECT_THAT(find_op(s, "l0_norm1")->a, ElementsAre(24, 64));
 
   const Scenario big = with_cluster_size(s, 2, {2, 8});
   EXPECT_EQ(big.cluster.nodes, 2);
   EXPECT_THAT(big.mesh_shape, ElementsAre(2, 8));
   EXPECT_THAT(big.mesh_names, ElementsAre("dp", "tp"));
-  // dp 2: tokens = 2 · 1 · 24 = 48, B·heads = 2 · 4 = 8.
-  const TensorDecl* big_x0 = find_tensor(big, "x0");
-  ASSERT_NE(big_x0, nullptr);
-  EXPECT_THAT(big_x0->shape, ElementsAre(48, 64));
-  const TensorDecl* q = find_tensor(big, "l0_q");
-  ASSERT_NE(q, nullptr);
-  EXPECT_THAT(q->shape, ElementsAre(8, 24, 16));
+  // dp 2: tokens = 2 · 1 · 24 = 48, looked up by the embedding and read by attention.
+  EXPECT_EQ(find_op(big, "embed")->attrs.rows, 48);
+  EXPECT_THAT(find_op(big, "l0_attention")->a, ElementsAre(48, 128));
   // The ops read the new shapes too; the parameters do not change.
   const WorkloadOp* qkv = find_op(big, "l0_qkv");
   ASSERT_NE(qkv, nullptr);
@@ -335,7 +353,7 @@ TEST(ModelScenario, ResizeDoublesTheTokensWithDp) {
   EXPECT_EQ(big.workload.size(), s.workload.size());
   EXPECT_EQ(big.tensors.size(), s.tensors.size());
   // The original is untouched.
-  EXPECT_THAT(find_tensor(s, "x0")->shape, ElementsAre(24, 64));
+  EXPECT_EQ(find_op(s, "embed")->attrs.rows, 24);
 }
 
 TEST(ModelScenario, GlobalBatchKeepsTheTokensAndSplitsThemOverDp) {
@@ -345,12 +363,12 @@ TEST(ModelScenario, GlobalBatchKeepsTheTokensAndSplitsThemOverDp) {
       "version: 2\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [1, 8], names: [dp, tp]}\n"
       "model: {layers: 1, hidden: 64, heads: 4, kv_heads: 2, ffn: 128, vocab: 256, seq: 24, "
       "global_batch: 4}\n"));
-  // 4 sequences of 24 tokens whatever dp is: 96 rows; the attention batch 4 · 4 heads = 16.
-  EXPECT_THAT(find_tensor(s, "x0")->shape, ElementsAre(96, 64));
-  EXPECT_THAT(find_tensor(s, "l0_q")->shape, ElementsAre(16, 24, 16));
+  // 4 sequences of 24 tokens whatever dp is: 96 rows.
+  EXPECT_EQ(find_op(s, "embed")->attrs.rows, 96);
+  EXPECT_THAT(find_op(s, "l0_attention")->a, ElementsAre(96, 128));
   const Scenario dp2 = with_cluster_size(s, 2, {2, 8});
-  EXPECT_THAT(find_tensor(dp2, "x0")->shape, ElementsAre(96, 64));
-  EXPECT_THAT(find_tensor(dp2, "l0_q")->shape, ElementsAre(16, 24, 16));
+  EXPECT_EQ(find_op(dp2, "embed")->attrs.rows, 96);
+  EXPECT_THAT(find_op(dp2, "loss")->a, ElementsAre(96, 256));
   // dp 8 does not divide 4 sequences: the point is refused, naming the key.
   const auto e = error_of([&] { with_cluster_size(s, 8, {8, 8}); });
   EXPECT_THAT(e.message(), HasSubstr("model.global_batch 4 sequences do not split evenly over "
@@ -366,7 +384,7 @@ TEST(ModelScenario, GlobalBatchWithMicroBatchGeneratesOneMicroBatchPerReplica) {
       "global_batch: 8}\n"));
   // One micro-batch on each of dp 2 replicas: 2 x 2 sequences of 24 tokens = 96 rows (the
   // step's 8 sequences are 2 such micro-batches, which the dataflow does not repeat).
-  EXPECT_THAT(find_tensor(s, "x0")->shape, ElementsAre(96, 64));
+  EXPECT_EQ(find_op(s, "embed")->attrs.rows, 96);
   EXPECT_EQ(s.model->global_batch, 8);
   // dp 8 x micro_batch 2 = 16 sequences per pass do not divide 8.
   const auto e = error_of([&] { with_cluster_size(s, 2, {8, 2}); });
@@ -384,21 +402,23 @@ TEST(ModelScenario, StepsTooLargeToGenerateAreRefusedBeforeAnyText) {
                                                   "ffn: 128, vocab: 256, seq: 24}\n"));
   });
   EXPECT_THAT(e.message(), HasSubstr("layers 100000 is more than 512"));
-  // 512 SwiGLU layers, 7 ops each and the output projection: 3,585 ops, over a cap
-  // lowered to 3,000.
+  // 512 SwiGLU layers, 11 ops each, and the embedding, final norm, output projection and
+  // loss: 5,636 ops, over a cap lowered to 3,000.
   setenv("SYMMESH_MAX_OPS", "3000", 1);
   e = error_of([&] {
     load_scenario(files.write("capped.yaml", head + "model: {layers: 512, hidden: 64, heads: 4, "
                                                     "ffn: 128, vocab: 256, seq: 24}\n"));
   });
   unsetenv("SYMMESH_MAX_OPS");
-  EXPECT_THAT(e.message(), HasSubstr("model.layers 512 generates 3585 ops, more than the 3000"));
-  // seq 60,000,000: the probabilities [4 heads, seq, seq] hold 1.44e16 elements > 2^50.
+  EXPECT_THAT(e.message(), HasSubstr("model.layers 512 generates 5636 ops, more than the 3000"));
+  // seq 60,000,000 x micro_batch 100,000 = 6e12 tokens: the logits [T, vocab 256] hold
+  // 1.536e15 elements > 2^50 (about 1.126e15).
   e = error_of([&] {
     load_scenario(files.write("long.yaml", head + "model: {layers: 1, hidden: 64, heads: 4, ffn: "
-                                                  "128, vocab: 256, seq: 60000000}\n"));
+                                                  "128, vocab: 256, seq: 60000000, "
+                                                  "micro_batch: 100000}\n"));
   });
-  EXPECT_THAT(e.message(), HasSubstr("largest tensor would hold 1.44e+16 elements"));
+  EXPECT_THAT(e.message(), HasSubstr("largest tensor would hold 1.54e+15 elements"));
   // A width beyond the bounds that keep the counts in 64 bits, at its key.
   const std::string wide = files.write(
       "wide.yaml",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/program.hpp"
+#include "core/tensor_op_reference.hpp"
 
 namespace symmesh::testing {
 
@@ -85,6 +86,28 @@ class ProgramInterpreter {
       dst[i] = static_cast<T>((double(dst[i]) + src[i]) * w.scale);
   }
 
+  // The op's reference values on this rank's pieces, with the pieces' offsets.
+  template <typename T>
+  void tensor_op(int r, const TensorOpWork& w) {
+    TensorOpCall call;
+    call.op = w.op;
+    call.attrs = w.attrs;
+    call.output = w.out_shape;
+    call.row_offset = w.row_offset;
+    call.vocab_offset = w.vocab_offset;
+    call.vocab = w.vocab;
+    call.total_rows = w.total_rows;
+    std::vector<std::vector<double>> inputs;
+    for (int k = 0; k < w.inputs; ++k) {
+      call.inputs.push_back(w.in_shapes[k]);
+      const T* src = reinterpret_cast<const T*>(at(r, w.in[k]));
+      inputs.emplace_back(src, src + numel(w.in_shapes[k]));
+    }
+    const std::vector<double> out = tensor_op_reference(call, inputs);
+    T* dst = reinterpret_cast<T*>(at(r, w.out));
+    for (size_t i = 0; i < out.size(); ++i) dst[i] = static_cast<T>(out[i]);
+  }
+
   bool step(int r, const StreamOp& op) {
     using K = StreamOp::Kind;
     switch (op.kind()) {
@@ -142,6 +165,16 @@ class ProgramInterpreter {
           for (int64_t row = 0; row < w.rows; ++row, pos += w.row_bytes)
             std::memcpy(at(r, w.dst) + pl * w.dst_plane_stride_bytes + row * w.dst_stride_bytes,
                         tmp.data() + pos, w.row_bytes);
+        return true;
+      }
+      case K::tensor_op: {
+        const TensorOpWork& w = p_.tensor_op_of(op);
+        if (w.dtype == DType::fp32)
+          tensor_op<float>(r, w);
+        else if (w.dtype == DType::fp64)
+          tensor_op<double>(r, w);
+        else
+          throw std::runtime_error("interpreter: tensor op dtype");
         return true;
       }
       case K::record_event:

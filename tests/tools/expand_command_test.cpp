@@ -29,8 +29,9 @@ TEST(ExpandCommand, TheWrittenOutStepLoadsBackToTheSameStep) {
   const symmesh::Scenario original = symmesh::load_scenario(source);
   std::filesystem::remove(path);
   EXPECT_FALSE(expanded.model.has_value());  // a plain version-2 file
-  // 32 layers of 7 matrix ops and the output projection.
-  ASSERT_EQ(original.workload.size(), 32u * 7 + 1);
+  // The embedding, 32 layers of 11 ops (model_expansion.cpp), the final norm, the output
+  // projection and the loss.
+  ASSERT_EQ(original.workload.size(), 1 + 32u * 11 + 3);
   ASSERT_EQ(expanded.workload.size(), original.workload.size());
   for (size_t i = 0; i < original.workload.size(); ++i) {
     const auto& a = original.workload[i];
@@ -40,6 +41,7 @@ TEST(ExpandCommand, TheWrittenOutStepLoadsBackToTheSameStep) {
     EXPECT_EQ(a.a, b.a) << a.name;
     EXPECT_EQ(a.b, b.b) << a.name;
     EXPECT_EQ(a.output_tensor, b.output_tensor) << a.name;
+    EXPECT_EQ(a.attrs, b.attrs) << a.name;
   }
   ASSERT_EQ(expanded.tensors.size(), original.tensors.size());
   EXPECT_EQ(expanded.cluster.num_gpus(), original.cluster.num_gpus());
