@@ -56,6 +56,10 @@ std::string to_string(OpKind kind) {
       return "attention_dgrad";
     case OpKind::embedding_wgrad:
       return "embedding_wgrad";
+    case OpKind::cross_entropy_stats:
+      return "cross_entropy_stats";
+    case OpKind::cross_entropy_loss:
+      return "cross_entropy_loss";
     case OpKind::cross_entropy_dgrad:
       return "cross_entropy_dgrad";
   }
@@ -81,9 +85,10 @@ std::optional<OpKind> op_kind_named(std::string_view text) {
 
 std::optional<OpKind> generated_op_kind_named(std::string_view text) {
   static const std::vector<OpKind> generated{
-      OpKind::optimizer_step,    OpKind::rms_norm_dgrad,  OpKind::rms_norm_wgrad,
-      OpKind::swiglu_dgrad_gate, OpKind::swiglu_dgrad_up, OpKind::gelu_dgrad,
-      OpKind::attention_dgrad,   OpKind::embedding_wgrad, OpKind::cross_entropy_dgrad,
+      OpKind::optimizer_step,     OpKind::rms_norm_dgrad,      OpKind::rms_norm_wgrad,
+      OpKind::swiglu_dgrad_gate,  OpKind::swiglu_dgrad_up,     OpKind::gelu_dgrad,
+      OpKind::attention_dgrad,    OpKind::embedding_wgrad,     OpKind::cross_entropy_stats,
+      OpKind::cross_entropy_loss, OpKind::cross_entropy_dgrad,
   };
   for (OpKind kind : generated)
     if (text == to_string(kind)) return kind;
@@ -119,6 +124,8 @@ bool is_tensor_op(OpKind kind) {
     case OpKind::gelu_dgrad:
     case OpKind::attention_dgrad:
     case OpKind::embedding_wgrad:
+    case OpKind::cross_entropy_stats:
+    case OpKind::cross_entropy_loss:
     case OpKind::cross_entropy_dgrad:
       return true;
     default:

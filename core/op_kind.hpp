@@ -44,6 +44,8 @@ enum class OpKind {
   gelu_dgrad,
   attention_dgrad,
   embedding_wgrad,
+  cross_entropy_stats,  // a file's cross_entropy runs as these two (core/tensor_op.hpp)
+  cross_entropy_loss,
   cross_entropy_dgrad,
 };
 

@@ -52,7 +52,12 @@ const TensorOpSignature& tensor_op_signature(OpKind op) {
       {OpKind::gelu_dgrad, {"x", "dy"}, OpKind::gelu, "GELU input gradient"},
       {OpKind::attention_dgrad, {"qkv", "out", "dout"}, OpKind::attention, "attention gradient"},
       {OpKind::embedding_wgrad, {"dy"}, OpKind::embedding, "embedding table gradient"},
-      {OpKind::cross_entropy_dgrad, {"logits", "dloss"}, OpKind::cross_entropy, "loss gradient"},
+      {OpKind::cross_entropy_stats, {"logits"}, OpKind::cross_entropy, "loss statistics"},
+      {OpKind::cross_entropy_loss, {"stats"}, OpKind::cross_entropy, "loss from statistics"},
+      {OpKind::cross_entropy_dgrad,
+       {"logits", "stats", "dloss"},
+       OpKind::cross_entropy,
+       "loss gradient"},
   };
   for (const TensorOpSignature& s : table)
     if (s.op == op) return s;
@@ -157,10 +162,22 @@ std::optional<ShapeProblem> check_tensor_op(OpKind op, const std::vector<Shape>&
       if (attrs.rows < 1) return problem_at("vocab", "the table needs >= 1 rows");
       return std::nullopt;
     case OpKind::cross_entropy:
+    case OpKind::cross_entropy_stats:
       return matrix(0, "the logits [tokens, vocab]");
-    case OpKind::cross_entropy_dgrad:
+    case OpKind::cross_entropy_loss:
+      if (auto p = matrix(0, "the loss statistics [tokens, 2]")) return p;
+      if (in[0][1] != 2)
+        return problem_at(sig.inputs[0],
+                          "the loss statistics are [tokens, 2]; got " + shape_text(in[0]));
+      return std::nullopt;
+    case OpKind::cross_entropy_dgrad: {
       if (auto p = matrix(0, "the logits [tokens, vocab]")) return p;
-      return rank_problem(sig.inputs[1], in[1], 0, "the loss gradient");
+      const Shape stats{in[0][0], 2};
+      if (in[1] != stats)
+        return problem_at(sig.inputs[1], "the loss statistics must be " + shape_text(stats) +
+                                             "; got " + shape_text(in[1]));
+      return rank_problem(sig.inputs[2], in[2], 0, "the loss gradient");
+    }
     default:
       break;
   }
@@ -179,7 +196,10 @@ Shape tensor_op_output_shape(OpKind op, const std::vector<Shape>& in, const Tens
     case OpKind::embedding_wgrad:
       return Shape{attrs.rows, in.at(0)[1]};
     case OpKind::cross_entropy:
+    case OpKind::cross_entropy_loss:
       return Shape{};
+    case OpKind::cross_entropy_stats:
+      return Shape{in.at(0)[0], 2};
     default:
       return in.at(0);
   }
@@ -240,10 +260,10 @@ TensorOpCost tensor_op_cost(OpKind op, const std::vector<Shape>& in, const Shape
     case OpKind::embedding:
     case OpKind::embedding_wgrad:
     case OpKind::cross_entropy:
+    case OpKind::cross_entropy_stats:
     case OpKind::cross_entropy_dgrad:
       c.bytes += 8 * rows;  // the int64 token ids (or labels) of the rows
-      if (op == OpKind::cross_entropy) c.bytes += 4 * rows;  // its log-sum-exp per row, saved
-      if (op == OpKind::embedding_wgrad) c.kernels = 2;      // zero the table, then add rows
+      if (op == OpKind::embedding_wgrad) c.kernels = 2;  // zero the table, then add rows
       break;
     default:
       break;

@@ -5,21 +5,33 @@
 // embedding lookup and the cross-entropy loss — and the backward op of each, which a
 // version-2 `training:` step derives (strategies/dataflow_graph.hpp) and files cannot write.
 //
-//   op                   inputs (in order)          output           what it computes
-//   add                  a [..], b [..]             [..]             a + b (same shapes)
-//   rms_norm             x [r, h], w [h]            [r, h]           x / rms(x) · w per row
-//   swiglu               gate [r, f], up [r, f]     [r, f]           silu(gate) · up
-//   gelu                 x [r, f]                   [r, f]           gelu(x) (tanh form)
-//   attention            qkv [T, (H + 2K)·d]        [T, H·d]         causal softmax(q·kᵀ/√d)·v
-//   embedding            table [V, h]               [tokens, h]      table[token id of each row]
-//   cross_entropy        logits [T, V]              []               Σ_rows (lse − logit[label]) /
-//   T rms_norm_dgrad       x, w, dy                   [r, h]           dx rms_norm_wgrad       x,
-//   dy                      [h]              dw = Σ_rows dy · x / rms(x) swiglu_dgrad_gate    gate,
-//   up, dy               [r, f]           d gate swiglu_dgrad_up      gate, dy [r, f]           d
-//   up gelu_dgrad           x, dy                      [r, f]           dx attention_dgrad qkv,
-//   out, d out            [T, (H + 2K)·d]  d qkv (FlashAttention's) embedding_wgrad      d out
-//   [tokens, h]          [V, h]           d table (rows summed per id) cross_entropy_dgrad  logits,
-//   d loss []          [T, V]           (softmax − onehot) · dloss / T
+//   op                   inputs (in order)        output          what it computes
+//   add                  a [..], b [..]           [..]            a + b (same shapes)
+//   rms_norm             x [r, h], w [h]          [r, h]          x / rms(x) · w per row
+//   swiglu               gate [r, f], up [r, f]   [r, f]          silu(gate) · up
+//   gelu                 x [r, f]                 [r, f]          gelu(x) (tanh form)
+//   attention            qkv [T, (H + 2K)·d]      [T, H·d]        causal softmax(q·kᵀ/√d)·v
+//   embedding            table [V, h]             [tokens, h]     table[token id of each row]
+//   cross_entropy        logits [T, V]            []              mean of lse − logit[label]
+// and the ops a training step derives:
+//   rms_norm_dgrad       x, w, dy                 [r, h]          dx
+//   rms_norm_wgrad       x, dy                    [h]             Σ_rows dy · x / rms(x)
+//   swiglu_dgrad_gate    gate, up, dy             [r, f]          d gate
+//   swiglu_dgrad_up      gate, dy                 [r, f]          d up
+//   gelu_dgrad           x, dy                    [r, f]          dx
+//   attention_dgrad      qkv, out, d out          [T, (H+2K)·d]   d qkv (FlashAttention's)
+//   embedding_wgrad      d out [tokens, h]        [V, h]          d table (rows summed per id)
+//   cross_entropy_stats  logits [T, V]            [T, 2]          Σ_v exp(logit), logit[label]
+//   cross_entropy_loss   stats [T, 2]             []              mean of log Σ − logit[label]
+//   cross_entropy_dgrad  logits, stats, d loss    [T, V]          (softmax − onehot) · dloss / T
+//
+// A file's cross_entropy runs as cross_entropy_stats then cross_entropy_loss
+// (strategies/dataflow_graph.hpp), so that the vocabulary may stay split, as Megatron-LM's
+// vocab-parallel cross entropy keeps it: each rank sums its columns' exponentials and finds
+// the label's logit if it holds it, the [T, 2] statistics are all-reduced (a Partial(sum)
+// the planner reduces), and the loss and its gradient follow on each rank's own columns.
+// (Megatron also all-reduces the row maximum first, for range: a [T] all-reduce that is not
+// modelled; the sums here are of exp(logit), which emulation's values keep in range.)
 //
 // attention's qkv rows are T = sequences · seq tokens, each sequence `seq` consecutive rows;
 // its columns are K key/value groups side by side, each [H/K query heads, one key head, one

@@ -234,15 +234,45 @@ Tensor cross_entropy(const TensorOpCall& call, const Tensor& logits) {
   return {loss / static_cast<double>(call.total_rows)};
 }
 
-Tensor cross_entropy_dgrad(const TensorOpCall& call, const Tensor& logits, double dloss) {
-  const int64_t rows = call.inputs[0][0], vocab = call.vocab;
+// The label of the piece's row t as a column of the piece, or -1 when another rank's
+// columns hold it (the logits' vocabulary split from vocab_offset on).
+int64_t label_column(const TensorOpCall& call, int64_t t) {
+  const int64_t columns = call.inputs[0][1];
+  const int64_t column = label_id(call.row_offset + t, call.vocab) - call.vocab_offset;
+  return column >= 0 && column < columns ? column : -1;
+}
+
+// Per row: Σ over the piece's columns of exp(logit), and the label's logit when the piece
+// holds it (0 otherwise): summed over vocabulary pieces, the whole row's.
+Tensor cross_entropy_stats(const TensorOpCall& call, const Tensor& logits) {
+  const int64_t rows = call.inputs[0][0], columns = call.inputs[0][1];
+  Tensor stats(static_cast<size_t>(2 * rows), 0.0);
+  for (int64_t t = 0; t < rows; ++t) {
+    for (int64_t c = 0; c < columns; ++c) stats[2 * t] += std::exp(logits[t * columns + c]);
+    if (const int64_t label = label_column(call, t); label >= 0)
+      stats[2 * t + 1] = logits[t * columns + label];
+  }
+  return stats;
+}
+
+Tensor cross_entropy_loss(const TensorOpCall& call, const Tensor& stats) {
+  const int64_t rows = call.inputs[0][0];
+  double loss = 0;
+  for (int64_t t = 0; t < rows; ++t) loss += std::log(stats[2 * t]) - stats[2 * t + 1];
+  return {loss / static_cast<double>(call.total_rows)};
+}
+
+// (softmax − onehot(label)) · dloss / total_rows on the piece's columns, the softmax's
+// denominator from the whole row's statistics.
+Tensor cross_entropy_dgrad(const TensorOpCall& call, const Tensor& logits, const Tensor& stats,
+                           double dloss) {
+  const int64_t rows = call.inputs[0][0], columns = call.inputs[0][1];
   const double scale = dloss / static_cast<double>(call.total_rows);
   Tensor d(logits.size());
   for (int64_t t = 0; t < rows; ++t) {
-    const double lse = logsumexp(logits, t, vocab);
-    for (int64_t c = 0; c < vocab; ++c)
-      d[t * vocab + c] = std::exp(logits[t * vocab + c] - lse) * scale;
-    d[t * vocab + label_id(call.row_offset + t, vocab)] -= scale;
+    for (int64_t c = 0; c < columns; ++c)
+      d[t * columns + c] = std::exp(logits[t * columns + c]) / stats[2 * t] * scale;
+    if (const int64_t label = label_column(call, t); label >= 0) d[t * columns + label] -= scale;
   }
   return d;
 }
@@ -285,13 +315,24 @@ void validate(const TensorOpCall& call, const std::vector<Tensor>& inputs) {
         op + "'s output piece " + to_string(call.output) + " does not fit its inputs",
         std::string(kWhere));
   if (table_op) check_vocab(call.vocab);
-  if (call.op == OpKind::cross_entropy || call.op == OpKind::cross_entropy_dgrad) {
+  const bool logits = call.op == OpKind::cross_entropy || call.op == OpKind::cross_entropy_stats ||
+                      call.op == OpKind::cross_entropy_dgrad;
+  if (logits) {
     check_vocab(call.vocab);
-    if (call.inputs[0][1] != call.vocab)
+    if (call.op == OpKind::cross_entropy && call.inputs[0][1] != call.vocab)
       throw InvalidArgument(op + "'s logits hold " + std::to_string(call.inputs[0][1]) +
                                 " columns, not the whole vocabulary of " +
                                 std::to_string(call.vocab),
                             std::string(kWhere));
+    if (call.vocab_offset < 0 || call.vocab_offset + call.inputs[0][1] > call.vocab)
+      throw InvalidArgument(op + "'s logits piece of " + std::to_string(call.inputs[0][1]) +
+                                " columns from column " + std::to_string(call.vocab_offset) +
+                                " is outside the vocabulary of " + std::to_string(call.vocab),
+                            std::string(kWhere));
+  }
+  const bool averaged = call.op == OpKind::cross_entropy || call.op == OpKind::cross_entropy_loss ||
+                        call.op == OpKind::cross_entropy_dgrad;
+  if (averaged) {
     if (call.total_rows < 1)
       throw InvalidArgument(op + " needs total_rows >= 1; got " + std::to_string(call.total_rows),
                             std::string(kWhere));
@@ -349,8 +390,12 @@ std::vector<double> tensor_op_reference(const TensorOpCall& call,
       return embedding_wgrad(call, in[0]);
     case OpKind::cross_entropy:
       return cross_entropy(call, in[0]);
+    case OpKind::cross_entropy_stats:
+      return cross_entropy_stats(call, in[0]);
+    case OpKind::cross_entropy_loss:
+      return cross_entropy_loss(call, in[0]);
     case OpKind::cross_entropy_dgrad:
-      return cross_entropy_dgrad(call, in[0], in[1][0]);
+      return cross_entropy_dgrad(call, in[0], in[1], in[2][0]);
     default:
       break;
   }

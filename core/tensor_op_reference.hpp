@@ -35,11 +35,14 @@ struct TensorOpCall {
   //   vocab_offset  embedding: the table piece's first vocabulary row; embedding_wgrad: the
   //                 output piece's; the ids outside [vocab_offset, vocab_offset + rows of the
   //                 piece) contribute nothing on this rank (Megatron's vocab-parallel
-  //                 embedding: the pieces' outputs sum to the whole one);
+  //                 embedding: the pieces' outputs sum to the whole one); the cross-entropy
+  //                 ops: the logits piece's first column (a label outside the piece's
+  //                 columns is another rank's);
   //   vocab         the whole vocabulary (ids are drawn from it; >= 1 for embedding,
   //                 cross_entropy and their backward ops);
-  //   total_rows    cross_entropy and its dgrad: the tokens the loss is the mean over (the
-  //                 whole step's, so that token-split pieces sum to the whole loss).
+  //   total_rows    cross_entropy, cross_entropy_loss and cross_entropy_dgrad: the tokens
+  //                 the loss is the mean over (the whole step's, so that token-split pieces
+  //                 sum to the whole loss).
   int64_t row_offset = 0;
   int64_t vocab_offset = 0;
   int64_t vocab = 0;
@@ -77,8 +80,13 @@ struct TensorOpCall {
 //   cross_entropy       Σ_t (logsumexp(logits[t]) − logits[t, label_id(row_offset + t)]) /
 //                       total_rows — the piece's share of the mean; logits hold the whole
 //                       vocabulary (their columns must equal `vocab`; total_rows >= 1)
-//   cross_entropy_dgrad (softmax(logits[t]) − onehot(label)) · dloss / total_rows, dloss
-//                       the 0-d upstream gradient of the loss
+//   cross_entropy_stats row t: [Σ_c exp(logits[t, c]), logits[t, label] or 0] over the
+//                       piece's columns (no max subtracted: the [T, 2] pieces of a split
+//                       vocabulary sum to the whole row's)
+//   cross_entropy_loss  Σ_t (log stats[t, 0] − stats[t, 1]) / total_rows
+//   cross_entropy_dgrad (exp(logits[t, c]) / stats[t, 0] − onehot(label)) · dloss /
+//                       total_rows on the piece's columns, stats the whole rows', dloss the
+//                       0-d upstream gradient of the loss
 std::vector<double> tensor_op_reference(const TensorOpCall& call,
                                         const std::vector<std::vector<double>>& inputs);
 

@@ -80,9 +80,10 @@ OpKind read_kind(const Value& item) {
                  "' ops are not written: a version-2 `training:` step generates one per "
                  "parameter (docs/scenario-format.md, \"The optimizer step\")");
     if (const auto generated = generated_op_kind_named(text))
-      value.fail("'" + text + "' ops are not written: a version-2 `training:` step derives it as " +
-                 "the backward of each '" + to_string(tensor_op_signature(*generated).forward) +
-                 "' (docs/scenario-format.md, \"Tensor ops\")");
+      value.fail("'" + text + "' ops are not written: symmesh derives them from each '" +
+                 to_string(tensor_op_signature(*generated).forward) + "' op (its " +
+                 std::string(tensor_op_signature(*generated).what) +
+                 "; docs/scenario-format.md, \"Tensor ops\")");
     value.fail("unknown op '" + text + "'" + suggestion(text, op_names()));
   }
   item.fail("missing key 'op' in " + item.path() + " (expected one of: " +

@@ -108,6 +108,10 @@ class GraphBuilder {
 
   void add_tensor_op_forward(const WorkloadOp& op, GraphOp g) {
     g.attrs = op.attrs;
+    if (op.kind == OpKind::cross_entropy) {
+      add_cross_entropy(op, std::move(g));
+      return;
+    }
     std::vector<Shape> shapes;
     for (size_t k = 0; k < tensor_op_signature(op.kind).inputs.size(); ++k) {
       g.inputs.push_back({named(k == 0 ? op.a_tensor : op.b_tensor, op), false});
@@ -120,6 +124,37 @@ class GraphBuilder {
     out.dtype = g.dtype;
     out.where = op.where;
     g.output = add_tensor(std::move(out));
+    add_op(std::move(g));
+  }
+
+  // A file's cross_entropy as Megatron's vocab-parallel cross entropy runs it: per row the
+  // statistics of the logits ("<op>.stats", a [T, 2] tensor "<loss>.stats"), then the loss
+  // from them (core/tensor_op.hpp).
+  void add_cross_entropy(const WorkloadOp& op, GraphOp g) {
+    const TensorId logits = named(op.a_tensor, op);
+    const Shape& shape = graph_.tensors[logits].shape;
+    GraphTensor stats;
+    stats.name = op.output_tensor + ".stats";
+    stats.kind = GraphTensor::Kind::activation;
+    stats.shape = {shape.at(0), 2};
+    stats.dtype = g.dtype;
+    stats.where = op.where;
+    GraphOp first = g;
+    first.name = op.name + ".stats";
+    first.kind = OpKind::cross_entropy_stats;
+    first.inputs = {{logits, false}};
+    first.output = add_tensor(std::move(stats));
+    const TensorId stats_id = first.output;
+    add_op(std::move(first));
+    GraphTensor loss;
+    loss.name = op.output_tensor;
+    loss.kind = GraphTensor::Kind::activation;
+    loss.shape = {};
+    loss.dtype = g.dtype;
+    loss.where = op.where;
+    g.kind = OpKind::cross_entropy_loss;
+    g.inputs = {{stats_id, false}};
+    g.output = add_tensor(std::move(loss));
     add_op(std::move(g));
   }
 
@@ -227,10 +262,14 @@ class GraphBuilder {
                              is_parameter(in(0)) ? Pass::wgrad : Pass::dgrad, op + ".wgrad", table);
         break;
       }
-      case OpKind::cross_entropy:
-        contribute_tensor_op(in(0), OpKind::cross_entropy_dgrad, {{in(0)}, d_out}, forward,
-                             Pass::dgrad, op + ".dgrad", {});
+      case OpKind::cross_entropy_loss: {
+        // The logits' gradient from the logits, the whole rows' statistics and d loss.
+        const TensorId stats = in(0);
+        const TensorId logits = graph_.ops.at(graph_.tensors[stats].producer).inputs.at(0).tensor;
+        contribute_tensor_op(logits, OpKind::cross_entropy_dgrad, {{logits}, {stats}, d_out},
+                             forward, Pass::dgrad, op + ".dgrad", {});
         break;
+      }
       default:
         throw InvalidArgument("op '" + op + "': no backward for '" + to_string(forward.kind) + "'",
                               forward.source->where.to_string());
@@ -287,6 +326,8 @@ class GraphBuilder {
     for (int i = forward_ops - 1; i >= 0; --i) {
       const GraphOp forward = graph_.ops[i];  // a copy: add_op grows the vector
       if (forward.output < 0) continue;
+      // The loss statistics have no gradient of their own (the loss's dgrad reads them).
+      if (forward.kind == OpKind::cross_entropy_stats) continue;
       const GraphInput d_out{grad_of_.at(forward.output), false};
       if (is_tensor_op(forward.kind)) {
         add_tensor_op_backward(forward, d_out);

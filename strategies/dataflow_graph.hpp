@@ -17,10 +17,12 @@
 // A tensor op's backward (core/tensor_op.hpp) is its own kind of op: rms_norm gives
 // rms_norm_dgrad (dx) and, for its weight, rms_norm_wgrad; swiglu gives swiglu_dgrad_gate and
 // swiglu_dgrad_up; gelu gelu_dgrad; attention attention_dgrad (d qkv, reading the forward's
-// output); embedding embedding_wgrad (its table's gradient; token ids have none);
-// cross_entropy cross_entropy_dgrad. An add passes its output's gradient on to both inputs
-// as it is (the same tensor: nothing is computed). A gradient with several contributions
-// sums them: a matmul's as an accumulating matmul (above), any other's with an add.
+// output); embedding embedding_wgrad (its table's gradient; token ids have none). A file's
+// cross_entropy becomes two ops, "<op>.stats" (cross_entropy_stats, making "<loss>.stats")
+// and "<op>" (cross_entropy_loss), so that the vocabulary may stay split; its backward is
+// cross_entropy_dgrad, reading the logits and those statistics. An add passes its output's gradient
+// on to both inputs as it is (the same tensor: nothing is computed). A gradient with several
+// contributions sums them: a matmul's as an accumulating matmul (above), any other's with an add.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -396,8 +396,13 @@ TensorOpWork Lowerer::local_tensor_op(int mesh_rank, const std::vector<TensorSta
       w.vocab = out_spec.shape[0];
       break;
     case OpKind::cross_entropy:
+    case OpKind::cross_entropy_stats:
     case OpKind::cross_entropy_dgrad:
       w.vocab = in0.shape[1];
+      w.total_rows = in0.shape[0];
+      w.vocab_offset = local_view(in0, mesh_, mesh_rank).offset[1];
+      break;
+    case OpKind::cross_entropy_loss:
       w.total_rows = in0.shape[0];
       break;
     default:

@@ -73,8 +73,12 @@ TensorOpCall whole_tensor_op_call(const OpProblem& problem) {
       call.vocab = problem.attrs.rows;
       break;
     case OpKind::cross_entropy:
+    case OpKind::cross_entropy_stats:
     case OpKind::cross_entropy_dgrad:
       call.vocab = first.at(1);
+      call.total_rows = first.at(0);
+      break;
+    case OpKind::cross_entropy_loss:
       call.total_rows = first.at(0);
       break;
     default:

@@ -59,10 +59,16 @@ std::vector<Rule> tensor_op_rules(const OpProblem& problem) {
       rules.push_back({S(0), R});
       break;
     case OpKind::cross_entropy:
+    case OpKind::cross_entropy_loss:
       rules.push_back({P, S(0)});
       break;
+    case OpKind::cross_entropy_stats:
+      rules.push_back({S(0), S(0)});
+      rules.push_back({P, S(1)});
+      break;
     case OpKind::cross_entropy_dgrad:
-      rules.push_back({S(0), S(0), R});
+      rules.push_back({S(0), S(0), S(0), R});
+      rules.push_back({S(1), S(1), R, R});
       break;
     default:
       throw InvalidArgument("'" + to_string(problem.op) + "' is not a tensor op",

@@ -22,11 +22,14 @@
 //                                        ids in its rows, zeros elsewhere)
 //   embedding_wgrad (d rows -> d table)  R; rows split -> Partial(sum); hidden split;
 //                                        vocabulary split with the rows' gradient whole
-//   cross_entropy (logits -> loss)       R; rows split -> Partial(sum) (each rank its rows'
-//                                        share of the mean). The vocabulary stays whole:
-//                                        Megatron's vocab-parallel loss (all-reduces of the
-//                                        row max and sums inside the op) is not modelled.
-//   cross_entropy_dgrad                  R; rows split, d loss replicated
+//   cross_entropy_stats (logits -> [T,2]) R; rows split; the vocabulary split -> Partial(sum)
+//                                        (Megatron's vocab-parallel cross entropy: each rank
+//                                        sums its columns, the planner all-reduces)
+//   cross_entropy_loss (stats -> loss),  R; rows split -> Partial(sum) (each rank its rows'
+//   cross_entropy                        share of the mean)
+//   cross_entropy_dgrad                  R; rows split (statistics with them, d loss
+//                                        replicated); the vocabulary split (statistics and
+//                                        d loss replicated)
 #include <string>
 #include <vector>
 

@@ -179,15 +179,60 @@ TEST(TensorOpReference, CrossEntropyByHand) {
     const double expected = (lse[0] - logits[label[0]] + lse[1] - logits[3 + label[1]]) / 4;
     expect_near(tensor_op_reference(c, {logits}), {expected});
 
+    // The same loss in two steps, as the dataflow runs it: per row Σ exp(logit) (row 0:
+    // e + e² + e³; row 1: 3) and the label's logit, then the mean of log Σ − logit[label].
+    const Tensor stats{std::exp(1.0) + std::exp(2.0) + std::exp(3.0), logits[label[0]], 3.0,
+                       logits[3 + label[1]]};
+    c.op = OpKind::cross_entropy_stats;
+    c.output = {2, 2};
+    expect_near(tensor_op_reference(c, {logits}), stats);
+    c.op = OpKind::cross_entropy_loss;
+    c.inputs = {{2, 2}};
+    c.output = {};
+    expect_near(tensor_op_reference(c, {stats}), {expected});
+
     // (softmax − onehot(label)) · dloss / total_rows, dloss = 2.
     c.op = OpKind::cross_entropy_dgrad;
-    c.inputs = {{2, 3}, {}};
+    c.inputs = {{2, 3}, {2, 2}, {}};
     c.output = {2, 3};
     Tensor d(6);
     for (int t = 0; t < 2; ++t)
       for (int v = 0; v < 3; ++v) d[t * 3 + v] = (softmax[t][v] - (v == label[t])) * 2 / 4;
-    expect_near(tensor_op_reference(c, {logits, {2}}), d);
+    expect_near(tensor_op_reference(c, {logits, stats, {2}}), d);
   }
+}
+
+TEST(TensorOpReference, VocabularyPiecesOfTheLossStatisticsAddUpToTheWhole) {
+  // Megatron's vocab-parallel cross entropy: each piece of columns sums its exponentials and
+  // holds the label's logit only when the label is among its columns, so the pieces' [T, 2]
+  // statistics sum to the whole rows'; each piece's gradient columns are the whole's.
+  std::mt19937_64 rng(21);
+  const int64_t rows = 5, vocab = 7;
+  const Tensor logits = random_tensor(rows * vocab, rng);
+  auto stats = call_of(OpKind::cross_entropy_stats, {{rows, vocab}}, {rows, 2});
+  stats.vocab = vocab;
+  const Tensor whole = tensor_op_reference(stats, {logits});
+  auto dgrad = call_of(OpKind::cross_entropy_dgrad, {{rows, vocab}, {rows, 2}, {}}, {rows, vocab});
+  dgrad.vocab = vocab;
+  dgrad.total_rows = rows;
+  const Tensor whole_dlogits = tensor_op_reference(dgrad, {logits, whole, {0.5}});
+  Tensor summed(rows * 2);
+  for (const auto& [first, count] : {std::pair{0, 3}, std::pair{3, 4}}) {
+    Tensor piece, piece_dlogits;
+    for (int64_t t = 0; t < rows; ++t)
+      for (int64_t c = first; c < first + count; ++c) {
+        piece.push_back(logits[t * vocab + c]);
+        piece_dlogits.push_back(whole_dlogits[t * vocab + c]);
+      }
+    stats.inputs = {{rows, count}};
+    stats.vocab_offset = first;
+    summed = sum(summed, tensor_op_reference(stats, {piece}));
+    dgrad.inputs = {{rows, count}, {rows, 2}, {}};
+    dgrad.output = {rows, count};
+    dgrad.vocab_offset = first;
+    expect_near(tensor_op_reference(dgrad, {piece, whole, {0.5}}), piece_dlogits);
+  }
+  expect_near(summed, whole);
 }
 
 TEST(TensorOpReference, EmbeddingByHand) {
@@ -387,11 +432,15 @@ TEST(TensorOpReference, CrossEntropyGradientIsTheLossDerivative) {
   forward.vocab = 6;
   forward.row_offset = 3;
   forward.total_rows = 10;
+  auto stats = forward;
+  stats.op = OpKind::cross_entropy_stats;
+  stats.output = {4, 2};
+  const Tensor row_stats = tensor_op_reference(stats, {logits});
   auto backward = forward;
   backward.op = OpKind::cross_entropy_dgrad;
-  backward.inputs = {{4, 6}, {}};
+  backward.inputs = {{4, 6}, {4, 2}, {}};
   backward.output = {4, 6};
-  expect_near(tensor_op_reference(backward, {logits, {dloss}}),
+  expect_near(tensor_op_reference(backward, {logits, row_stats, {dloss}}),
               numeric_gradient(forward, {logits}, 0, {dloss}), 1e-6);
 }
 
@@ -480,7 +529,11 @@ TEST(TensorOpReference, TokenSplitPiecesOfEmbeddingAndLossAddUpToTheWhole) {
   auto lookup = call_of(OpKind::embedding, {{vocab, 2}}, {rows, 2});
   auto wgrad = call_of(OpKind::embedding_wgrad, {{rows, 2}}, {vocab, 2});
   auto loss = call_of(OpKind::cross_entropy, {{rows, vocab}}, {});
-  auto dlogits = call_of(OpKind::cross_entropy_dgrad, {{rows, vocab}, {}}, {rows, vocab});
+  auto dlogits =
+      call_of(OpKind::cross_entropy_dgrad, {{rows, vocab}, {rows, 2}, {}}, {rows, vocab});
+  auto stats = call_of(OpKind::cross_entropy_stats, {{rows, vocab}}, {rows, 2});
+  stats.vocab = vocab;
+  const Tensor row_stats = tensor_op_reference(stats, {logits});
   for (TensorOpCall* c : {&lookup, &wgrad, &loss, &dlogits}) {
     c->vocab = vocab;
     c->total_rows = rows;
@@ -490,7 +543,7 @@ TEST(TensorOpReference, TokenSplitPiecesOfEmbeddingAndLossAddUpToTheWhole) {
   const Tensor whole_lookup = tensor_op_reference(lookup, {table});
   const Tensor whole_wgrad = tensor_op_reference(wgrad, {dy});
   const double whole_loss = tensor_op_reference(loss, {logits})[0];
-  const Tensor whole_dlogits = tensor_op_reference(dlogits, {logits, {1.5}});
+  const Tensor whole_dlogits = tensor_op_reference(dlogits, {logits, row_stats, {1.5}});
 
   Tensor wgrad_sum(vocab * 2);
   double loss_sum = 0;
@@ -502,9 +555,11 @@ TEST(TensorOpReference, TokenSplitPiecesOfEmbeddingAndLossAddUpToTheWhole) {
     wgrad_sum = sum(wgrad_sum, tensor_op_reference(wgrad, {rows_of(dy, 2, first, count)}));
     loss.inputs = {{count, vocab}};
     loss_sum += tensor_op_reference(loss, {rows_of(logits, vocab, first, count)})[0];
-    dlogits.inputs = {{count, vocab}, {}};
+    dlogits.inputs = {{count, vocab}, {count, 2}, {}};
     dlogits.output = {count, vocab};
-    EXPECT_EQ(tensor_op_reference(dlogits, {rows_of(logits, vocab, first, count), {1.5}}),
+    EXPECT_EQ(tensor_op_reference(dlogits, {rows_of(logits, vocab, first, count),
+                                            rows_of(row_stats, 2, first, count),
+                                            {1.5}}),
               rows_of(whole_dlogits, vocab, first, count));
   }
   expect_near(wgrad_sum, whole_wgrad);
