@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/errors.hpp"
 #include "tests/strategies/dataflow_test_support.hpp"
 
 namespace symmesh::strategies {
@@ -125,6 +126,163 @@ TEST(DataflowGraph, TransposedViewsSwapTheLastTwoDims) {
             "S(1),S(0),R,P(sum)");
   // A 3-D tensor: the batch shard S(0) stays.
   EXPECT_EQ(to_string(transposed_placements(parse_placements("S(0),S(2)"), 3)), "S(0),S(1)");
+}
+
+// ---- Tensor ops (core/tensor_op.hpp) ----
+
+// One pre-norm residual block and the loss, as a model step writes it:
+//   n = rms_norm(x, w_norm);  h = n · w [16, 16];  y = x + h;  a = swiglu(y, y2)
+// with y2 = y · w2, then logits = a · w_out [16, 10] and loss = cross_entropy(logits).
+Scenario residual_block() {
+  DataflowScenario s({2}, {"tp"});
+  s.input("x", {8, 16}, "S(0)")
+      .parameter("w_norm", {16})
+      .parameter("w", {16, 16})
+      .parameter("w2", {16, 16})
+      .parameter("w_out", {16, 10});
+  s.tensor_op("norm", OpKind::rms_norm, "x", "w_norm", "n")
+      .op("proj", OpKind::mm, "n", "w", "h")
+      .tensor_op("residual", OpKind::add, "x", "h", "y")
+      .op("proj2", OpKind::mm, "y", "w2", "y2")
+      .tensor_op("act", OpKind::swiglu, "y", "y2", "a")
+      .op("output", OpKind::mm, "a", "w_out", "logits")
+      .tensor_op("loss", OpKind::cross_entropy, "logits", "", "loss")
+      .training();
+  return s.build();
+}
+
+TEST(DataflowGraph, CrossEntropyRunsAsStatisticsThenTheLoss) {
+  const Scenario scenario = residual_block();
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const GraphOp& stats = op_named(g, "loss.stats");
+  EXPECT_EQ(stats.kind, OpKind::cross_entropy_stats);
+  EXPECT_EQ(read_text(g, stats.inputs[0]), "logits");
+  EXPECT_EQ(g.tensors[stats.output].name, "loss.stats");
+  EXPECT_EQ(g.tensors[stats.output].shape, (Shape{8, 2}));  // [T, 2]
+  const GraphOp& loss = op_named(g, "loss");
+  EXPECT_EQ(loss.kind, OpKind::cross_entropy_loss);
+  EXPECT_EQ(read_text(g, loss.inputs[0]), "loss.stats");
+  EXPECT_EQ(g.tensors[loss.output].shape, Shape{});  // the 0-d loss
+  EXPECT_TRUE(g.is_graph_output(loss.output));
+  // Its gradient reads the logits, the statistics and the loss's seed.
+  const GraphOp& dlogits = op_named(g, "loss.dgrad");
+  EXPECT_EQ(dlogits.kind, OpKind::cross_entropy_dgrad);
+  ASSERT_EQ(dlogits.inputs.size(), 3u);
+  EXPECT_EQ(read_text(g, dlogits.inputs[0]), "logits");
+  EXPECT_EQ(read_text(g, dlogits.inputs[1]), "loss.stats");
+  EXPECT_EQ(g.tensors[dlogits.inputs[2].tensor].kind, GraphTensor::Kind::seed);
+  EXPECT_EQ(g.tensors[dlogits.output].name, "dlogits");
+}
+
+TEST(DataflowGraph, TensorOpBackwardIsTheChainRuleThroughNormAddAndSwiglu) {
+  // By hand, in reverse: loss -> dlogits; output -> da, dw_out; act -> dy (gate), dy2 (up);
+  // proj2 -> dy += dy2 · w2ᵀ (an addmm onto dy), dw2; residual -> dx = dy, dh = dy (the same
+  // tensor: an add passes its gradient on); proj -> dn, dw; norm -> dx += rms_norm_dgrad(x,
+  // w_norm, dn) (an add), dw_norm = rms_norm_wgrad(x, dn).
+  const Scenario scenario = residual_block();
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const std::vector<std::string> names{
+      "norm",         "proj",           "residual",     "proj2",          "act",
+      "output",       "loss.stats",     "loss",         "loss.dgrad",     "output.dgrad",
+      "output.wgrad", "act.dgrad.gate", "act.dgrad.up", "proj2.dgrad",    "proj2.wgrad",
+      "proj.dgrad",   "proj.wgrad",     "norm.dgrad",   "norm.dgrad.acc", "norm.wgrad"};
+  ASSERT_EQ(g.ops.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(g.ops[i].name, names[i]) << i;
+
+  const GraphOp& gate = op_named(g, "act.dgrad.gate");
+  EXPECT_EQ(gate.kind, OpKind::swiglu_dgrad_gate);
+  EXPECT_EQ(read_text(g, gate.inputs[0]), "y");
+  EXPECT_EQ(read_text(g, gate.inputs[1]), "y2");
+  EXPECT_EQ(read_text(g, gate.inputs[2]), "da");
+  EXPECT_EQ(g.tensors[gate.output].name, "dy");  // y's first contribution
+  const GraphOp& up = op_named(g, "act.dgrad.up");
+  EXPECT_EQ(up.kind, OpKind::swiglu_dgrad_up);
+  EXPECT_EQ(read_text(g, up.inputs[0]), "y");
+  EXPECT_EQ(read_text(g, up.inputs[1]), "da");
+  EXPECT_EQ(g.tensors[up.output].name, "dy2");
+  // y's second contribution comes through proj2: an accumulating matmul onto dy.
+  const GraphOp& dy = op_named(g, "proj2.dgrad");
+  EXPECT_EQ(dy.kind, OpKind::addmm);
+  EXPECT_EQ(read_text(g, dy.inputs[0]), "dy");
+  const TensorId dy_total = dy.output;
+  // The residual add passes dy on to both x and h unchanged: proj's dgrad reads it.
+  const GraphOp& dn = op_named(g, "proj.dgrad");
+  EXPECT_EQ(dn.inputs[0].tensor, dy_total);
+  EXPECT_EQ(g.tensors[dn.output].name, "dn");
+  // The norm's input gradient: rms_norm_dgrad(x, w_norm, dn), a part added to dx = dy.
+  const GraphOp& norm = op_named(g, "norm.dgrad");
+  EXPECT_EQ(norm.kind, OpKind::rms_norm_dgrad);
+  EXPECT_EQ(norm.pass, Pass::dgrad);
+  EXPECT_EQ(read_text(g, norm.inputs[0]), "x");
+  EXPECT_EQ(read_text(g, norm.inputs[1]), "w_norm");
+  EXPECT_EQ(read_text(g, norm.inputs[2]), "dn");
+  const GraphOp& acc = op_named(g, "norm.dgrad.acc");
+  EXPECT_EQ(acc.kind, OpKind::add);
+  EXPECT_EQ(acc.inputs[0].tensor, dy_total);
+  EXPECT_EQ(acc.inputs[1].tensor, norm.output);
+  EXPECT_EQ(g.tensors[acc.output].of, norm.inputs[0].tensor);  // x's whole gradient
+  // The norm's weight gradient is a parameter gradient of the wgrad pass.
+  const GraphOp& dw = op_named(g, "norm.wgrad");
+  EXPECT_EQ(dw.kind, OpKind::rms_norm_wgrad);
+  EXPECT_EQ(dw.pass, Pass::wgrad);
+  EXPECT_EQ(read_text(g, dw.inputs[0]), "x");
+  EXPECT_EQ(read_text(g, dw.inputs[1]), "dn");
+  EXPECT_TRUE(g.tensors[dw.output].is_parameter_gradient);
+  EXPECT_EQ(g.tensors[dw.output].shape, (Shape{16}));
+}
+
+TEST(DataflowGraph, AttentionAndEmbeddingBackwardReadWhatTheirKernelsNeed) {
+  // embedding(table [10, 8]) -> x [6, 8]; qkv = x · w [8, 16]; attention over 2 sequences of
+  // seq 3 with heads 2, kv_heads 1, head_dim 4: (2 + 2) · 4 = 16 columns -> ctx [6, 8].
+  DataflowScenario s({2}, {"tp"});
+  s.parameter("table", {10, 8}).parameter("w", {8, 16});
+  s.output("x", "S(0)");
+  TensorOpAttrs embedding;
+  embedding.rows = 6;
+  TensorOpAttrs attention;
+  attention.heads = 2;
+  attention.kv_heads = 1;
+  attention.head_dim = 4;
+  attention.seq = 3;
+  s.tensor_op("embed", OpKind::embedding, "table", "", "x", embedding)
+      .op("qkv", OpKind::mm, "x", "w", "qkv_out")
+      .tensor_op("attn", OpKind::attention, "qkv_out", "", "ctx", attention)
+      .training();
+  const Scenario scenario = s.build();
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const GraphOp& attn = op_named(g, "attn");
+  EXPECT_EQ(g.tensors[attn.output].shape, (Shape{6, 8}));
+  const GraphOp& d_attn = op_named(g, "attn.dgrad");
+  EXPECT_EQ(d_attn.kind, OpKind::attention_dgrad);
+  ASSERT_EQ(d_attn.inputs.size(), 3u);  // qkv, the forward's output, d out
+  EXPECT_EQ(read_text(g, d_attn.inputs[0]), "qkv_out");
+  EXPECT_EQ(read_text(g, d_attn.inputs[1]), "ctx");
+  EXPECT_EQ(read_text(g, d_attn.inputs[2]), "dctx");
+  EXPECT_EQ(d_attn.attrs, attention);
+  EXPECT_EQ(g.tensors[d_attn.output].shape, (Shape{6, 16}));
+  // The table's gradient: embedding_wgrad of dx, as many rows as the table.
+  const GraphOp& d_table = op_named(g, "embed.wgrad");
+  EXPECT_EQ(d_table.kind, OpKind::embedding_wgrad);
+  EXPECT_EQ(d_table.pass, Pass::wgrad);
+  EXPECT_EQ(read_text(g, d_table.inputs[0]), "dx");
+  EXPECT_EQ(d_table.attrs.rows, 10);
+  EXPECT_TRUE(g.tensors[d_table.output].is_parameter_gradient);
+  EXPECT_EQ(g.tensors[d_table.output].shape, (Shape{10, 8}));
+}
+
+TEST(DataflowGraph, AnAddOfAParameterIsRefusedInTraining) {
+  DataflowScenario s({2}, {"tp"});
+  s.input("x", {4, 8}, "R").parameter("b", {4, 8});
+  s.tensor_op("bias", OpKind::add, "x", "b", "y").training();
+  const Scenario scenario = s.build();
+  try {
+    build_dataflow_graph(scenario);
+    FAIL() << "expected the add of a parameter to be refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("gradient of parameter 'b' through an add"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "core/matmul_signature.hpp"
 #include "core/scenario.hpp"
+#include "core/tensor_op.hpp"
 #include "tests/strategies/analytic_test_support.hpp"
 
 namespace symmesh::strategies::testing {
@@ -57,6 +58,27 @@ class DataflowScenario {
     op.a = shape_of(a);
     op.b = shape_of(b);
     shapes_.push_back({out, MatmulEquation::of(kind, op.a, false).output_shape(op.a, op.b)});
+    s_.workload.push_back(op);
+    return *this;
+  }
+  // A tensor op (core/tensor_op.hpp) reading `a` (and `b` when it takes two).
+  DataflowScenario& tensor_op(const std::string& name, OpKind kind, const std::string& a,
+                              const std::string& b, const std::string& out,
+                              TensorOpAttrs attrs = {}) {
+    WorkloadOp op;
+    op.name = name;
+    op.kind = kind;
+    op.a_tensor = a;
+    op.a = shape_of(a);
+    std::vector<Shape> inputs{op.a};
+    if (!b.empty()) {
+      op.b_tensor = b;
+      op.b = shape_of(b);
+      inputs.push_back(op.b);
+    }
+    op.output_tensor = out;
+    op.attrs = attrs;
+    shapes_.push_back({out, tensor_op_output_shape(kind, inputs, attrs)});
     s_.workload.push_back(op);
     return *this;
   }
