@@ -262,7 +262,9 @@ TensorOpCost tensor_op_cost(OpKind op, const std::vector<Shape>& in, const Shape
     case OpKind::cross_entropy:
     case OpKind::cross_entropy_stats:
     case OpKind::cross_entropy_dgrad:
-      c.bytes += 8 * rows;  // the int64 token ids (or labels) of the rows
+      // The int64 token ids (or labels) of the tokens worked on: the output's rows for
+      // embedding, whose input is the table, the input's rows for the others.
+      c.bytes += 8 * (op == OpKind::embedding ? static_cast<double>(rows_of(out)) : rows);
       if (op == OpKind::embedding_wgrad) c.kernels = 2;  // zero the table, then add rows
       break;
     default:
