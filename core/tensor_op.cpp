@@ -224,6 +224,9 @@ TensorOpCost tensor_op_cost(OpKind op, const std::vector<Shape>& in, const Shape
   const auto elements = [](const Shape& s) { return static_cast<double>(numel(s)); };
   double read = 0;
   for (const Shape& s : in) read += elements(s);
+  // A lookup reads the table's rows it looks up, one per token, not the whole table (a
+  // vocabulary-split piece no more than that: the ids outside it read nothing).
+  if (op == OpKind::embedding) read = elements(out);
   TensorOpCost c;
   c.bytes = e * (read + elements(out));
   const double rows = static_cast<double>(rows_of(in.at(0)));

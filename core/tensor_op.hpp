@@ -101,7 +101,7 @@ Shape tensor_op_output_shape(OpKind op, const std::vector<Shape>& inputs,
 // FlashAttention skips the blocks above the diagonal), the bytes every kernel reads and
 // writes in HBM, and the kernels launched. For the memory-bound ops the bytes are each
 // input read once and the output written once (the fp32 per-row statistics of the norm and
-// the loss included); attention reads q, k, v and writes the output and its log-sum-exp
+// the loss included; an embedding reads only the table rows it looks up, one per token); attention reads q, k, v and writes the output and its log-sum-exp
 // once (FlashAttention never writes the scores), plus the rotary embedding applied to q and
 // k (one more kernel reading and writing them).
 struct TensorOpCost {

@@ -208,14 +208,15 @@ TEST(TensorOpCost, MemoryBoundOpsReadEveryInputAndWriteTheOutputOnce) {
 
 TEST(TensorOpCost, DataOpsChargeOneInt64IdPerToken) {
   const DType bf16 = DType::bf16;
-  // embedding of 8192 tokens from a [128256, 4096] table: the table (as every input, read
-  // once), the [8192, 4096] output written, and one int64 token id per output row:
-  // 2·(128256·4096 + 8192·4096) + 8·8192.
+  // embedding of 8192 tokens from a [128256, 4096] table: the 8192 table rows looked up
+  // read (not the whole table), the [8192, 4096] output written, and one int64 token id per
+  // output row: 2·(8192·4096 + 8192·4096) + 8·8192.
   expect_cost(tensor_op_cost(OpKind::embedding, {{128256, 4096}}, {8192, 4096}, rows(8192), bf16),
-              2.0 * (128256.0 * 4096 + 8192.0 * 4096) + 8 * 8192.0, 1);
-  // A vocabulary-split piece (a quarter of the table) still looks up every token's id.
+              2.0 * (8192.0 * 4096 + 8192.0 * 4096) + 8 * 8192.0, 1);
+  // A vocabulary-split piece (a quarter of the table) still looks up every token's id, and
+  // reads at most one row per token.
   expect_cost(tensor_op_cost(OpKind::embedding, {{32064, 4096}}, {8192, 4096}, rows(8192), bf16),
-              2.0 * (32064.0 * 4096 + 8192.0 * 4096) + 8 * 8192.0, 1);
+              2.0 * (8192.0 * 4096 + 8192.0 * 4096) + 8 * 8192.0, 1);
   // Its gradient: d out [8192, 4096] read, the table's gradient written (zeroed, then the
   // rows added: 2 kernels), and the ids of the 8192 rows.
   expect_cost(
