@@ -156,6 +156,28 @@ TEST(RunCommand, DryRunLowersAVersionTwoStepOnTwoStreams) {
 #endif
 }
 
+TEST(RunCommand, AStepWithTensorOpsSaysTheyHaveNoGpuKernelYet) {
+  // A model's generated step has tensor ops (norms, attention, the loss, ...): the hardware
+  // backend has no kernels for them, and the dry run says so at the first one, as bad input
+  // for this backend (exit 2), naming the op and its kind.
+  // A one-layer model keeps the layout search short.
+  const auto path =
+      (std::filesystem::temp_directory_path() / "symmesh_tensor_op_run.yaml").string();
+  std::ofstream(path) << "version: 2\ncluster: " << kScenarios
+                      << "clusters/dgx-h100.yaml\nmesh: {shape: [1, 8], names: [dp, tp]}\n"
+                         "model: {layers: 1, hidden: 256, heads: 4, ffn: 512, vocab: 1024, seq: "
+                         "128}\n";
+  const auto r = run_symmesh("run " + path + " --dry-run");
+  std::filesystem::remove(path);
+#ifndef SYMMESH_HAVE_HW
+  EXPECT_EQ(r.exit_code, 1);
+#else
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'embed' (embedding): the hardware backend has no kernel for "
+                               "'embedding' yet"));
+#endif
+}
+
 TEST(RunCommand, NativeCollectivesMayNameTheDerivedOpsOfAVersionTwoStep) {
   // The quickstart's step runs ops its file does not write: the backward, the gradient
   // reductions (on 2x4 with w_up split over tp, one all-reduce over dp) and the updates.
