@@ -92,6 +92,11 @@ struct TrainingSpec {
   // gradient buffer sharded too. (Stage 3 shards the parameters: declare them so, or leave
   // them to the planner.)
   int zero_stage = 0;
+  // Gradient accumulation: the workload is one micro-batch, run this many times before the
+  // gradients are reduced and the optimizer steps (Megatron-LM's global_batch / (dp ·
+  // micro_batch)). 0 when the file does not say (one); a model: block sets it.
+  int micro_batches = 0;
+  int micro_batch_count() const { return micro_batches > 0 ? micro_batches : 1; }
   SourceLocation where;
 };
 

@@ -94,8 +94,10 @@ StepReport step_report(const strategies::PlannedWorkload& planned, const Cluster
 void add_exposed_communication(const strategies::PlannedWorkload& planned,
                                std::vector<OpReport>& ops) {
   std::vector<std::pair<double, double>> busy;  // main-stream op spans, in schedule order
+  // The earlier micro-batches' row, when there is one, comes before the planned ops'.
+  const size_t first = ops.size() - planned.on_comm_stream.size();
   for (size_t i = 0; i < ops.size(); ++i) {
-    ops[i].on_comm_stream = planned.on_comm_stream.at(i);
+    ops[i].on_comm_stream = i >= first && planned.on_comm_stream.at(i - first);
     if (!ops[i].on_comm_stream) {
       busy.emplace_back(ops[i].start_s, ops[i].end_s);
       ops[i].exposed_comm_s = std::max(0.0, ops[i].time_s - ops[i].compute_time_s);
@@ -135,6 +137,22 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   span_of.reserve(result.label_spans.size());
   for (const LabelSpan& span : result.label_spans) span_of[span.name] = &span;
 
+  // Gradient accumulation: the micro-batches before the last, as one row first.
+  if (workload.planned && workload.planned->micro_batches > 1) {
+    OpReport r;
+    r.name = strategies::kEarlierMicroBatches;
+    r.op = "micro_batches";
+    r.micro_batches = workload.planned->micro_batches - 1;
+    if (const auto found = span_of.find(r.name); found != span_of.end()) {
+      const LabelSpan& span = *found->second;
+      r.time_s = span.end_s - span.start_s;
+      r.start_s = span.start_s;
+      r.end_s = span.end_s;
+      r.comm_time_s = span.busiest_comm_s;
+      r.compute_time_s = span.busiest_compute_s;
+    }
+    report.ops.push_back(r);
+  }
   for (const auto& lowered : workload.ops) {
     const WorkloadOp& op = *lowered.op;
     OpReport r;
@@ -182,7 +200,8 @@ std::optional<ModelThroughput> model_throughput(const Scenario& scenario, double
   const int64_t dp = scenario::data_parallel_size(scenario.mesh_shape, scenario.mesh_names);
   ModelThroughput out;
   out.model = m.name;
-  out.tokens_per_step = dp * scenario::sequences_per_replica(m, dp, "model") * m.seq;
+  out.tokens_per_step = dp * scenario::sequences_per_replica(m, dp, "model") * m.seq *
+                        (scenario.training ? scenario.training->micro_batch_count() : 1);
   out.tokens_per_s = static_cast<double>(out.tokens_per_step) / step_s;
   out.tokens_per_s_per_gpu = out.tokens_per_s / scenario.cluster.num_gpus();
   out.model_flops_per_s_per_gpu = out.tokens_per_s_per_gpu * m.model_flops_per_token();

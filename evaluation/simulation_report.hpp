@@ -45,6 +45,9 @@ struct OpReport {
   int chunks = 1;                          // its chunks per shard
   std::optional<double> max_abs_error;     // emulation
   std::vector<PaidRedistribution> redistributions;
+  // The row of gradient accumulation's earlier micro-batches (op "micro_batches"): how many
+  // ran before the last, whose ops are the other rows.
+  int micro_batches = 0;
 };
 
 // A version-2 step: its memory and what the layout search did.

@@ -206,6 +206,13 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   return tensors + ops;
 }
 
+int micro_batches_per_replica(const TransformerSpec& spec, int64_t dp, const std::string& where) {
+  if (spec.global_batch <= 0 || !spec.micro_batch_given) return 1;
+  const int64_t sequences = spec.global_batch / dp;  // whole: sequences_per_replica checks
+  (void)sequences_per_replica(spec, dp, where);
+  return static_cast<int>(sequences / spec.micro_batch);
+}
+
 void expand_model(Scenario& scenario, const std::string& where) {
   check_model_mesh(scenario.mesh_shape, scenario.mesh_names, where);
   check_model_size(*scenario.model, data_parallel_size(scenario.mesh_shape, scenario.mesh_names),
@@ -219,6 +226,9 @@ void expand_model(Scenario& scenario, const std::string& where) {
       read_dataflow(top.get("tensors"), top.require("workload"), mesh, scenario.cluster);
   scenario.tensors = std::move(flow.tensors);
   scenario.workload = std::move(flow.workload);
+  if (scenario.training)
+    scenario.training->micro_batches = micro_batches_per_replica(
+        *scenario.model, data_parallel_size(scenario.mesh_shape, scenario.mesh_names), where);
 }
 
 namespace {
@@ -285,6 +295,9 @@ std::string expanded_scenario_text(const Scenario& s) {
         .append(to_string(s.training->optimizer))
         .append(", zero: ")
         .append(std::to_string(s.training->zero_stage))
+        .append(s.training->micro_batch_count() > 1
+                    ? ", micro_batches: " + std::to_string(s.training->micro_batch_count())
+                    : "")
         .append("}\n");
   out.append(model_dataflow_yaml(m, s.mesh_shape, s.mesh_names));
   if (s.objective && s.objective->max_time_s) {

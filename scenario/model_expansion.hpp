@@ -37,6 +37,11 @@ void check_model_mesh(const std::vector<int>& shape, const std::vector<std::stri
 // Throws InvalidArgument (where `where`) when dp does not divide the global batch.
 int64_t sequences_per_replica(const TransformerSpec& spec, int64_t dp, const std::string& where);
 
+// Gradient accumulation: the micro-batches each replica runs per step, global_batch / (dp ·
+// micro_batch) when both are given (Megatron-LM's meaning), else 1. Throws as
+// sequences_per_replica does.
+int micro_batches_per_replica(const TransformerSpec& spec, int64_t dp, const std::string& where);
+
 // The YAML of `tensors:` and `workload:` (top-level keys, ready to be appended to a
 // version-2 scenario) for `spec` on a mesh of `shape` with `names`.
 std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<int>& shape,

@@ -191,7 +191,7 @@ ObjectiveSpec read_objective(const Value& value) {
 }
 
 TrainingSpec read_training(const Value& value) {
-  const MapReader training(value, {"backward", "optimizer", "zero"});
+  const MapReader training(value, {"backward", "optimizer", "zero", "micro_batches"});
   TrainingSpec spec;
   spec.where = value.location();
   if (auto v = training.get("backward")) spec.backward = v->as_bool();
@@ -213,6 +213,8 @@ TrainingSpec read_training(const Value& value) {
           "them sharded over the data-parallel dims, or leave them to the planner");
     if (spec.zero_stage > 3) v->fail("training.zero must be 0, 1 or 2 (a ZeRO stage)");
   }
+  if (auto v = training.get("micro_batches"))
+    spec.micro_batches = v->as_int(1, "a number of micro-batches >= 1");
   return spec;
 }
 
@@ -331,6 +333,12 @@ Scenario read_scenario(const Value& root, const std::string& path) {
     }
     s.model = scenario::read_model(*v, s.dtype);
     if (!s.training) s.training = TrainingSpec{.where = v->location()};
+    if (s.training->micro_batches > 0)
+      MapReader(*top.get("training"), {"backward", "optimizer", "zero", "micro_batches"})
+          .require("micro_batches")
+          .fail(
+              "training.micro_batches follows from the model: global_batch / (dp x "
+              "micro_batch) micro-batches per replica; give those in model: instead");
     scenario::expand_model(s, v->where());
   } else if (s.is_dataflow()) {
     scenario::Dataflow flow =

@@ -33,6 +33,7 @@ class GraphBuilder {
     if (scenario_.training) {
       graph_.optimizer = scenario_.training->optimizer;
       graph_.zero_stage = scenario_.training->zero_stage;
+      graph_.micro_batches = scenario_.training->micro_batch_count();
     }
     if (graph_.training) add_backward();
     return std::move(graph_);
@@ -393,6 +394,7 @@ std::string work_group_of(std::string_view name) {
     return name.size() > tail.size() && name.substr(name.size() - tail.size()) == tail;
   };
   if (ends_with(".adam") || ends_with(".sgd")) return "optimizer";
+  if (name == "earlier micro-batches") return "earlier micro-batches";
   if (name.find(".grad_") != std::string_view::npos ||
       name.find(".param_") != std::string_view::npos)
     return "grad reductions";  // and ZeRO's parameter gathers after them

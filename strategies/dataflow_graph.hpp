@@ -82,6 +82,9 @@ struct DataflowGraph {
   bool training = false;
   Optimizer optimizer = Optimizer::adam;
   int zero_stage = 0;  // training.zero (core/scenario.hpp)
+  // Gradient accumulation (training.micro_batches): the ops run this many times, the
+  // gradient reductions and the optimizer step once, after the last.
+  int micro_batches = 1;
 
   // The shape `input` is read with (transposed when the read is).
   Shape shape_read(const GraphInput& input) const;
@@ -101,7 +104,8 @@ DataflowGraph build_dataflow_graph(const Scenario& scenario);
 DataflowGraph single_op_graph(const OpProblem& problem, const std::vector<bool>& free);
 
 // What a workload op's name says it does in a step, by the names this graph and the
-// lowering give: "backward" (<op>.dgrad…, <op>.wgrad), "grad reductions"
+// lowering give: "earlier micro-batches" (gradient accumulation's micro-batches before the
+// last, strategies/workload_lowering.hpp), "backward" (<op>.dgrad…, <op>.wgrad), "grad reductions"
 // (<parameter>.grad_<collective>, <parameter>.param_<collective>), "optimizer"
 // (<parameter>.adam, <parameter>.sgd), "forward" for everything else. Reports group by it.
 std::string work_group_of(std::string_view op_name);

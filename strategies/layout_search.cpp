@@ -63,20 +63,24 @@ struct Choice {
 // main-stream compute, but not under main-stream communication over the same links
 // (NVLink, or the NICs between nodes): there the two share the bandwidth, so while both
 // run each goes at half speed (fair share) and the overlap is paid by both.
-// The optimizer updates run after both, once every gradient is reduced (tail_us).
+// The optimizer updates run after both, once every gradient is reduced (tail_us). With
+// gradient accumulation the streams above are the last micro-batch's; the earlier ones
+// run before it, each op once per micro-batch on the main stream alone (earlier_us).
 struct Streams {
   double main_us = 0;
   double comm_us = 0;       // when the comm stream is free
   uint32_t comm_links = 0;  // link classes the comm stream's work in flight uses
   double tail_us = 0;       // the optimizer updates, after both streams
+  double earlier_us = 0;    // the micro-batches before the last
   double busy_us() const { return std::max(main_us, comm_us); }
-  double step_us() const { return busy_us() + tail_us; }
-  Streams after(const Option& op) const {
+  double step_us() const { return earlier_us + busy_us() + tail_us; }
+  Streams after(const Option& op, int micro_batches) const {
     const double op_us = op.cost_us - op.reduction_us;
     const double net_us = std::max(0.0, op_us - op.compute_us);
     const double in_flight_us = std::max(0.0, comm_us - main_us);
     const double shared_us = (op.net_links & comm_links) ? std::min(net_us, in_flight_us) : 0.0;
-    Streams n{main_us + op_us + shared_us, comm_us + shared_us, comm_links, tail_us + op.update_us};
+    Streams n{main_us + op_us + shared_us, comm_us + shared_us, comm_links, tail_us + op.update_us,
+              earlier_us + (micro_batches - 1) * op_us};
     if (op.reduction_us > 0) {
       if (n.comm_us <= n.main_us) n.comm_links = 0;  // idle when the gradient is made
       n.comm_us = std::max(n.comm_us, n.main_us) + op.reduction_us;
@@ -590,10 +594,12 @@ class Search {
           ++dropped_for_memory_;
           continue;
         }
-        n.cost_us = s.cost_us + option->cost_us + option->update_us;
+        // In series: the op once per micro-batch, its reduction and update once.
+        n.cost_us = s.cost_us + option->cost_us + option->update_us +
+                    (g_.micro_batches - 1) * (option->cost_us - option->reduction_us);
         // Ranked by the overlapped time, plus the reductions foreseen for parameters placed
         // so far (counted whole: how much of them the backward will hide is not known yet).
-        n.streams = s.streams.after(*option);
+        n.streams = s.streams.after(*option, g_.micro_batches);
         n.rank_us = n.streams.step_us() + foreseen_sum(s, *option);
         move_past(s, option.get(), i, n.live_bytes, n.key);
         n.peak_bytes =

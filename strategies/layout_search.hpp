@@ -23,7 +23,9 @@
 // main stream, each gradient reduction on the comm stream from its wgrad on, hidden under
 // main-stream compute but sharing the links with main-stream communication over the same
 // kind of link, then the optimizer updates), from the cost model's prices and, for the
-// updates, the roofline's HBM time of where each parameter's state is; the serial time (everything
+// updates, the roofline's HBM time of where each parameter's state is; with gradient
+// accumulation (graph.micro_batches = m) every op's main-stream time counts m times, the
+// reductions overlapping the last micro-batch only; the serial time (everything
 // in series) is reported beside it. Placements that differ only on mesh dims of size 1 are one
 // state. Layouts whose static memory (parameters, gradients, optimizer state) already exceeds the
 // GPU are dropped, and of the finished ones the cheapest whose whole-step peak fits is taken.

@@ -241,6 +241,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   const int peak = layout.memory.peak_op;
   if (peak >= 0 && graph.ops[peak].output >= 0) out.peak_op = graph.ops[peak].name;
   out.layout = std::move(layout);
+  out.micro_batches = graph.micro_batches;
 }
 
 }  // namespace
@@ -320,6 +321,27 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   std::vector<int64_t> before(p.world_size());
 
   const int64_t capacity = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
+  // Gradient accumulation: the micro-batches before the last run every main-stream op, in
+  // order, under one label (kEarlierMicroBatches), timed only: their gradients accumulate
+  // into the buffers the last one's reductions read, and emulation checks the last one.
+  for (int k = 0; k + 1 < planned->micro_batches; ++k)
+    for (size_t i = 0; i < planned->ops.size(); ++i) {
+      WorkloadOp op = planned->ops[i];
+      if (planned->on_comm_stream[i] || op.kind == OpKind::optimizer_step) continue;
+      op.name = kEarlierMicroBatches;
+      if (is_planned(op.kind)) {
+        LoweringOptions lowering;
+        lowering.name = op.name;
+        lowering.signal = kMainSignal;
+        lower_plan(*planned->plans.at(i), p, lowering);
+      } else if (op.kind == OpKind::put_signal) {
+        lower_put_signal(p, op);
+      } else if (op.kind == OpKind::barrier) {
+        p.barrier(world, "main", {op.name, OpCategory::sync, "barrier"});
+      } else {
+        lower_collective(p, mesh, op, scenario.dtype_of(op), "main", kMainSignal);
+      }
+    }
   bool comm_used = false;
   bool updating = false;  // an optimizer update has been lowered
   for (size_t i = 0; i < planned->ops.size(); ++i) {

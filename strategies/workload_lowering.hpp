@@ -52,6 +52,10 @@ struct WorkloadOptions {
   int64_t max_emulated_bytes = int64_t{2} << 30;
 };
 
+// The label of every op of the micro-batches before the last (gradient accumulation): one
+// row in reports, one track name in traces.
+inline constexpr const char* kEarlierMicroBatches = "earlier micro-batches";
+
 // A version-2 matrix op's input: which tensor it reads, and whether as a transposed view.
 struct TensorRead {
   std::string tensor;
@@ -73,6 +77,9 @@ struct PlannedWorkload {
   std::vector<std::vector<TensorRead>> reads;  // version 2, by op: inputs in ATen order
   std::optional<StepLayout> layout;  // version 2: what the search chose, its memory, its stats
   std::string peak_op;               // version 2: the matrix op where the step's memory peaks
+  // Version 2, gradient accumulation: the graph's ops run this many times; the reductions,
+  // the optimizer updates and ZeRO's gathers once, in the last.
+  int micro_batches = 1;
 };
 
 struct LoweredOp {

@@ -149,5 +149,51 @@ TEST(TensorOpStep, AttentionTakesItsProductsAtTheGemmRoofline) {
   EXPECT_NEAR(op_named(e.report, "attn").time_s, want_s, 1e-4 * want_s);
 }
 
+TEST(TensorOpStep, GradientAccumulationRunsTheStepOnceAMicroBatchAndReducesOnce) {
+  // One GPU, x [4096, 4096] @ w [4096, 4096] (bf16, SGD), three micro-batches: the forward
+  // mm, its dgrad and wgrad run three times; the SGD update (6 B per element: 96 MiB at
+  // 3.35 TB/s + 5 us) once, after the last. Each mm: 2 · 4096³ flops at 0.85 · s(4096)³ of
+  // 989.4 TFLOP/s, s(x) = x / (x + 64), plus its 5 us launch (HBM traffic is below it):
+  //   137,438,953,472 / (989.4e12 · 0.85 · 0.984615³) + 5e-6 = 0.17228 ms
+  // so the step is 9 such mms and the update: 1.55052 + 0.03504 = 1.5856 ms, and the row of
+  // the two earlier micro-batches spans 6 of the mms, 1.03368 ms.
+  const std::string step = "version: 2\nname: accumulate\n" + cluster_yaml(1) +
+                           "mesh: {shape: [1]}\ncost_model: analytic\n"
+                           "tensors:\n"
+                           "  x: {shape: [4096, 4096], placements: [R]}\n"
+                           "  w: {shape: [4096, 4096], parameter: true, placements: [R]}\n"
+                           "training: {optimizer: sgd, micro_batches: 3}\n"
+                           "workload:\n"
+                           "  - {name: proj, op: mm, a: x, b: w, output: y}\n";
+  const Evaluation e = simulate(step);
+  const double s = 4096.0 / (4096 + 64);
+  const double mm_s = 2.0 * 4096 * 4096 * 4096 / (989.4e12 * 0.85 * s * s * s) + 5e-6;
+  const double update_s = 6.0 * 4096 * 4096 / 3.35e12 + 5e-6;
+  EXPECT_NEAR(e.report.total_time_s, 9 * mm_s + update_s, 1e-3 * e.report.total_time_s);
+  const OpReport& earlier = op_named(e.report, "earlier micro-batches");
+  EXPECT_EQ(earlier.op, "micro_batches");
+  EXPECT_EQ(earlier.micro_batches, 2);
+  EXPECT_NEAR(earlier.time_s, 6 * mm_s, 1e-3 * earlier.time_s);
+  // The last micro-batch's ops follow it; the update comes once, at the end.
+  EXPECT_NEAR(op_named(e.report, "proj").start_s, earlier.end_s, 1e-9);
+  EXPECT_NEAR(op_named(e.report, "w.sgd").time_s, update_s, 1e-3 * update_s);
+  // The layout search's estimate counts the micro-batches the same way.
+  ASSERT_TRUE(e.report.step.has_value());
+  EXPECT_NEAR(e.report.step->overlapped_estimate_s, 9 * mm_s + update_s, 1e-3 * 9 * mm_s);
+}
+
+TEST(TensorOpStep, AModelsMicroBatchesFollowFromItsGlobalBatch) {
+  // global_batch 8 on dp 2 in micro-batches of 1: 8 / (2 · 1) = 4 micro-batches per replica
+  // of one 512-token sequence each; the step's tokens are 8 · 512 = 4,096.
+  const Evaluation e = simulate("version: 2\nname: model\n" + cluster_yaml(2) +
+                                "mesh: {shape: [2, 1], names: [dp, tp]}\n"
+                                "cost_model: analytic\n"
+                                "model: {layers: 1, hidden: 256, heads: 4, ffn: 512, vocab: 1024, "
+                                "seq: 512, micro_batch: 1, global_batch: 8}\n");
+  EXPECT_EQ(op_named(e.report, "earlier micro-batches").micro_batches, 3);
+  ASSERT_TRUE(e.report.model.has_value());
+  EXPECT_EQ(e.report.model->tokens_per_step, 4096);
+}
+
 }  // namespace
 }  // namespace symmesh::evaluation

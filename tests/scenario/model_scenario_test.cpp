@@ -430,6 +430,26 @@ TEST(ModelScenario, StepsTooLargeToGenerateAreRefusedBeforeAnyText) {
 
 // ---- Errors in the scenario ----
 
+TEST_F(ModelScenarioErrors, MicroBatchesFollowFromTheModelNotTheTrainingBlock) {
+  // training.micro_batches is for hand-written steps; a model's follow from global_batch /
+  // (dp x micro_batch): here 8 / (2 x 2) = 2, and a written one is refused at its value.
+  const Scenario s = load(kHeader +
+                          "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, seq: 24, "
+                          "micro_batch: 2, global_batch: 8}\n");
+  ASSERT_TRUE(s.training.has_value());
+  EXPECT_EQ(s.training->micro_batch_count(), 2);
+  const auto e = load_error(kHeader +
+                            "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, "
+                            "seq: 24}\ntraining: {micro_batches: 4}\n");
+  EXPECT_EQ(e.where(), at(5, 27));
+  EXPECT_THAT(e.message(), HasSubstr("training.micro_batches follows from the model"));
+  const auto zero = load_error(kHeader +
+                               "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, "
+                               "seq: 24}\ntraining: {micro_batches: 0}\n");
+  EXPECT_EQ(zero.where(), at(5, 27));
+  EXPECT_THAT(zero.message(), HasSubstr("a number of micro-batches >= 1"));
+}
+
 TEST_F(ModelScenarioErrors, ModelNeedsVersion2) {
   const auto e = load_error(R"yaml(cluster: clusters/dgx-h100.yaml
 mesh: {shape: [2, 4], names: [dp, tp]}

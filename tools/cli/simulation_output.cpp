@@ -79,9 +79,11 @@ std::string simulation_report_text(const SimulationReport& report) {
   if (emulated) headers.push_back("max abs error");
   TextTable table(headers);
   for (const auto& r : report.ops) {
-    const std::string what = r.input_placements  ? strategy_text(r)
-                             : r.op == "barrier" ? "all ranks"
-                                                 : format_bytes(r.bytes);
+    const std::string what = r.input_placements        ? strategy_text(r)
+                             : r.op == "barrier"       ? "all ranks"
+                             : r.op == "micro_batches" ? std::to_string(r.micro_batches) + " of " +
+                                                             std::to_string(r.micro_batches + 1)
+                                                       : format_bytes(r.bytes);
     std::vector<std::string> row{r.name, r.op, what};
     if (dataflow) {
       row.push_back(format_fixed(r.start_s * 1e3, 4));
@@ -158,6 +160,10 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
       op["bytes"] = r.bytes;
       op["comm_time_s"] = r.comm_time_s;
       op["peak_memory_bytes_per_rank"] = r.peak_memory_bytes_per_rank;
+      if (r.op == "micro_batches") {
+        op["micro_batches"] = r.micro_batches;
+        op["compute_time_s"] = r.compute_time_s;
+      }
     }
     j["ops"].push_back(op);
   }
