@@ -27,6 +27,7 @@
 #include "core/dtype.hpp"
 #include "core/matmul_signature.hpp"
 #include "core/tensor_op.hpp"
+#include "core/tensor_op_reference.hpp"
 
 namespace symmesh {
 
@@ -127,6 +128,20 @@ struct TensorOpWork {
   int64_t vocab = 0;         // the whole vocabulary
   int64_t total_rows = 0;    // cross_entropy(_dgrad): the tokens the loss averages over
   TensorOpCost cost;
+
+  // The reference's call on these pieces (shapes and offsets; the values come apart).
+  TensorOpCall reference_call() const {
+    TensorOpCall call;
+    call.op = op;
+    call.attrs = attrs;
+    call.inputs.assign(in_shapes.begin(), in_shapes.begin() + inputs);
+    call.output = out_shape;
+    call.row_offset = row_offset;
+    call.vocab_offset = vocab_offset;
+    call.vocab = vocab;
+    call.total_rows = total_rows;
+    return call;
+  }
 };
 
 // What an op is for, in reports: communication, local compute, or synchronisation (events,

@@ -172,19 +172,10 @@ void emulate_tensor_op(const TensorOpWork& w, const std::vector<const unsigned c
   if (w.dtype != DType::fp32 && w.dtype != DType::fp64 && w.dtype != DType::bf16 &&
       w.dtype != DType::fp16)
     unsupported(w.dtype, "tensor ops");
-  TensorOpCall call;
-  call.op = w.op;
-  call.attrs = w.attrs;
-  call.output = w.out_shape;
-  call.row_offset = w.row_offset;
-  call.vocab_offset = w.vocab_offset;
-  call.vocab = w.vocab;
-  call.total_rows = w.total_rows;
+  const TensorOpCall call = w.reference_call();
   std::vector<std::vector<double>> values;
-  for (int k = 0; k < w.inputs; ++k) {
-    call.inputs.push_back(w.in_shapes[k]);
+  for (int k = 0; k < w.inputs; ++k)
     values.push_back(widened(w.dtype, inputs.at(k), numel(w.in_shapes[k])));
-  }
   const std::vector<double> result = tensor_op_reference(call, values);
   narrowed(w.dtype, out, result);
 }

@@ -281,14 +281,8 @@ class GraphBuilder {
   // gradient tensor, or the running sum grown by an accumulating matmul.
   void contribute(TensorId target, OpKind product, std::vector<GraphInput> operands,
                   const GraphOp& forward, Pass pass, const std::string& name) {
-    GraphTensor grad;
-    const GraphTensor& of = graph_.tensors[target];
-    grad.kind = GraphTensor::Kind::gradient;
-    grad.of = target;
-    grad.shape = of.shape;
-    grad.dtype = forward.dtype;
-    grad.is_parameter_gradient = of.kind == GraphTensor::Kind::parameter;
-    grad.where = forward.source->where;
+    GraphTensor grad = gradient_tensor(target, forward);
+    const GraphTensor& of = graph_.tensors[target];  // read before add_tensor grows the list
     GraphOp g;
     g.name = name;
     g.pass = pass;

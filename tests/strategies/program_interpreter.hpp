@@ -89,21 +89,12 @@ class ProgramInterpreter {
   // The op's reference values on this rank's pieces, with the pieces' offsets.
   template <typename T>
   void tensor_op(int r, const TensorOpWork& w) {
-    TensorOpCall call;
-    call.op = w.op;
-    call.attrs = w.attrs;
-    call.output = w.out_shape;
-    call.row_offset = w.row_offset;
-    call.vocab_offset = w.vocab_offset;
-    call.vocab = w.vocab;
-    call.total_rows = w.total_rows;
     std::vector<std::vector<double>> inputs;
     for (int k = 0; k < w.inputs; ++k) {
-      call.inputs.push_back(w.in_shapes[k]);
       const T* src = reinterpret_cast<const T*>(at(r, w.in[k]));
       inputs.emplace_back(src, src + numel(w.in_shapes[k]));
     }
-    const std::vector<double> out = tensor_op_reference(call, inputs);
+    const std::vector<double> out = tensor_op_reference(w.reference_call(), inputs);
     T* dst = reinterpret_cast<T*>(at(r, w.out));
     for (size_t i = 0; i < out.size(); ++i) dst[i] = static_cast<T>(out[i]);
   }
