@@ -15,7 +15,9 @@
 //   l<l>_act       swiglu(gate_out, up_out) or gelu(up_out)             -> act_out
 //   l<l>_down      act_out @ w_down [f, h]                              -> mlp_out
 //   l<l>_residual2 h + mlp_out                                          -> x_(l+1)
-// then norm (rms_norm with w_norm), output (@ w_out [h, vocab] -> logits) and loss
+// then norm (rms_norm with w_norm), output (@ w_out [h, vocab] -> logits; with tied
+// embeddings `linear` over w_embed, logits = xn · w_embedᵀ, as Hugging Face ties lm_head to
+// embed_tokens: one table, its gradient the sum of both readers') and loss
 // (cross_entropy over the logits). Every op is a matrix op or a tensor op
 // (core/tensor_op.hpp) the planner places; x0 is declared split by tokens over dp and tp (the
 // data each replica takes; Megatron's sequence-parallel residual stream), every weight's
@@ -199,9 +201,12 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
     op(p + "residual2", "add", {{"a", p + "h"}, {"b", p + "mlp_out"}}, next);
   }
   parameter("w_norm", {h});
-  parameter("w_out", {h, spec.vocab});
+  if (!spec.tie_embeddings) parameter("w_out", {h, spec.vocab});
   op("norm", "rms_norm", {{"a", "x" + std::to_string(spec.layers)}, {"b", "w_norm"}}, "xn");
-  op("output", "mm", {{"a", "xn"}, {"b", "w_out"}}, "logits");
+  if (spec.tie_embeddings)
+    op("output", "linear", {{"a", "xn"}, {"b", "w_embed"}}, "logits");
+  else
+    op("output", "mm", {{"a", "xn"}, {"b", "w_out"}}, "logits");
   op("loss", "cross_entropy", {{"a", "logits"}}, "loss");
   return tensors + ops;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "evaluation/scenario_evaluation.hpp"
@@ -107,6 +108,44 @@ TEST(TensorOpStep, EmulatedBlockInMegatronLayoutsEqualsTheUnshardedOps) {
   EXPECT_EQ(on_tp("loss.stats"), "P(sum)");
   EXPECT_EQ(on_tp("loss.dgrad"), "S(1)");
   EXPECT_EQ(on_tp("embed.wgrad"), "S(0)");
+}
+
+// Tied embeddings (model_expansion.cpp): the block above with its output projection
+// reading the embedding table, logits = xn · w_embedᵀ as `linear`, so the table's gradient
+// is the sum of the projection's wgrad and the lookup's. The logits are declared split by
+// vocabulary over tp, so the projection runs on the table's vocabulary shards. Every op, the
+// sum included, checked against the unsharded op on the same inputs.
+TEST(TensorOpStep, EmulatedTiedEmbeddingSumsBothGradientsOfTheTable) {
+  std::string block = kBlock;
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = block.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    block.replace(at, from.size(), to);
+  };
+  replace("  w_out:   {shape: [8, 16], parameter: true, placements: [R, \"S(1)\"]}\n",
+          "  logits:  {placements: [\"S(0)\", \"S(1)\"]}\n");
+  replace("{name: output, op: mm, a: xn, b: w_out, output: logits}",
+          "{name: output, op: linear, a: xn, b: w_embed, output: logits}");
+  const Evaluation e = simulate("version: 2\n" + cluster_yaml(4) + block, true);
+  const SimulationReport& r = e.report;
+  int checked = 0;
+  for (const OpReport& op : r.ops) {
+    if (!op.max_abs_error) continue;
+    EXPECT_LT(*op.max_abs_error, 1e-9) << op.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 38);
+  EXPECT_NE(op_named(r, "output.wgrad").max_abs_error, std::nullopt);
+  // The lookup's contribution is added to the projection's (the graph's `.acc` add, itself
+  // checked above), and the one table has one gradient reduction; there is no w_out.
+  EXPECT_NE(op_named(r, "embed.wgrad.acc").max_abs_error, std::nullopt);
+  int table_reductions = 0, w_out_ops = 0;
+  for (const OpReport& op : r.ops) {
+    if (op.name.rfind("w_embed.grad_", 0) == 0) ++table_reductions;
+    if (op.name.rfind("w_out", 0) == 0) ++w_out_ops;
+  }
+  EXPECT_EQ(table_reductions, 1);
+  EXPECT_EQ(w_out_ops, 0);
 }
 
 TEST(TensorOpStep, AMemoryBoundOpTakesItsHbmTime) {

@@ -251,6 +251,42 @@ TEST(ModelScenario, GeluMlpAndQkvBiasChangeTheStepAsDocumented) {
   EXPECT_THAT(qkv->b, ElementsAre(64, 192));
 }
 
+TEST(ModelScenario, TiedEmbeddingsProjectOntoTheEmbeddingTable) {
+  // tie_embeddings: Hugging Face's lm_head shares embed_tokens' weight [vocab, hidden], so
+  // the logits are xn · w_embedᵀ, torch.nn.functional.linear(xn, w_embed): no w_out, and the
+  // output op is `linear` reading w_embed [256, 64]. Parameters of the tiny model by hand:
+  // w_embed 256·64 = 16,384; per layer norms 2·64 + qkv 64·128 + o 64·64 + gate, up, down
+  // 3·64·128 = 128 + 8,192 + 4,096 + 24,576 = 36,992, two layers 73,984; w_norm 64; untied,
+  // w_out adds 64·256 = 16,384 more: 90,432 tied, 106,816 untied.
+  ScenarioFiles files;
+  const std::string tied_model =
+      "model: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, ffn: 128, vocab: 256, seq: 24, "
+      "micro_batch: 1, tie_embeddings: true}\n";
+  const Scenario tied = load_scenario(files.write("tied.yaml", kHeader + tied_model));
+  const Scenario untied = load_scenario(files.write("untied.yaml", kHeader + kTinyModel));
+  const auto parameter_elements = [](const Scenario& s) {
+    int64_t n = 0;
+    for (const TensorDecl& t : s.tensors) {
+      if (t.role != TensorDecl::Role::parameter) continue;
+      int64_t e = 1;
+      for (int64_t d : t.shape) e *= d;
+      n += e;
+    }
+    return n;
+  };
+  EXPECT_EQ(parameter_elements(tied), 90'432);
+  EXPECT_EQ(parameter_elements(untied), 106'816);
+  EXPECT_EQ(find_tensor(tied, "w_out"), nullptr);
+  const WorkloadOp* output = find_op(tied, "output");
+  ASSERT_NE(output, nullptr);
+  EXPECT_EQ(output->kind, OpKind::linear);
+  EXPECT_EQ(output->a_tensor, "xn");
+  EXPECT_EQ(output->b_tensor, "w_embed");
+  EXPECT_THAT(output->b, ElementsAre(256, 64));
+  EXPECT_EQ(output->output_tensor, "logits");
+  ASSERT_EQ(tied.workload.size(), untied.workload.size());  // the same 26 ops
+}
+
 // ---- A Hugging Face config.json ----
 
 TEST(ModelScenario, ShippedLlamaConfigWithLayersOverridden) {
@@ -285,6 +321,28 @@ TEST(ModelScenario, ShippedLlamaConfigWithLayersOverridden) {
   ASSERT_NE(w_out, nullptr);
   EXPECT_THAT(w_out->shape, ElementsAre(4096, 128256));
   EXPECT_THAT(find_op(s, "l0_norm1")->a, ElementsAre(256, 4096));  // dp 2 · 1 · seq 128
+}
+
+TEST(ModelScenario, ShippedTiedLlama32OneBHasOneTable) {
+  // Llama 3.2 1B (scenarios/models/llama3.2-1b.json, tie_word_embeddings: true), its
+  // parameters by hand: embedding 128,256 · 2,048 = 262,668,288; per layer qkv
+  // 2,048 · (2,048 + 2 · 512) = 6,291,456, o 2,048² = 4,194,304, gate/up/down
+  // 3 · 2,048 · 8,192 = 50,331,648, two norms 4,096: 60,821,504, times 16 = 973,144,064;
+  // final norm 2,048. Total 1,235,814,400, the count Hugging Face lists for the model.
+  ScenarioFiles files;
+  const Scenario s = load_scenario(files.write(
+      "tied.yaml", kHeader + "model: {hf_config: models/llama3.2-1b.json, seq: 128}\n"));
+  ASSERT_TRUE(s.model.has_value());
+  EXPECT_TRUE(s.model->tie_embeddings);
+  int64_t parameters = 0;
+  for (const TensorDecl& t : s.tensors) {
+    if (t.role != TensorDecl::Role::parameter) continue;
+    int64_t e = 1;
+    for (int64_t d : t.shape) e *= d;
+    parameters += e;
+  }
+  EXPECT_EQ(parameters, 1'235'814'400);
+  EXPECT_EQ(find_tensor(s, "w_out"), nullptr);
 }
 
 TEST(ModelScenario, OverridingHiddenOfAConfigWithoutHeadDimRederivesIt) {
