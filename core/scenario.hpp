@@ -57,6 +57,11 @@ struct WorkloadOp {
   std::string a_tensor, b_tensor, bias_tensor, output_tensor;
   // Tensor ops: attention's heads, kv_heads, head_dim, seq and causal; embedding's tokens.
   TensorOpAttrs attrs;
+  // Version 2 `checkpoint: NAME`: the op belongs to that activation-checkpointing segment
+  // (torch.utils.checkpoint, Megatron-LM's full recomputation): in a training step the
+  // tensors made and read only inside the segment are not kept for the backward, which
+  // recomputes them (strategies/dataflow_graph.hpp). "" for none.
+  std::string checkpoint;
   bool reads_tensors() const { return !output_tensor.empty(); }
 };
 

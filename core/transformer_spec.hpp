@@ -31,6 +31,10 @@ struct TransformerSpec {
   bool tie_embeddings = false;  // the output projection reuses the embedding table
   bool qkv_bias = false;        // biases on the q, k and v projections (Qwen2)
   bool dropout = false;         // dropout after attention and MLP (GPT; none in Llama)
+  // model.recompute: full — the generated step checkpoints every layer (Megatron-LM's
+  // --recompute-granularity full --recompute-method uniform --recompute-num-layers 1): each
+  // layer keeps its input, and its backward recomputes its forward first.
+  bool full_recompute = false;
   // The step's shape (Megatron's --seq-length, --micro-batch-size, --global-batch-size):
   // tokens per sequence, sequences per micro-batch on each data-parallel replica, and the
   // sequences of the whole step (0: one micro-batch per replica, dp · micro_batch). The

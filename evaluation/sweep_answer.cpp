@@ -17,7 +17,8 @@ std::string cluster_text(const SweepPoint& p, const std::vector<std::string>& na
 
 // "Strategies: qkv S(0),R x R,S(1) -> S(0),S(1); …\n", or "" without matmuls. A step
 // with more matmuls than fit a line lists only the file's forward ops (a dataflow step's
-// derived ops are named "<op>.dgrad", "<op>.wgrad") and says where the rest are.
+// derived ops are named "<op>.dgrad", "<op>.wgrad", "<op>.recompute") and says where the
+// rest are.
 std::string strategies_line(const SweepPoint& p) {
   constexpr int kMaxListed = 8;
   int matmuls = 0;
@@ -26,7 +27,8 @@ std::string strategies_line(const SweepPoint& p) {
   std::string out;
   int listed = 0, left = 0;
   for (const auto& op : p.report.ops) {
-    if (forward_only && strategies::work_group_of(op.name) == "backward") continue;
+    const std::string group = strategies::work_group_of(op.name);
+    if (forward_only && (group == "backward" || group == "recompute")) continue;
     if (forward_only && op.input_placements && listed >= kMaxListed) {
       ++left;  // a whole model's forward is still too long for one line
       continue;

@@ -18,7 +18,9 @@
 // then norm (rms_norm with w_norm), output (@ w_out [h, vocab] -> logits; with tied
 // embeddings `linear` over w_embed, logits = xn · w_embedᵀ, as Hugging Face ties lm_head to
 // embed_tokens: one table, its gradient the sum of both readers') and loss
-// (cross_entropy over the logits). Every op is a matrix op or a tensor op
+// (cross_entropy over the logits). With `recompute: full` each layer's ops carry
+// `checkpoint: l<l>`: the layer keeps its input x_l and recomputes the rest in its backward
+// (strategies/dataflow_graph.hpp). Every op is a matrix op or a tensor op
 // (core/tensor_op.hpp) the planner places; x0 is declared split by tokens over dp and tp (the
 // data each replica takes; Megatron's sequence-parallel residual stream), every weight's
 // layout is the planner's.
@@ -149,6 +151,8 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   };
   // One op: its kind, the tensors it reads as (key, name) pairs, what it makes, and extra
   // keys ("heads: 32").
+  // The layer being written; with full recomputation its ops form one checkpoint segment.
+  std::string segment;
   const auto op = [&](const std::string& name, const char* kind,
                       std::initializer_list<std::pair<const char*, std::string>> reads,
                       const std::string& out, const std::string& extra = "") {
@@ -157,6 +161,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
       ops.append(", ").append(key).append(": ").append(tensor);
     ops.append(", output: ").append(out);
     if (!extra.empty()) ops.append(", ").append(extra);
+    if (!segment.empty()) ops.append(", checkpoint: ").append(segment);
     ops.append("}\n");
   };
 
@@ -170,6 +175,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
     const std::string p = "l" + std::to_string(l) + "_";
     const std::string x = "x" + std::to_string(l);
     const std::string next = "x" + std::to_string(l + 1);
+    if (spec.full_recompute) segment = "l" + std::to_string(l);
     parameter(p + "w_norm1", {h});
     parameter(p + "w_qkv", {h, spec.qkv_width()});
     if (spec.qkv_bias) parameter(p + "b_qkv", {spec.qkv_width()});
@@ -200,6 +206,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
     op(p + "down", "mm", {{"a", p + "act_out"}, {"b", p + "w_down"}}, p + "mlp_out");
     op(p + "residual2", "add", {{"a", p + "h"}, {"b", p + "mlp_out"}}, next);
   }
+  segment.clear();
   parameter("w_norm", {h});
   if (!spec.tie_embeddings) parameter("w_out", {h, spec.vocab});
   op("norm", "rms_norm", {{"a", "x" + std::to_string(spec.layers)}, {"b", "w_norm"}}, "xn");

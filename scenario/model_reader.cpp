@@ -11,9 +11,9 @@ namespace symmesh::scenario {
 namespace {
 
 const std::vector<std::string> kModelKeys{
-    "hf_config",    "name",     "layers",         "hidden", "heads", "kv_heads",
-    "head_dim",     "ffn",      "activation",     "vocab",  "seq",   "micro_batch",
-    "global_batch", "qkv_bias", "tie_embeddings", "dropout"};
+    "hf_config",    "name",     "layers",         "hidden",  "heads",    "kv_heads",
+    "head_dim",     "ffn",      "activation",     "vocab",   "seq",      "micro_batch",
+    "global_batch", "qkv_bias", "tie_embeddings", "dropout", "recompute"};
 const std::vector<std::string> kActivations{"swiglu", "gelu"};
 const std::vector<std::string> kModelTypes{"llama", "mistral", "qwen2"};
 
@@ -189,6 +189,17 @@ TransformerSpec read_model(const Value& value, DType dtype) {
   if (auto v = model.get("qkv_bias")) spec.qkv_bias = v->as_bool();
   if (auto v = model.get("tie_embeddings")) spec.tie_embeddings = v->as_bool();
   if (auto v = model.get("dropout")) spec.dropout = v->as_bool();
+  if (auto v = model.get("recompute")) {
+    const std::string how = v->as_string();
+    if (how == "selective")
+      v->fail(
+          "model.recompute 'selective' recomputes attention's scores, which the generated "
+          "step's fused attention never stores (its backward recomputes them already): "
+          "give none or full");
+    if (how != "none" && how != "full")
+      v->fail("unknown model.recompute '" + how + "' (none or full)");
+    spec.full_recompute = how == "full";
+  }
   spec.seq = model.require("seq").as_int(1);
   if (auto v = model.get("micro_batch")) spec.micro_batch = v->as_int(1);
   if (auto v = model.get("global_batch")) {

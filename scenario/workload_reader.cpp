@@ -27,7 +27,7 @@ std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
   std::vector<std::string> keys{"name", "op"};
   if (is_tensor_op(kind)) {
     for (std::string_view input : tensor_op_signature(kind).inputs) keys.emplace_back(input);
-    keys.insert(keys.end(), {"output", "dtype"});
+    keys.insert(keys.end(), {"output", "dtype", "checkpoint"});
     if (kind == OpKind::attention)
       keys.insert(keys.end(), {"heads", "kv_heads", "head_dim", "seq", "causal"});
     if (kind == OpKind::embedding) keys.push_back("tokens");
@@ -36,7 +36,7 @@ std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
     if (dataflow) {
       keys.insert(keys.end(), {"a", "b"});
       if (bias) keys.push_back("bias");
-      keys.insert(keys.end(), {"output", "dtype", "causal"});
+      keys.insert(keys.end(), {"output", "dtype", "causal", "checkpoint"});
     } else {
       keys.insert(keys.end(),
                   {"a", "b", "a_placements", "b_placements", "out_placements", "dtype", "causal"});
@@ -409,6 +409,14 @@ class OpReader {
     }
   }
 
+  // `checkpoint: NAME` (version 2): the activation-checkpointing segment the op is in.
+  void read_checkpoint(WorkloadOp& op) const {
+    const auto v = map_.get("checkpoint");
+    if (!v) return;
+    op.checkpoint = v->as_string();
+    if (op.checkpoint.empty()) v->fail(v->path() + ": a checkpoint segment needs a name");
+  }
+
   void read_matmul(WorkloadOp& op) const {
     op.a = read_shape("a");
     op.b = read_shape("b");
@@ -456,6 +464,7 @@ class OpReader {
     }
     op.output_tensor = tensors_->check_output(output);
     read_dtype(op);
+    read_checkpoint(op);
   }
 
   // A tensor op (core/tensor_op.hpp): its inputs by name (a, and b when it takes two), its
@@ -511,6 +520,7 @@ class OpReader {
     }
     op.output_tensor = tensors_->check_output(output);
     read_dtype(op);
+    read_checkpoint(op);
   }
 
   int read_rank(const std::string& key) const {

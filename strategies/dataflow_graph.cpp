@@ -237,24 +237,26 @@ class GraphBuilder {
         }
         break;
       case OpKind::rms_norm:
-        contribute_tensor_op(in(0), OpKind::rms_norm_dgrad, {{in(0)}, {in(1)}, d_out}, forward,
-                             Pass::dgrad, op + ".dgrad", {});
-        contribute_tensor_op(in(1), OpKind::rms_norm_wgrad, {{in(0)}, d_out}, forward,
+        contribute_tensor_op(in(0), OpKind::rms_norm_dgrad, {{saved(in(0))}, {saved(in(1))}, d_out},
+                             forward, Pass::dgrad, op + ".dgrad", {});
+        contribute_tensor_op(in(1), OpKind::rms_norm_wgrad, {{saved(in(0))}, d_out}, forward,
                              is_parameter(in(1)) ? Pass::wgrad : Pass::dgrad, op + ".wgrad", {});
         break;
       case OpKind::swiglu:
-        contribute_tensor_op(in(0), OpKind::swiglu_dgrad_gate, {{in(0)}, {in(1)}, d_out}, forward,
-                             Pass::dgrad, op + ".dgrad.gate", {});
-        contribute_tensor_op(in(1), OpKind::swiglu_dgrad_up, {{in(0)}, d_out}, forward, Pass::dgrad,
-                             op + ".dgrad.up", {});
+        contribute_tensor_op(in(0), OpKind::swiglu_dgrad_gate,
+                             {{saved(in(0))}, {saved(in(1))}, d_out}, forward, Pass::dgrad,
+                             op + ".dgrad.gate", {});
+        contribute_tensor_op(in(1), OpKind::swiglu_dgrad_up, {{saved(in(0))}, d_out}, forward,
+                             Pass::dgrad, op + ".dgrad.up", {});
         break;
       case OpKind::gelu:
-        contribute_tensor_op(in(0), OpKind::gelu_dgrad, {{in(0)}, d_out}, forward, Pass::dgrad,
-                             op + ".dgrad", {});
+        contribute_tensor_op(in(0), OpKind::gelu_dgrad, {{saved(in(0))}, d_out}, forward,
+                             Pass::dgrad, op + ".dgrad", {});
         break;
       case OpKind::attention:
-        contribute_tensor_op(in(0), OpKind::attention_dgrad, {{in(0)}, {forward.output}, d_out},
-                             forward, Pass::dgrad, op + ".dgrad", forward.attrs);
+        contribute_tensor_op(in(0), OpKind::attention_dgrad,
+                             {{saved(in(0))}, {saved(forward.output)}, d_out}, forward, Pass::dgrad,
+                             op + ".dgrad", forward.attrs);
         break;
       case OpKind::embedding: {
         TensorOpAttrs table;
@@ -267,8 +269,9 @@ class GraphBuilder {
         // The logits' gradient from the logits, the whole rows' statistics and d loss.
         const TensorId stats = in(0);
         const TensorId logits = graph_.ops.at(graph_.tensors[stats].producer).inputs.at(0).tensor;
-        contribute_tensor_op(logits, OpKind::cross_entropy_dgrad, {{logits}, {stats}, d_out},
-                             forward, Pass::dgrad, op + ".dgrad", {});
+        contribute_tensor_op(logits, OpKind::cross_entropy_dgrad,
+                             {{saved(logits)}, {saved(stats)}, d_out}, forward, Pass::dgrad,
+                             op + ".dgrad", {});
         break;
       }
       default:
@@ -303,8 +306,44 @@ class GraphBuilder {
     add_op(std::move(g));
   }
 
+  // What the backward reads for forward tensor `t`: `t` itself, or, for a tensor its
+  // checkpoint segment does not keep, its recomputed copy (made on first need).
+  TensorId saved(TensorId t) {
+    if (!recomputed(t)) return t;
+    if (auto it = recomputed_.find(t); it != recomputed_.end()) return it->second;
+    GraphOp again = graph_.ops[graph_.tensors[t].producer];  // copies: add_* grow the vectors
+    GraphTensor copy = graph_.tensors[t];
+    again.name += ".recompute";
+    again.pass = Pass::recompute;
+    for (GraphInput& in : again.inputs) in.tensor = saved(in.tensor);
+    copy.name += ".recompute";
+    copy.consumers.clear();
+    copy.required.reset();
+    again.output = add_tensor(std::move(copy));
+    recomputed_[t] = again.output;
+    add_op(std::move(again));
+    return recomputed_[t];
+  }
+
+  // A forward activation made inside a checkpoint segment and read only there.
+  bool recomputed(TensorId t) const {
+    const GraphTensor& x = graph_.tensors[t];
+    if (x.kind != GraphTensor::Kind::activation || x.producer < 0 || x.required) return false;
+    const GraphOp& producer = graph_.ops[x.producer];
+    if (producer.pass != Pass::forward || !producer.source || producer.source->checkpoint.empty())
+      return false;
+    bool read = false;
+    for (int c : x.consumers) {
+      if (c >= forward_ops_) continue;
+      read = true;
+      if (graph_.ops[c].source->checkpoint != producer.source->checkpoint) return false;
+    }
+    return read;  // a step output (read by nobody) is kept
+  }
+
   void add_backward() {
     const int forward_ops = static_cast<int>(graph_.ops.size());
+    forward_ops_ = forward_ops;
     const int forward_tensors = static_cast<int>(graph_.tensors.size());
     for (TensorId t = 0; t < forward_tensors; ++t) {
       const GraphTensor& y = graph_.tensors[t];
@@ -352,12 +391,12 @@ class GraphBuilder {
       };
       // mm: dA = dC·Bᵀ, dB = Aᵀ·dC.  linear: dx = dy·W, dW = dyᵀ·x.
       if (linear) {
-        contribute(a, product, {d_out, {b, false}}, forward, pass_of(a), name_of(a, "a"));
-        contribute(b, product, {{d_out.tensor, true}, {a, false}}, forward, pass_of(b),
+        contribute(a, product, {d_out, {saved(b), false}}, forward, pass_of(a), name_of(a, "a"));
+        contribute(b, product, {{d_out.tensor, true}, {saved(a), false}}, forward, pass_of(b),
                    name_of(b, "b"));
       } else {
-        contribute(a, product, {d_out, {b, true}}, forward, pass_of(a), name_of(a, "a"));
-        contribute(b, product, {{a, true}, d_out}, forward, pass_of(b), name_of(b, "b"));
+        contribute(a, product, {d_out, {saved(b), true}}, forward, pass_of(a), name_of(a, "a"));
+        contribute(b, product, {{saved(a), true}, d_out}, forward, pass_of(b), name_of(b, "b"));
       }
     }
   }
@@ -365,8 +404,10 @@ class GraphBuilder {
   const Scenario& scenario_;
   DataflowGraph graph_;
   std::map<std::string, TensorId> by_name_;
-  std::map<TensorId, TensorId> grad_of_;  // tensor -> its gradient so far
-  std::map<TensorId, int> sums_;          // tensor -> accumulations so far
+  std::map<TensorId, TensorId> grad_of_;     // tensor -> its gradient so far
+  std::map<TensorId, int> sums_;             // tensor -> accumulations so far
+  std::map<TensorId, TensorId> recomputed_;  // checkpointed tensor -> its recomputed copy
+  int forward_ops_ = 0;                      // ops before the backward's
 };
 
 }  // namespace
@@ -379,6 +420,8 @@ std::string to_string(Pass pass) {
       return "dgrad";
     case Pass::wgrad:
       return "wgrad";
+    case Pass::recompute:
+      return "recompute";
   }
   return "?";
 }
@@ -392,6 +435,7 @@ std::string work_group_of(std::string_view name) {
   if (name.find(".grad_") != std::string_view::npos ||
       name.find(".param_") != std::string_view::npos)
     return "grad reductions";  // and ZeRO's parameter gathers after them
+  if (ends_with(".recompute")) return "recompute";
   if (name.find(".dgrad") != std::string_view::npos ||
       name.find(".wgrad") != std::string_view::npos)
     return "backward";

@@ -23,6 +23,14 @@
 // cross_entropy_dgrad, reading the logits and those statistics. An add passes its output's gradient
 // on to both inputs as it is (the same tensor: nothing is computed). A gradient with several
 // contributions sums them: a matmul's as an accumulating matmul (above), any other's with an add.
+//
+// Activation checkpointing (`checkpoint: NAME` on forward ops, core/scenario.hpp): a tensor
+// made by an op of a segment and read only by ops of the same segment is not kept for the
+// backward. When the backward first needs it, its producer runs again ("<op>.recompute",
+// Pass::recompute; its own inputs recomputed first where they are not kept either), and the
+// backward reads that copy: the original dies at its last forward reader. A segment's
+// inputs and the tensors read outside it stay, as torch.utils.checkpoint keeps a region's
+// inputs and outputs; Megatron-LM's full recomputation is a segment per layer.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,7 +64,8 @@ struct GraphTensor {
   SourceLocation where;
 };
 
-enum class Pass { forward, dgrad, wgrad };
+// recompute: a forward op run again in the backward (activation checkpointing, below).
+enum class Pass { forward, dgrad, wgrad, recompute };
 std::string to_string(Pass pass);
 
 struct GraphInput {
@@ -105,7 +114,8 @@ DataflowGraph single_op_graph(const OpProblem& problem, const std::vector<bool>&
 
 // What a workload op's name says it does in a step, by the names this graph and the
 // lowering give: "earlier micro-batches" (gradient accumulation's micro-batches before the
-// last, strategies/workload_lowering.hpp), "backward" (<op>.dgrad…, <op>.wgrad), "grad reductions"
+// last, strategies/workload_lowering.hpp), "recompute" (<op>.recompute, activation
+// checkpointing), "backward" (<op>.dgrad…, <op>.wgrad), "grad reductions"
 // (<parameter>.grad_<collective>, <parameter>.param_<collective>), "optimizer"
 // (<parameter>.adam, <parameter>.sgd), "forward" for everything else. Reports group by it.
 std::string work_group_of(std::string_view op_name);

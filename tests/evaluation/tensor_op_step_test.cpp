@@ -148,6 +148,42 @@ TEST(TensorOpStep, EmulatedTiedEmbeddingSumsBothGradientsOfTheTable) {
   EXPECT_EQ(w_out_ops, 0);
 }
 
+// Full recomputation (Megatron-LM's, a checkpoint segment per layer): the block's eleven
+// ops in one segment. x0 (made by embed, outside) and x1 (read by the final norm, outside)
+// are kept; the backward needs, of what only the block reads, act_out (down's wgrad), the
+// gate and up outputs (SwiGLU's dgrad), n2, h (through norm2), ctx and qkv_out (out's
+// wgrad, attention's dgrad), n1: so it recomputes norm1, qkv, attention, out, residual1,
+// norm2, gate, up and act — nine ops, not down or residual2, whose outputs the backward
+// never reads. Each recomputed op checked against the unsharded op like the others.
+TEST(TensorOpStep, EmulatedFullRecomputationRecomputesTheLayerItNeeds) {
+  std::string block;
+  for (size_t at = 0, next; at < kBlock.size(); at = next + 1) {
+    next = kBlock.find('\n', at);
+    std::string line = kBlock.substr(at, next - at);
+    for (const char* op : {"norm1", "qkv", "attention", "out", "residual1", "norm2", "gate", "up",
+                           "act", "down", "residual2"})
+      if (line.find(std::string("{name: ") + op + ",") != std::string::npos)
+        line.insert(line.rfind('}'), ", checkpoint: block");
+    block += line + "\n";
+  }
+  const Evaluation e = simulate("version: 2\n" + cluster_yaml(4) + block, true);
+  std::vector<std::string> recomputed;
+  int checked = 0;
+  for (const OpReport& op : e.report.ops) {
+    if (op.name.size() > 10 && op.name.substr(op.name.size() - 10) == ".recompute")
+      recomputed.push_back(op.name.substr(0, op.name.size() - 10));
+    if (!op.max_abs_error) continue;
+    EXPECT_LT(*op.max_abs_error, 1e-9) << op.name;
+    ++checked;
+  }
+  EXPECT_THAT(recomputed,
+              ::testing::UnorderedElementsAre("norm1", "qkv", "attention", "out", "residual1",
+                                              "norm2", "gate", "up", "act"));
+  for (const std::string& name : recomputed)
+    EXPECT_NE(op_named(e.report, name + ".recompute").max_abs_error, std::nullopt) << name;
+  EXPECT_GE(checked, 38 + 9);
+}
+
 TEST(TensorOpStep, AMemoryBoundOpTakesItsHbmTime) {
   // rms_norm of x [4096, 8192] bf16 with w [8192] on one GPU reads x and w, writes y and the
   // fp32 reciprocal RMS of each row:

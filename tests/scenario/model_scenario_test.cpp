@@ -287,6 +287,26 @@ TEST(ModelScenario, TiedEmbeddingsProjectOntoTheEmbeddingTable) {
   ASSERT_EQ(tied.workload.size(), untied.workload.size());  // the same 26 ops
 }
 
+TEST(ModelScenario, FullRecomputationMakesEachLayerACheckpointSegment) {
+  // recompute: full — Megatron-LM's full recomputation, one segment per layer: the layer's
+  // eleven ops carry checkpoint l<i>; embed, the final norm, output and loss none.
+  ScenarioFiles files;
+  const Scenario s = load_scenario(files.write(
+      "full.yaml", kHeader +
+                       "model: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, ffn: 128, vocab: "
+                       "256, seq: 24, micro_batch: 1, recompute: full}\n"));
+  ASSERT_EQ(s.workload.size(), 26u);
+  int in_l0 = 0, in_l1 = 0;
+  for (const WorkloadOp& op : s.workload) {
+    const bool layer_op = op.name.rfind("l0_", 0) == 0 || op.name.rfind("l1_", 0) == 0;
+    EXPECT_EQ(op.checkpoint, layer_op ? op.name.substr(0, 2) : "") << op.name;
+    in_l0 += op.checkpoint == "l0";
+    in_l1 += op.checkpoint == "l1";
+  }
+  EXPECT_EQ(in_l0, 11);
+  EXPECT_EQ(in_l1, 11);
+}
+
 // ---- A Hugging Face config.json ----
 
 TEST(ModelScenario, ShippedLlamaConfigWithLayersOverridden) {
@@ -561,6 +581,16 @@ TEST_F(ModelScenarioErrors, UnknownModelKeySuggestsTheClosest) {
   EXPECT_EQ(e.where(), at(4, 20));
   EXPECT_THAT(e.message(), HasSubstr("unknown key 'hiden' in model"));
   EXPECT_THAT(e.message(), HasSubstr("did you mean 'hidden'?"));
+}
+
+TEST_F(ModelScenarioErrors, SelectiveRecomputationSaysTheFusedAttentionStoresNoScores) {
+  // Line 4: "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, seq: 24, recompute:
+  // selective}"; the value 'selective' starts at column 84.
+  const auto e = load_error(kHeader +
+                            "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 256, "
+                            "seq: 24, recompute: selective}\n");
+  EXPECT_EQ(e.where(), at(4, 84));
+  EXPECT_THAT(e.message(), HasSubstr("fused attention never stores"));
 }
 
 TEST_F(ModelScenarioErrors, MissingSeq) {

@@ -122,12 +122,13 @@ const OpReport* op_in(const SweepPoint& p, const std::string& name) {
 constexpr size_t kMaxTerminalOpColumns = 8;
 
 // The groups the op columns are summed into when there are too many (in the step's order:
-// earlier micro-batches, forward, backward, grad reductions, optimizer); none otherwise.
+// earlier micro-batches, forward, recompute, backward, grad reductions, optimizer); none
+// otherwise.
 std::vector<std::string> work_groups(const std::vector<OpColumn>& columns) {
   std::vector<std::string> groups;
   if (columns.size() <= kMaxTerminalOpColumns) return groups;
-  for (const char* group :
-       {"earlier micro-batches", "forward", "backward", "grad reductions", "optimizer"})
+  for (const char* group : {"earlier micro-batches", "forward", "recompute", "backward",
+                            "grad reductions", "optimizer"})
     for (const auto& c : columns)
       if (strategies::work_group_of(c.name) == group) {
         groups.push_back(group);
