@@ -36,6 +36,19 @@ Evaluation simulate(const std::string& yaml, bool emulate = false) {
   return evaluate_scenario(load_scenario_text(yaml, "step.yaml"), options);
 }
 
+// Each emulated op's output, gathered from the simulated ranks by its placements, against
+// the op computed unsharded on the same (whole) inputs (strategies/sharded_result.hpp): in
+// fp64 only the summation order differs. Returns how many ops were checked.
+int expect_emulated_ops_exact(const SimulationReport& report) {
+  int checked = 0;
+  for (const OpReport& op : report.ops) {
+    if (!op.max_abs_error) continue;
+    EXPECT_LT(*op.max_abs_error, 1e-9) << op.name;
+    ++checked;
+  }
+  return checked;
+}
+
 // A pre-norm Llama block and the loss on mesh [dp 2, tp 2], fp64, every weight declared in
 // Megatron-LM's tensor-parallel layout (so the step runs sharded, whatever the planner
 // would choose): the vocabulary-parallel embedding [R, S(0)], column-parallel qkv, gate, up
@@ -81,15 +94,7 @@ workload:
 TEST(TensorOpStep, EmulatedBlockInMegatronLayoutsEqualsTheUnshardedOps) {
   const Evaluation e = simulate("version: 2\n" + cluster_yaml(4) + kBlock, true);
   const SimulationReport& r = e.report;
-  // Each op's output, gathered from the simulated ranks by its placements, against the op
-  // computed unsharded on the same (whole) inputs (strategies/sharded_result.hpp): in fp64
-  // only the summation order differs.
-  int checked = 0;
-  for (const OpReport& op : r.ops) {
-    if (!op.max_abs_error) continue;
-    EXPECT_LT(*op.max_abs_error, 1e-9) << op.name;
-    ++checked;
-  }
+  const int checked = expect_emulated_ops_exact(r);
   // Forward 16 (the loss is two ops) and backward 22 planned ops, all checked.
   EXPECT_GE(checked, 38);
   // The layouts the declarations force on tp, so that the check above covers sharded
@@ -128,12 +133,7 @@ TEST(TensorOpStep, EmulatedTiedEmbeddingSumsBothGradientsOfTheTable) {
           "{name: output, op: linear, a: xn, b: w_embed, output: logits}");
   const Evaluation e = simulate("version: 2\n" + cluster_yaml(4) + block, true);
   const SimulationReport& r = e.report;
-  int checked = 0;
-  for (const OpReport& op : r.ops) {
-    if (!op.max_abs_error) continue;
-    EXPECT_LT(*op.max_abs_error, 1e-9) << op.name;
-    ++checked;
-  }
+  const int checked = expect_emulated_ops_exact(r);
   EXPECT_GE(checked, 38);
   EXPECT_NE(op_named(r, "output.wgrad").max_abs_error, std::nullopt);
   // The lookup's contribution is added to the projection's (the graph's `.acc` add, itself
@@ -167,15 +167,11 @@ TEST(TensorOpStep, EmulatedFullRecomputationRecomputesTheLayerItNeeds) {
     block += line + "\n";
   }
   const Evaluation e = simulate("version: 2\n" + cluster_yaml(4) + block, true);
+  const int checked = expect_emulated_ops_exact(e.report);
   std::vector<std::string> recomputed;
-  int checked = 0;
-  for (const OpReport& op : e.report.ops) {
+  for (const OpReport& op : e.report.ops)
     if (op.name.size() > 10 && op.name.substr(op.name.size() - 10) == ".recompute")
       recomputed.push_back(op.name.substr(0, op.name.size() - 10));
-    if (!op.max_abs_error) continue;
-    EXPECT_LT(*op.max_abs_error, 1e-9) << op.name;
-    ++checked;
-  }
   EXPECT_THAT(recomputed,
               ::testing::UnorderedElementsAre("norm1", "qkv", "attention", "out", "residual1",
                                               "norm2", "gate", "up", "act"));

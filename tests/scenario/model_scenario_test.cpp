@@ -106,6 +106,18 @@ const WorkloadOp* find_op(const Scenario& s, const std::string& name) {
   return nullptr;
 }
 
+// The elements of every declared parameter.
+int64_t parameter_elements(const Scenario& s) {
+  int64_t n = 0;
+  for (const TensorDecl& t : s.tensors) {
+    if (t.role != TensorDecl::Role::parameter) continue;
+    int64_t elements = 1;
+    for (int64_t d : t.shape) elements *= d;
+    n += elements;
+  }
+  return n;
+}
+
 std::string placements_text(const std::optional<Placements>& p) {
   return p ? to_string(*p) : "(none)";
 }
@@ -264,16 +276,6 @@ TEST(ModelScenario, TiedEmbeddingsProjectOntoTheEmbeddingTable) {
       "micro_batch: 1, tie_embeddings: true}\n";
   const Scenario tied = load_scenario(files.write("tied.yaml", kHeader + tied_model));
   const Scenario untied = load_scenario(files.write("untied.yaml", kHeader + kTinyModel));
-  const auto parameter_elements = [](const Scenario& s) {
-    int64_t n = 0;
-    for (const TensorDecl& t : s.tensors) {
-      if (t.role != TensorDecl::Role::parameter) continue;
-      int64_t e = 1;
-      for (int64_t d : t.shape) e *= d;
-      n += e;
-    }
-    return n;
-  };
   EXPECT_EQ(parameter_elements(tied), 90'432);
   EXPECT_EQ(parameter_elements(untied), 106'816);
   EXPECT_EQ(find_tensor(tied, "w_out"), nullptr);
@@ -354,14 +356,7 @@ TEST(ModelScenario, ShippedTiedLlama32OneBHasOneTable) {
       "tied.yaml", kHeader + "model: {hf_config: models/llama3.2-1b.json, seq: 128}\n"));
   ASSERT_TRUE(s.model.has_value());
   EXPECT_TRUE(s.model->tie_embeddings);
-  int64_t parameters = 0;
-  for (const TensorDecl& t : s.tensors) {
-    if (t.role != TensorDecl::Role::parameter) continue;
-    int64_t e = 1;
-    for (int64_t d : t.shape) e *= d;
-    parameters += e;
-  }
-  EXPECT_EQ(parameters, 1'235'814'400);
+  EXPECT_EQ(parameter_elements(s), 1'235'814'400);
   EXPECT_EQ(find_tensor(s, "w_out"), nullptr);
 }
 
