@@ -28,6 +28,14 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+// A step whose least-memory layout is over the GPU's memory (the message says by how much):
+// bad input like any InvalidArgument, told apart where a caller can try a leaner step (a
+// sweep recomputes a model's activations, evaluation/sweep_runner.hpp).
+class DoesNotFit : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 // Well-formed but outside what symmesh supports (P(max), a transition DTensor forbids…).
 class Unsupported : public Error {
  public:

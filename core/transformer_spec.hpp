@@ -35,6 +35,7 @@ struct TransformerSpec {
   // --recompute-granularity full --recompute-method uniform --recompute-num-layers 1): each
   // layer keeps its input, and its backward recomputes its forward first.
   bool full_recompute = false;
+  bool recompute_given = false;  // the block said none or full: a sweep keeps it as given
   // The step's shape (Megatron's --seq-length, --micro-batch-size, --global-batch-size):
   // tokens per sequence, sequences per micro-batch on each data-parallel replica, and the
   // sequences of the whole step (0: one micro-batch per replica, dp · micro_batch). The

@@ -76,6 +76,7 @@ struct ModelThroughput {
   double tokens_per_s_per_gpu = 0;
   double model_flops_per_s_per_gpu = 0;
   double mfu = 0;
+  bool full_recompute = false;  // every layer recomputed in its backward (model.recompute)
 };
 // Of the scenario's model at its mesh, for a step of `step_s` seconds (nullopt without a
 // model or a time).

@@ -37,6 +37,15 @@ bool skipping_invalid(SweepPoint& point, Step&& step) {
   return false;
 }
 
+// The scenario at a point's size; with `recompute`, its model recomputes every layer.
+Scenario point_scenario(const Scenario& scenario, int nodes, const std::vector<int>& mesh,
+                        bool recompute) {
+  if (!recompute) return with_cluster_size(scenario, nodes, mesh);
+  Scenario leaner = scenario;
+  leaner.model->full_recompute = true;
+  return with_cluster_size(leaner, nodes, mesh);
+}
+
 // A point moved to its size, planned and counted, waiting for room to run.
 struct Sized {
   size_t index;
@@ -58,7 +67,18 @@ std::optional<Sized> size_point(const Scenario& scenario, size_t index, SweepPoi
     return std::nullopt;
   }
   std::optional<Sized> out;
-  skipping_invalid(point, [&] { out = Sized{index, size_scenario(resized, options)}; });
+  skipping_invalid(point, [&] {
+    try {
+      out = Sized{index, size_scenario(resized, options)};
+    } catch (const DoesNotFit&) {
+      // Recomputation never makes a step faster, so it is tried only where the step does
+      // not fit without it, and only when the model block left it open.
+      if (!scenario.model || scenario.model->recompute_given) throw;
+      out = Sized{index,
+                  size_scenario(point_scenario(scenario, point.nodes, point.mesh, true), options)};
+      point.recompute_fallback = true;
+    }
+  });
   return out;
 }
 
@@ -261,9 +281,10 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
     EvaluationOptions with_timeline = options.evaluation;
     with_timeline.record_timeline = true;
     try {
-      run.best_trace_json =
-          evaluate_scenario(with_cluster_size(scenario, best.nodes, best.mesh), with_timeline)
-              .trace_json;
+      run.best_trace_json = evaluate_scenario(point_scenario(scenario, best.nodes, best.mesh,
+                                                             best.recompute_fallback),
+                                              with_timeline)
+                                .trace_json;
     } catch (const Timeout&) {
       // Past --time-limit this time: the answer stands; its trace stays empty.
     }

@@ -25,6 +25,9 @@ struct SweepPoint {
   std::vector<int> mesh;                   // empty when no listed shape covers the GPUs
   std::optional<std::string> skip_reason;  // set when the point was not simulated
   SimulationReport report;                 // when simulated
+  // A model scenario that left `recompute` open and did not fit at this size: the point
+  // was planned again with every layer recomputed (model.recompute: full), and fit.
+  bool recompute_fallback = false;
 
   bool simulated() const { return !skip_reason.has_value(); }
   double total_time_s() const { return report.total_time_s; }

@@ -199,6 +199,7 @@ TransformerSpec read_model(const Value& value, DType dtype) {
     if (how != "none" && how != "full")
       v->fail("unknown model.recompute '" + how + "' (none or full)");
     spec.full_recompute = how == "full";
+    spec.recompute_given = true;
   }
   spec.seq = model.require("seq").as_int(1);
   if (auto v = model.get("micro_batch")) spec.micro_batch = v->as_int(1);

@@ -130,7 +130,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   if (explainer_of(model)) search.gpu = scenario.cluster.gpu;  // a model that prices compute
   StepLayout layout = search_layout(graph, out.mesh, model, search);
   if (!layout.fits)
-    throw InvalidArgument(
+    throw DoesNotFit(
         "scenario '" + scenario.name + "' " +
             does_not_fit_text(layout.memory.peak_bytes(),
                               memory_breakdown_text(layout.memory) + ", in its least-memory layout",

@@ -53,7 +53,8 @@ std::string step_text(const SimulationReport& report) {
            " tokens per step: " + format_fixed(report.model->tokens_per_s, 0) + " tokens/s, " +
            format_fixed(report.model->tokens_per_s_per_gpu, 0) + " per GPU, MFU " +
            format_fixed(100 * report.model->mfu, 1) +
-           "% (PaLM's model FLOPs per token over the peak)\n";
+           "% (PaLM's model FLOPs per token over the peak)" +
+           (report.model->full_recompute ? "; every layer recomputed in its backward" : "") + "\n";
   return out;
 }
 
@@ -179,7 +180,8 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                   {"tokens_per_s", report.model->tokens_per_s},
                   {"tokens_per_s_per_gpu", report.model->tokens_per_s_per_gpu},
                   {"model_flops_per_s_per_gpu", report.model->model_flops_per_s_per_gpu},
-                  {"mfu", report.model->mfu}};
+                  {"mfu", report.model->mfu},
+                  {"recompute", report.model->full_recompute ? "full" : "none"}};
   if (report.step) {
     const evaluation::StepReport& step = *report.step;
     j["step"] = {{"peak_memory_bytes_per_gpu", step.peak_memory_bytes},

@@ -149,12 +149,14 @@ std::string meets_cell(const SweepOutcome& o, const SweepPoint& p) {
   return meets_objective(p, o.answer.max_time_s) ? "yes" : "no";
 }
 
-// A model scenario's point as training runs read it (tokens/s per GPU, MFU; "-" when the
-// point has no figure), for the tables.
+// A model scenario's point as training runs read it (tokens/s per GPU, MFU, marked
+// "(recompute)" when every layer is recomputed; "-" when the point has no figure), for the
+// tables.
 std::vector<std::string> model_cells(const SweepPoint& p) {
   if (!p.simulated() || !p.report.model) return {"-", "-"};
   return {format_fixed(p.report.model->tokens_per_s_per_gpu, 0),
-          format_fixed(100 * p.report.model->mfu, 1) + "%"};
+          format_fixed(100 * p.report.model->mfu, 1) + "%" +
+              (p.report.model->full_recompute ? " (recompute)" : "")};
 }
 
 std::string nodes_text(int nodes) {
@@ -183,6 +185,7 @@ const std::vector<std::string>& sweep_csv_columns() {
                                                 "meets_objective",
                                                 "tokens_per_s_per_gpu",
                                                 "mfu",
+                                                "recompute",
                                                 "op",
                                                 "kind",
                                                 "time_s",
@@ -360,6 +363,7 @@ std::string sweep_results_csv(const SweepOutcome& o) {
           meets,
           throughput ? number_text(throughput->tokens_per_s_per_gpu) : "",
           throughput ? number_text(throughput->mfu) : "",
+          throughput ? (throughput->full_recompute ? "full" : "none") : "",
           op.name,
           op.op,
           number_text(op.time_s),
