@@ -200,7 +200,7 @@ std::optional<ModelThroughput> model_throughput(const Scenario& scenario, double
   const int64_t dp = scenario::data_parallel_size(scenario.mesh_shape, scenario.mesh_names);
   ModelThroughput out;
   out.model = m.name;
-  out.full_recompute = m.full_recompute;
+  out.recompute = m.full_recompute ? Recompute::full : Recompute::none;
   out.tokens_per_step = dp * scenario::sequences_per_replica(m, dp, "model") * m.seq *
                         (scenario.training ? scenario.training->micro_batch_count() : 1);
   out.tokens_per_s = static_cast<double>(out.tokens_per_step) / step_s;

@@ -10,6 +10,7 @@
 #include "core/collective_record.hpp"
 #include "core/run_result.hpp"
 #include "core/scenario.hpp"
+#include "core/transformer_memory.hpp"
 #include "strategies/workload_lowering.hpp"
 
 namespace symmesh::evaluation {
@@ -76,7 +77,7 @@ struct ModelThroughput {
   double tokens_per_s_per_gpu = 0;
   double model_flops_per_s_per_gpu = 0;
   double mfu = 0;
-  bool full_recompute = false;  // every layer recomputed in its backward (model.recompute)
+  Recompute recompute = Recompute::none;  // the step's (model.recompute): none or full
 };
 // Of the scenario's model at its mesh, for a step of `step_s` seconds (nullopt without a
 // model or a time).

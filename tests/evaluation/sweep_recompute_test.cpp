@@ -69,7 +69,7 @@ TEST(SweepRecompute, APointThatFitsOnlyWithRecomputationIsPlannedWithIt) {
   ASSERT_TRUE(p.simulated()) << *p.skip_reason;
   EXPECT_TRUE(p.recompute_fallback);
   ASSERT_TRUE(p.report.model.has_value());
-  EXPECT_TRUE(p.report.model->full_recompute);
+  EXPECT_EQ(p.report.model->recompute, Recompute::full);
   EXPECT_EQ(p.report.step->peak_memory_bytes, with);
   // The answer's trace is the recomputed step's (its ops are there).
   EXPECT_NE(open.best_trace_json.find(".recompute"), std::string::npos);
@@ -85,7 +85,7 @@ TEST(SweepRecompute, APointThatFitsIsNotRecomputed) {
   ASSERT_EQ(run.points.size(), 1u);
   ASSERT_TRUE(run.points[0].simulated());
   EXPECT_FALSE(run.points[0].recompute_fallback);
-  EXPECT_FALSE(run.points[0].report.model->full_recompute);
+  EXPECT_EQ(run.points[0].report.model->recompute, Recompute::none);
 }
 
 }  // namespace

@@ -54,7 +54,9 @@ std::string step_text(const SimulationReport& report) {
            format_fixed(report.model->tokens_per_s_per_gpu, 0) + " per GPU, MFU " +
            format_fixed(100 * report.model->mfu, 1) +
            "% (PaLM's model FLOPs per token over the peak)" +
-           (report.model->full_recompute ? "; every layer recomputed in its backward" : "") + "\n";
+           (report.model->recompute == Recompute::full ? "; every layer recomputed in its backward"
+                                                       : "") +
+           "\n";
   return out;
 }
 
@@ -181,7 +183,7 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                   {"tokens_per_s_per_gpu", report.model->tokens_per_s_per_gpu},
                   {"model_flops_per_s_per_gpu", report.model->model_flops_per_s_per_gpu},
                   {"mfu", report.model->mfu},
-                  {"recompute", report.model->full_recompute ? "full" : "none"}};
+                  {"recompute", to_string(report.model->recompute)}};
   if (report.step) {
     const evaluation::StepReport& step = *report.step;
     j["step"] = {{"peak_memory_bytes_per_gpu", step.peak_memory_bytes},

@@ -156,7 +156,7 @@ std::vector<std::string> model_cells(const SweepPoint& p) {
   if (!p.simulated() || !p.report.model) return {"-", "-"};
   return {format_fixed(p.report.model->tokens_per_s_per_gpu, 0),
           format_fixed(100 * p.report.model->mfu, 1) + "%" +
-              (p.report.model->full_recompute ? " (recompute)" : "")};
+              (p.report.model->recompute == Recompute::full ? " (recompute)" : "")};
 }
 
 std::string nodes_text(int nodes) {
@@ -363,7 +363,7 @@ std::string sweep_results_csv(const SweepOutcome& o) {
           meets,
           throughput ? number_text(throughput->tokens_per_s_per_gpu) : "",
           throughput ? number_text(throughput->mfu) : "",
-          throughput ? (throughput->full_recompute ? "full" : "none") : "",
+          throughput ? to_string(throughput->recompute) : "",
           op.name,
           op.op,
           number_text(op.time_s),
