@@ -19,4 +19,26 @@ const TensorDecl* Scenario::tensor(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+// The loader refuses a pp dim elsewhere than first, and a mesh of pp alone.
+bool has_pipeline_dim(const Scenario& s) {
+  return s.is_dataflow() && !s.mesh_names.empty() && s.mesh_names.front() == kPipelineDim &&
+         s.mesh_shape.size() > 1;
+}
+}  // namespace
+
+int Scenario::pipeline_stages() const {
+  return has_pipeline_dim(*this) ? mesh_shape.front() : 1;
+}
+
+std::vector<int> Scenario::stage_mesh_shape() const {
+  if (!has_pipeline_dim(*this)) return mesh_shape;
+  return {mesh_shape.begin() + 1, mesh_shape.end()};
+}
+
+std::vector<std::string> Scenario::stage_mesh_names() const {
+  if (!has_pipeline_dim(*this)) return mesh_names;
+  return {mesh_names.begin() + 1, mesh_names.end()};
+}
+
 }  // namespace symmesh

@@ -62,6 +62,9 @@ struct WorkloadOp {
   // tensors made and read only inside the segment are not kept for the backward, which
   // recomputes them (strategies/dataflow_graph.hpp). "" for none.
   std::string checkpoint;
+  // Version 2 `stage: N` on a mesh whose first dim is `pp` (kPipelineDim): the pipeline
+  // stage whose ranks run the op (0-based); 0 without pipeline parallelism.
+  int stage = 0;
   bool reads_tensors() const { return !output_tensor.empty(); }
 };
 
@@ -120,6 +123,12 @@ struct ObjectiveSpec {
   std::optional<double> max_time_s;
 };
 
+// Version 2: a first mesh dim of this name holds pipeline stages. Each stage is the rest of
+// the mesh (stage_mesh(): dp, tp, …), its ranks a contiguous block, stage-major, as
+// Megatron-LM orders them (tp fastest, pp slowest); a workload op runs on the stage its
+// `stage:` names, and tensors one stage makes and another reads are sent between them.
+inline constexpr const char* kPipelineDim = "pp";
+
 struct Scenario {
   std::string name;
   std::string path;  // the file it came from ("" when built in code)
@@ -143,6 +152,12 @@ struct Scenario {
 
   DType dtype_of(const WorkloadOp& op) const { return op.dtype.value_or(dtype); }
   bool is_dataflow() const { return version >= 2; }
+  // Version 2 with a first mesh dim named pp: its size; 1 otherwise.
+  int pipeline_stages() const;
+  // The mesh of one pipeline stage: the mesh without its pp dim (the whole mesh when
+  // there is none). Placements and mesh_dims in a version-2 file refer to it.
+  std::vector<int> stage_mesh_shape() const;
+  std::vector<std::string> stage_mesh_names() const;
   const TensorDecl* tensor(const std::string& name) const;
 };
 

@@ -73,4 +73,18 @@ double TransformerSpec::model_flops_per_token() const {
   return 6.0 * multiplying + 12.0 * layers * static_cast<double>(q_width()) * seq;
 }
 
+std::vector<int64_t> chunk_layer_counts(int64_t layers, int chunks) {
+  if (chunks < 1 || layers < chunks)
+    throw InvalidArgument(
+        std::to_string(layers) + " layers cannot fill " + std::to_string(chunks) + " model chunks",
+        "model layers");
+  const int64_t base = layers / chunks;
+  const int64_t extra = layers % chunks;
+  std::vector<int64_t> out(static_cast<size_t>(chunks), base);
+  // The one-more layers go to chunks 1..extra: the first chunk (which also embeds) and,
+  // unless all but one need one more, the last (which also computes the logits) keep fewer.
+  for (int64_t c = 1; c <= extra; ++c) ++out[static_cast<size_t>(c)];
+  return out;
+}
+
 }  // namespace symmesh

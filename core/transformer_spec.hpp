@@ -7,6 +7,7 @@
 // dropout. Sizes are element counts; FLOPs are floating-point operations.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/dtype.hpp"
 
@@ -77,5 +78,11 @@ struct TransformerSpec {
   // Recomputation is not model work: it does not count.
   double model_flops_per_token() const;
 };
+
+// The layers of each of `chunks` model chunks, in model order: the middle chunks take one
+// layer more than the first and last when they do not divide evenly (Llama 3 trained its
+// 126 layers on 16 stages as 14 × 8 + 2 × 7). Throws InvalidArgument when there are fewer
+// layers than chunks.
+std::vector<int64_t> chunk_layer_counts(int64_t layers, int chunks);
 
 }  // namespace symmesh

@@ -49,7 +49,7 @@ std::unique_ptr<SizedScenario> size_scenario(const Scenario& scenario,
       strategies::plan_workload(sized->scenario, *scenario_cost_model(scenario, options.fuse)));
   sized->counted =
       strategies::lower_workload(sized->scenario, sized->planned, workload_options(options),
-                                 Program::counting(sized->planned->mesh.size()))
+                                 Program::counting(sized->planned->world_size()))
           .program;
   sized->estimate = estimate_host_memory(sized->counted, *sized->planned, options.emulate,
                                          options.record_timeline);

@@ -27,7 +27,7 @@ double emulation_error(const strategies::LoweredOp& op, const strategies::Lowere
   const auto expected = strategies::unsharded_result(plan.problem, rounded);
   std::vector<std::vector<double>> pieces;
   for (int r = 0; r < workload.mesh.size(); ++r)
-    pieces.push_back(decode_values(result.output(op.op->name, r).bytes, dtype));
+    pieces.push_back(decode_values(result.output(op.op->name, op.first_rank + r).bytes, dtype));
   const TensorSpec out{op.lowered->output_shape, dtype, op.lowered->output_placements};
   const auto assembled = strategies::assemble_global(out, workload.mesh, pieces);
   double err = assembled.max_replica_mismatch;
@@ -121,7 +121,8 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   SimulationReport report;
   report.scenario = scenario.name;
   report.cluster = cluster_line(scenario.cluster);
-  report.mesh = to_string(workload.mesh);
+  // The whole mesh (a pipeline's stages included), as the scenario gives it.
+  report.mesh = to_string(DeviceMesh(scenario.mesh_shape, scenario.mesh_names));
   report.cost_model = scenario.cost_model;
   report.placement_search = scenario.placement_search;
   report.total_time_s = result.makespan_s;

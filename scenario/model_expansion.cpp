@@ -45,11 +45,13 @@ std::string shape(std::initializer_list<int64_t> dims) {
   return out + "]";
 }
 
-// One placement per mesh dim: `dp` and `tp` get theirs, in mesh order.
+// One placement per mesh dim of a stage: `dp` and `tp` get theirs, in mesh order (a pp dim
+// is the stages, not a placement).
 std::string placements(const std::vector<std::string>& names, const char* on_dp,
                        const char* on_tp) {
   std::string out = "[";
   for (const std::string& name : names) {
+    if (name == kPipelineDim) continue;
     out.append(out.size() > 1 ? ", " : "");
     out.append("\"").append(name == kDataParallelDim ? on_dp : on_tp).append("\"");
   }
@@ -57,6 +59,10 @@ std::string placements(const std::vector<std::string>& names, const char* on_dp,
 }
 
 }  // namespace
+
+int pipeline_size(const std::vector<int>& shape, const std::vector<std::string>& names) {
+  return !names.empty() && names.front() == kPipelineDim && shape.size() > 1 ? shape.front() : 1;
+}
 
 int64_t data_parallel_size(const std::vector<int>& shape, const std::vector<std::string>& names) {
   for (size_t i = 0; i < names.size() && i < shape.size(); ++i)
@@ -77,12 +83,11 @@ void check_model_mesh(const std::vector<int>& shape, const std::vector<std::stri
 }
 
 std::string model_mesh_dim_problem(const std::string& name) {
-  if (name == kDataParallelDim || name == kTensorParallelDim) return "";
+  if (name == kDataParallelDim || name == kTensorParallelDim || name == kPipelineDim) return "";
   return "mesh dim '" + name +
-         "': a model scenario generates data (dp) and tensor (tp) parallelism only; " +
-         (name == "pp"   ? "pipeline parallelism is not generated yet"
-          : name == "cp" ? "context parallelism is not generated yet"
-                         : "name each dim dp or tp");
+         "': a model scenario generates pipeline (pp), data (dp) and tensor (tp) parallelism "
+         "only; " +
+         (name == "cp" ? "context parallelism is not generated yet" : "name each dim pp, dp or tp");
 }
 
 int64_t sequences_per_replica(const TransformerSpec& spec, int64_t dp, const std::string& where) {
@@ -153,6 +158,10 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   // keys ("heads: 32").
   // The layer being written; with full recomputation its ops form one checkpoint segment.
   std::string segment;
+  // With pipeline stages, the stage of the ops being written: the embedding on the first,
+  // the layers split as Megatron-LM splits them (chunk_layer_counts), the head on the last.
+  const int stages = pipeline_size(mesh_shape, names);
+  int stage = 0;
   const auto op = [&](const std::string& name, const char* kind,
                       std::initializer_list<std::pair<const char*, std::string>> reads,
                       const std::string& out, const std::string& extra = "") {
@@ -162,6 +171,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
     ops.append(", output: ").append(out);
     if (!extra.empty()) ops.append(", ").append(extra);
     if (!segment.empty()) ops.append(", checkpoint: ").append(segment);
+    if (stages > 1) ops.append(", stage: ").append(std::to_string(stage));
     ops.append("}\n");
   };
 
@@ -171,7 +181,10 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   const std::string attention_keys =
       "heads: " + std::to_string(spec.heads) + ", kv_heads: " + std::to_string(spec.kv_heads) +
       ", head_dim: " + std::to_string(spec.head_dim) + ", seq: " + std::to_string(spec.seq);
+  const std::vector<int64_t> stage_layers = chunk_layer_counts(spec.layers, stages);
+  int64_t stage_end = stage_layers.front();  // the first layer past the current stage
   for (int l = 0; l < spec.layers; ++l) {
+    if (l == stage_end) stage_end += stage_layers.at(++stage);
     const std::string p = "l" + std::to_string(l) + "_";
     const std::string x = "x" + std::to_string(l);
     const std::string next = "x" + std::to_string(l + 1);
@@ -227,15 +240,27 @@ int micro_batches_per_replica(const TransformerSpec& spec, int64_t dp, const std
 
 void expand_model(Scenario& scenario, const std::string& where) {
   check_model_mesh(scenario.mesh_shape, scenario.mesh_names, where);
+  const int stages = pipeline_size(scenario.mesh_shape, scenario.mesh_names);
+  if (stages > 1 && scenario.model->tie_embeddings)
+    throw InvalidArgument(
+        "tied embeddings over " + std::to_string(stages) +
+            " pipeline stages are not modelled yet: the table would be read on the first stage "
+            "and the last (Megatron-LM keeps a copy on each and all-reduces their gradients)",
+        where);
+  if (stages > scenario.model->layers)
+    throw InvalidArgument("model.layers " + std::to_string(scenario.model->layers) +
+                              " cannot fill " + std::to_string(stages) +
+                              " pipeline stages: each stage needs a layer",
+                          where);
   check_model_size(*scenario.model, data_parallel_size(scenario.mesh_shape, scenario.mesh_names),
                    where);
   const std::string text =
       model_dataflow_yaml(*scenario.model, scenario.mesh_shape, scenario.mesh_names);
   const Value root = parse_yaml_text(text, where + " (generated from model)");
   const MapReader top(root, {"tensors", "workload"});
-  const DeviceMesh mesh(scenario.mesh_shape, scenario.mesh_names);
-  Dataflow flow =
-      read_dataflow(top.get("tensors"), top.require("workload"), mesh, scenario.cluster);
+  const DeviceMesh stage_mesh(scenario.stage_mesh_shape(), scenario.stage_mesh_names());
+  Dataflow flow = read_dataflow(top.get("tensors"), top.require("workload"), stage_mesh,
+                                scenario.cluster, scenario.pipeline_stages());
   scenario.tensors = std::move(flow.tensors);
   scenario.workload = std::move(flow.workload);
   if (scenario.training)

@@ -6,10 +6,12 @@
 // every check of a hand-written scenario applies) and `symmesh expand` prints.
 // docs/scenario-format.md, "Models", says what is generated and what is not.
 //
-// The mesh names its dims: `dp` (data parallel: each replica takes micro_batch sequences)
-// and `tp` (tensor parallel, with Megatron's sequence parallelism: the residual stream
-// between layers is split by tokens over tp). The step's tokens are dp · micro_batch · seq
-// (or global_batch · seq), rows of the [tokens, hidden] activations.
+// The mesh names its dims: `pp` (pipeline stages, first when present: the embedding on the
+// first stage, the layers split as Megatron-LM splits them, the final norm, output and loss
+// on the last; each op says its `stage:`), `dp` (data parallel: each replica takes
+// micro_batch sequences) and `tp` (tensor parallel, with Megatron's sequence parallelism:
+// the residual stream between layers is split by tokens over tp). The step's tokens are
+// dp · micro_batch · seq (or global_batch · seq), rows of the [tokens, hidden] activations.
 #include <string>
 #include <vector>
 
@@ -22,14 +24,15 @@ namespace symmesh::scenario {
 inline constexpr const char* kDataParallelDim = "dp";
 inline constexpr const char* kTensorParallelDim = "tp";
 
-// Throws InvalidArgument (where `where`) when the mesh cannot carry the model: a dim that
-// is neither dp nor tp (pipeline and context parallelism are not generated yet), unnamed
-// dims, or a name twice.
-// The size of the mesh's dp dim (1 when it has none).
+// The size of the mesh's dp dim (1 when it has none), and of its first dim when that is pp.
 int64_t data_parallel_size(const std::vector<int>& shape, const std::vector<std::string>& names);
+int pipeline_size(const std::vector<int>& shape, const std::vector<std::string>& names);
 
 // What is wrong with a mesh dim of that name in a model scenario, or "".
 std::string model_mesh_dim_problem(const std::string& name);
+// Throws InvalidArgument (where `where`) when the mesh cannot carry the model: a dim that
+// is not pp, dp or tp (context parallelism is not generated yet), unnamed dims, or a name
+// twice.
 void check_model_mesh(const std::vector<int>& shape, const std::vector<std::string>& names,
                       const std::string& where);
 

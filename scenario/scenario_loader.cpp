@@ -95,6 +95,25 @@ void read_mesh(const Value& value, const ClusterSpec& cluster, Scenario& out) {
                       " x " + std::to_string(cluster.gpus_per_node) + ")");
 }
 
+// Version 2: a mesh dim named pp holds pipeline stages (core/scenario.hpp, kPipelineDim):
+// it comes first, as Megatron-LM orders ranks (each stage a contiguous block), and some
+// other dim holds each stage's ranks.
+void check_pipeline_dim(const Value& mesh, const Scenario& s) {
+  const auto at = std::find(s.mesh_names.begin(), s.mesh_names.end(), kPipelineDim);
+  if (at == s.mesh_names.end()) return;
+  const Value names = MapReader(mesh, {"shape", "names"}).require("names");
+  const Value item = names.items().at(static_cast<size_t>(at - s.mesh_names.begin()));
+  if (at != s.mesh_names.begin())
+    item.fail(item.path() +
+              ": mesh dim 'pp' holds pipeline stages and comes first (outermost): each "
+              "stage's ranks are a contiguous block, as Megatron-LM orders them, e.g. "
+              "{shape: [2, 4], names: [pp, tp]}");
+  if (s.mesh_names.size() == 1)
+    item.fail(item.path() +
+              ": a pipeline needs a mesh dim beside pp for each stage's ranks, e.g. "
+              "{shape: [2, 1], names: [pp, tp]}");
+}
+
 SweepSpec read_sweep(const Value& value, const Scenario& s) {
   const MapReader sweep(value, {"nodes", "mesh", "layouts"});
   SweepSpec spec;
@@ -286,6 +305,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
       top.get("name") ? top.get("name")->as_string() : std::filesystem::path(path).stem().string();
   s.cluster = scenario::read_cluster(top.require("cluster"));
   read_mesh(top.require("mesh"), s.cluster, s);
+  if (s.is_dataflow()) check_pipeline_dim(top.require("mesh"), s);
   const DeviceMesh mesh(s.mesh_shape, s.mesh_names);
   if (auto v = top.get("dtype")) {
     try {
@@ -341,8 +361,9 @@ Scenario read_scenario(const Value& root, const std::string& path) {
               "micro_batch) micro-batches per replica; give those in model: instead");
     scenario::expand_model(s, v->where());
   } else if (s.is_dataflow()) {
-    scenario::Dataflow flow =
-        scenario::read_dataflow(top.get("tensors"), top.require("workload"), mesh, s.cluster);
+    const DeviceMesh stage_mesh(s.stage_mesh_shape(), s.stage_mesh_names());
+    scenario::Dataflow flow = scenario::read_dataflow(top.get("tensors"), top.require("workload"),
+                                                      stage_mesh, s.cluster, s.pipeline_stages());
     s.tensors = std::move(flow.tensors);
     s.workload = std::move(flow.workload);
   } else {

@@ -27,7 +27,7 @@ std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
   std::vector<std::string> keys{"name", "op"};
   if (is_tensor_op(kind)) {
     for (std::string_view input : tensor_op_signature(kind).inputs) keys.emplace_back(input);
-    keys.insert(keys.end(), {"output", "dtype", "checkpoint"});
+    keys.insert(keys.end(), {"output", "dtype", "checkpoint", "stage"});
     if (kind == OpKind::attention)
       keys.insert(keys.end(), {"heads", "kv_heads", "head_dim", "seq", "causal"});
     if (kind == OpKind::embedding) keys.push_back("tokens");
@@ -36,7 +36,7 @@ std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
     if (dataflow) {
       keys.insert(keys.end(), {"a", "b"});
       if (bias) keys.push_back("bias");
-      keys.insert(keys.end(), {"output", "dtype", "causal", "checkpoint"});
+      keys.insert(keys.end(), {"output", "dtype", "causal", "checkpoint", "stage"});
     } else {
       keys.insert(keys.end(),
                   {"a", "b", "a_placements", "b_placements", "out_placements", "dtype", "causal"});
@@ -344,13 +344,15 @@ class TensorTable {
 class OpReader {
  public:
   // `tensors` is null in version 1, where matrix ops give their shapes and placements.
+  // `stages`: the pipeline stages of a version-2 mesh (1 without a pp dim).
   OpReader(const Value& item, OpKind kind, const DeviceMesh& mesh, const ClusterSpec& cluster,
-           TensorTable* tensors)
+           TensorTable* tensors, int stages)
       : map_(item, keys_of(kind, tensors != nullptr)),
         kind_(kind),
         mesh_(mesh),
         cluster_(cluster),
-        tensors_(tensors) {}
+        tensors_(tensors),
+        stages_(stages) {}
 
   void read(WorkloadOp& op) const {
     if (is_tensor_op(kind_) && !tensors_)
@@ -417,6 +419,21 @@ class OpReader {
     if (op.checkpoint.empty()) v->fail(v->path() + ": a checkpoint segment needs a name");
   }
 
+  // `stage: N` (version 2): the pipeline stage that runs the op.
+  void read_stage(WorkloadOp& op) const {
+    const auto v = map_.get("stage");
+    if (!v) return;
+    if (stages_ <= 1)
+      v->fail(v->path() +
+              ": a stage needs pipeline stages: a first mesh dim named pp, e.g. mesh: "
+              "{shape: [2, 4], names: [pp, tp]}");
+    op.stage = v->as_int(0, "a stage (an integer >= 0)");
+    if (op.stage >= stages_)
+      v->fail(v->path() + ": stage " + std::to_string(op.stage) + " is outside the mesh's " +
+              std::to_string(stages_) + " pipeline stages (0.." + std::to_string(stages_ - 1) +
+              ")");
+  }
+
   void read_matmul(WorkloadOp& op) const {
     op.a = read_shape("a");
     op.b = read_shape("b");
@@ -465,6 +482,7 @@ class OpReader {
     op.output_tensor = tensors_->check_output(output);
     read_dtype(op);
     read_checkpoint(op);
+    read_stage(op);
   }
 
   // A tensor op (core/tensor_op.hpp): its inputs by name (a, and b when it takes two), its
@@ -521,6 +539,7 @@ class OpReader {
     op.output_tensor = tensors_->check_output(output);
     read_dtype(op);
     read_checkpoint(op);
+    read_stage(op);
   }
 
   int read_rank(const std::string& key) const {
@@ -557,6 +576,7 @@ class OpReader {
   const DeviceMesh& mesh_;
   const ClusterSpec& cluster_;
   TensorTable* tensors_;
+  int stages_ = 1;
 };
 
 // The shape of what a version-2 op produces.
@@ -585,7 +605,7 @@ int64_t max_workload_ops() {
 }
 
 std::vector<WorkloadOp> read_ops(const Value& list, const DeviceMesh& mesh,
-                                 const ClusterSpec& cluster, TensorTable* tensors) {
+                                 const ClusterSpec& cluster, TensorTable* tensors, int stages) {
   const std::vector<Value> items = list.items();
   if (items.empty()) list.fail("workload: expected a non-empty list of ops");
   if (const int64_t cap = max_workload_ops(); static_cast<int64_t>(items.size()) > cap)
@@ -601,7 +621,11 @@ std::vector<WorkloadOp> read_ops(const Value& list, const DeviceMesh& mesh,
     op.kind = read_kind(item);
     op.where = item.location();
     if (tensors && is_matmul(op.kind)) reject_version1_keys(item);
-    const OpReader reader(item, op.kind, mesh, cluster, tensors);
+    if (stages > 1 && !is_matmul(op.kind) && !is_tensor_op(op.kind))
+      item.fail(item.path() + ": " + to_string(op.kind) +
+                " in a pipelined step: with pipeline stages (mesh dim pp) the workload holds "
+                "matrix and tensor ops, each on its stage; what moves between stages is derived");
+    const OpReader reader(item, op.kind, mesh, cluster, tensors, stages);
     reader.read(op);
     const auto name = reader.map().get("name");
     op.name = name ? name->as_string() : to_string(op.kind) + std::to_string(i);
@@ -651,14 +675,14 @@ int read_mesh_dim(const Value& value, const DeviceMesh& mesh) {
 
 std::vector<WorkloadOp> read_workload(const Value& list, const DeviceMesh& mesh,
                                       const ClusterSpec& cluster) {
-  return read_ops(list, mesh, cluster, nullptr);
+  return read_ops(list, mesh, cluster, nullptr, 1);
 }
 
 Dataflow read_dataflow(const std::optional<Value>& tensors, const Value& list,
-                       const DeviceMesh& mesh, const ClusterSpec& cluster) {
+                       const DeviceMesh& mesh, const ClusterSpec& cluster, int stages) {
   TensorTable table(tensors ? read_declarations(*tensors, mesh) : std::vector<DeclaredTensor>{});
   Dataflow out;
-  out.workload = read_ops(list, mesh, cluster, &table);
+  out.workload = read_ops(list, mesh, cluster, &table, stages);
   table.finish();
   out.tensors = table.declarations();
   return out;

@@ -25,8 +25,10 @@ struct Dataflow {
   std::vector<TensorDecl> tensors;  // in file order
   std::vector<WorkloadOp> workload;
 };
+// With a pp mesh dim, `mesh` is one stage's (Scenario::stage_mesh_shape) and `stages` its
+// size: ops may say `stage: N`, and hold matrix and tensor ops only.
 Dataflow read_dataflow(const std::optional<Value>& tensors, const Value& list,
-                       const DeviceMesh& mesh, const ClusterSpec& cluster);
+                       const DeviceMesh& mesh, const ClusterSpec& cluster, int stages = 1);
 
 // The most ops a workload may hold (200,000, or SYMMESH_MAX_OPS); throws InvalidArgument
 // (where "SYMMESH_MAX_OPS") when that variable is not a whole number >= 1.

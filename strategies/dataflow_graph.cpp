@@ -29,6 +29,8 @@ class GraphBuilder {
                                 decl.where.to_string());
         graph_.tensors[it->second].required = decl.placements;
       }
+    graph_.stages = scenario_.pipeline_stages();
+    if (graph_.stages > 1) check_stages();
     graph_.training = scenario_.training && scenario_.training->backward;
     if (scenario_.training) {
       graph_.optimizer = scenario_.training->optimizer;
@@ -40,6 +42,35 @@ class GraphBuilder {
   }
 
  private:
+  // In a pipeline a forward op reads only what its own or an earlier stage made (the
+  // schedule runs a micro-batch's forward from stage 0 to the last), and a parameter lives
+  // on one stage.
+  void check_stages() const {
+    std::map<TensorId, const GraphOp*> first_reader;
+    for (const GraphOp& op : graph_.ops)
+      for (const GraphInput& in : op.inputs) {
+        const GraphTensor& t = graph_.tensors[in.tensor];
+        const std::string where = op.source->where.to_string();
+        if (t.producer >= 0 && graph_.ops[t.producer].stage() > op.stage())
+          throw InvalidArgument("op '" + op.name + "' on stage " + std::to_string(op.stage()) +
+                                    " reads '" + t.name + "', which op '" +
+                                    graph_.ops[t.producer].name + "' makes on stage " +
+                                    std::to_string(graph_.ops[t.producer].stage()) +
+                                    ": a stage reads only what it or an earlier stage makes",
+                                where);
+        if (t.kind != GraphTensor::Kind::parameter) continue;
+        const auto [it, first] = first_reader.emplace(in.tensor, &op);
+        if (!first && it->second->stage() != op.stage())
+          throw InvalidArgument(
+              "parameter '" + t.name + "' is read on stage " +
+                  std::to_string(it->second->stage()) + " (op '" + it->second->name +
+                  "') and on stage " + std::to_string(op.stage()) + " (op '" + op.name +
+                  "'): each stage holds its own weights; a weight shared across stages (tied "
+                  "embeddings) is not modelled yet",
+              where);
+      }
+  }
+
   TensorId add_tensor(GraphTensor t) {
     const TensorId id = static_cast<TensorId>(graph_.tensors.size());
     by_name_.emplace(t.name, id);

@@ -83,6 +83,9 @@ struct GraphOp {
   TensorId output = -1;                // -1: not a matrix or tensor op (put_signal, collective)
   DType dtype = DType::bf16;
   TensorOpAttrs attrs;  // tensor ops
+  // The pipeline stage that runs it: its file op's (a backward op runs where its forward
+  // did, a gradient sum where the contribution it adds was made).
+  int stage() const { return source ? source->stage : 0; }
 };
 
 struct DataflowGraph {
@@ -94,6 +97,9 @@ struct DataflowGraph {
   // Gradient accumulation (training.micro_batches): the ops run this many times, the
   // gradient reductions and the optimizer step once, after the last.
   int micro_batches = 1;
+  // Pipeline stages (Scenario::pipeline_stages): ops run on their stage()'s ranks; a tensor
+  // made on one stage and read on another is sent there (strategies/pipeline_transfers.hpp).
+  int stages = 1;
 
   // The shape `input` is read with (transposed when the read is).
   Shape shape_read(const GraphInput& input) const;
@@ -104,7 +110,9 @@ struct DataflowGraph {
 
 // The graph of a version-2 scenario (loaded, so names and shapes are resolved). With
 // `training`, the backward ops follow the forward ones. Throws InvalidArgument naming the
-// op and its file:line:col for what the backward cannot derive (a linear over a 3-D input).
+// op and its file:line:col for what the backward cannot derive (a linear over a 3-D input),
+// and, with pipeline stages, for a forward op that reads what a later stage makes or a
+// parameter read on two stages (each stage holds its own weights).
 DataflowGraph build_dataflow_graph(const Scenario& scenario);
 
 // The graph of one matrix op (`symmesh plan --in auto`): input k is a parameter whose

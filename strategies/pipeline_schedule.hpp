@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/transformer_spec.hpp"
+
 namespace symmesh::strategies {
 
 struct PipelineTask {
@@ -31,10 +33,6 @@ struct PipelineTask {
 std::vector<PipelineTask> stage_schedule(int stages, int64_t micro_batches, int virtual_stages,
                                          int stage);
 
-// The layers of each of `chunks` model chunks, in model order: the middle chunks take one
-// layer more than the first and last when they do not divide evenly (Llama 3 trained its
-// 126 layers on 16 stages as 14 × 8 + 2 × 7). Throws InvalidArgument when there are fewer
-// layers than chunks.
-std::vector<int64_t> chunk_layer_counts(int64_t layers, int chunks);
+// How the layers split into model chunks: chunk_layer_counts (core/transformer_spec.hpp).
 
 }  // namespace symmesh::strategies

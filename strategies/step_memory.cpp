@@ -73,12 +73,13 @@ int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
   return parameter_bytes(graph, parameter, placements, mesh).total();
 }
 
-std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph) {
+std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage) {
   const int ops = static_cast<int>(graph.ops.size());
+  const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage() == stage; };
   // A forward output of a training step is read by the loss, which ends the forward.
   int first_backward = ops;
   for (int i = 0; i < ops; ++i)
-    if (graph.ops[i].pass != Pass::forward) {
+    if (graph.ops[i].pass != Pass::forward && on_stage(i)) {
       first_backward = i;
       break;
     }
@@ -86,44 +87,81 @@ std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph) {
   for (size_t id = 0; id < graph.tensors.size(); ++id) {
     const GraphTensor& t = graph.tensors[id];
     if (t.kind == GraphTensor::Kind::parameter || t.is_parameter_gradient) continue;
+    // The ops of the stage that touch it: its producer, then its readers.
+    std::vector<int> touching;
+    if (t.producer >= 0 && on_stage(t.producer)) touching.push_back(t.producer);
+    for (int c : t.consumers)
+      if (on_stage(c)) touching.push_back(c);
+    if (stage >= 0 && touching.empty()) continue;  // not held by this stage
     Lifetime& life = out[id];
-    life.birth = t.producer >= 0                                             ? t.producer
-                 : t.kind == GraphTensor::Kind::seed && !t.consumers.empty() ? t.consumers.front()
-                                                                             : 0;
-    life.death = t.consumers.empty() ? ops : t.consumers.back() + 1;
+    // Made here: from its producer. A loss gradient (seed): from its first reader. A step
+    // input: from the start (the whole graph) or its first reader on the stage, as a copy
+    // received from another stage is.
+    if (t.producer >= 0 && on_stage(t.producer))
+      life.birth = t.producer;
+    else if (t.kind == GraphTensor::Kind::seed || stage >= 0)
+      life.birth = !touching.empty() ? touching.front() : stage < 0 ? 0 : -1;
+    else
+      life.birth = 0;
+    if (life.birth < 0) continue;  // a seed nobody reads
+    const bool read_here = touching.size() > (t.producer >= 0 && on_stage(t.producer) ? 1u : 0u);
+    life.death = t.consumers.empty() ? ops : read_here ? touching.back() + 1 : life.birth + 1;
     if (graph.training && t.kind == GraphTensor::Kind::activation && t.consumers.empty())
       life.death = std::max(life.birth + 1, first_backward);
   }
   return out;
 }
 
-StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,
-                       const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh) {
+int pipeline_in_flight(int stages, int micro_batches, int stage) {
+  return std::max(1, std::min(stages - stage, micro_batches));
+}
+
+namespace {
+
+// The memory of the ranks of `stage` (-1: the whole graph, one stage), `in_flight`
+// micro-batches at once: each tensor kept from the stage's forward into its backward
+// counts that many times.
+StepMemory memory_of_stage(const DataflowGraph& graph, const std::vector<Placements>& placements,
+                           const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh,
+                           int stage, int in_flight) {
   StepMemory out;
   out.zero_stage = graph.training ? graph.zero_stage : 0;
+  out.stage = stage < 0 ? 0 : stage;
   const int ops = static_cast<int>(graph.ops.size());
-  const std::vector<Lifetime> lives = tensor_lifetimes(graph);
+  const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage() == stage; };
+  int first_backward = ops;
+  for (int i = 0; i < ops; ++i)
+    if (graph.ops[i].pass != Pass::forward && on_stage(i)) {
+      first_backward = i;
+      break;
+    }
+  const std::vector<Lifetime> lives = tensor_lifetimes(graph, stage);
   // Live bytes over the schedule as a difference array: +bytes at birth, -bytes at death.
   // Parameter gradients live in the static gradient buffers instead.
   std::vector<int64_t> delta(ops + 1, 0);
   for (TensorId id = 0; id < static_cast<TensorId>(graph.tensors.size()); ++id) {
     const GraphTensor& t = graph.tensors[id];
     if (t.kind == GraphTensor::Kind::parameter) {
+      if (stage >= 0 && (t.consumers.empty() || !on_stage(t.consumers.front()))) continue;
       const ParameterBytes bytes = parameter_bytes(graph, id, placements.at(id), mesh);
       out.parameters_bytes += bytes.weights;
       out.gradients_bytes += bytes.gradient;
       out.optimizer_bytes += bytes.optimizer;
       continue;
     }
-    if (lives[id].birth < 0) continue;
-    const int64_t bytes = local_bytes(t.shape, t.dtype, placements.at(id), mesh);
-    delta[lives[id].birth] += bytes;
-    delta[std::min(lives[id].death, ops)] -= bytes;
+    const Lifetime& life = lives[id];
+    if (life.birth < 0) continue;
+    const bool kept = life.birth < first_backward && life.death > first_backward;
+    const int64_t bytes = local_bytes(t.shape, t.dtype, placements.at(id), mesh) *
+                          (kept ? in_flight : 1);
+    delta[life.birth] += bytes;
+    delta[std::min(life.death, ops)] -= bytes;
   }
   int64_t live = 0;
   int64_t best = -1;
   for (int i = 0; i < ops; ++i) {
     live += delta[i];
+    if (!on_stage(i)) continue;
     const int64_t transient = i < static_cast<int>(transient_bytes.size()) ? transient_bytes[i] : 0;
     if (live + transient > best) {
       best = live + transient;
@@ -133,6 +171,28 @@ StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<StepMemory> stage_memories(const DataflowGraph& graph,
+                                       const std::vector<Placements>& placements,
+                                       const std::vector<int64_t>& transient_bytes,
+                                       const DeviceMesh& mesh) {
+  if (graph.stages <= 1) return {memory_of_stage(graph, placements, transient_bytes, mesh, -1, 1)};
+  std::vector<StepMemory> out;
+  for (int s = 0; s < graph.stages; ++s)
+    out.push_back(memory_of_stage(graph, placements, transient_bytes, mesh, s,
+                                  pipeline_in_flight(graph.stages, graph.micro_batches, s)));
+  return out;
+}
+
+StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,
+                       const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh) {
+  const std::vector<StepMemory> stages = stage_memories(graph, placements, transient_bytes, mesh);
+  return *std::max_element(stages.begin(), stages.end(), [](const StepMemory& a, const StepMemory& b) {
+    return a.peak_bytes() < b.peak_bytes();
+  });
 }
 
 std::string memory_breakdown_text(const StepMemory& m) {

@@ -15,6 +15,14 @@
 //                its own redistribution)
 // The peak is the static part plus the largest live + transient over the schedule (the
 // graph's op order, which the lowering keeps).
+//
+// With pipeline stages (graph.stages = p > 1) each stage's ranks hold its own parameters and
+// the tensors its ops make or read (a tensor sent from another stage is a copy received),
+// and the step's memory is its busiest stage's. Under 1F1B stage s runs p − s − 1 forwards
+// before its first backward, so min(p − s, m) micro-batches are in flight at once (Narayanan
+// et al., SC'21, §2.2; Korthikanti et al. 2022, §4.2.3: the first stage holds p micro-batches'
+// activations): what the stage's forward keeps for its backward counts that many times, the
+// peak op's own transient once.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +42,7 @@ struct StepMemory {
   int64_t transient_bytes = 0;    // at the peak
   int peak_op = -1;               // graph op index where the peak is reached
   int zero_stage = 0;             // the graph's, for the breakdown text
+  int stage = 0;                  // the pipeline stage it is of
   int64_t peak_bytes() const {
     return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
            transient_bytes;
@@ -46,13 +55,18 @@ int64_t local_bytes(const Shape& shape, DType dtype, const Placements& placement
                     const DeviceMesh& mesh);
 
 // When each tensor is alive in the schedule: from `birth` to before `death` (op indices).
-// Parameters and parameter gradients are static (birth = death = -1).
+// Parameters and parameter gradients are static (birth = death = -1). With `stage` >= 0,
+// on that pipeline stage's ranks: from the first of its ops that touches the tensor (makes
+// it, or reads its received copy) to the last; birth -1 for a tensor it never holds.
 struct Lifetime {
   int birth = -1;
   int death = -1;
   bool alive_at(int op) const { return birth <= op && op < death; }
 };
-std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph);
+std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage = -1);
+
+// Micro-batches stage `stage` of `stages` holds at once under 1F1B: min(stages − stage, m).
+int pipeline_in_flight(int stages, int micro_batches, int stage);
 
 // Where a parameter stored at `placements` keeps its optimizer state: with ZeRO (stage 1
 // or 2) every mesh dim of size > 1 where the parameter is replicated shards the
@@ -90,7 +104,12 @@ int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
                                const Placements& placements, const DeviceMesh& mesh);
 
 // The step's memory with every tensor at `placements` (final placements, one per tensor)
-// and `transient_bytes` per graph op.
+// and `transient_bytes` per graph op: per pipeline stage (one entry without stages), and
+// the busiest's.
+std::vector<StepMemory> stage_memories(const DataflowGraph& graph,
+                                       const std::vector<Placements>& placements,
+                                       const std::vector<int64_t>& transient_bytes,
+                                       const DeviceMesh& mesh);
 StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,
                        const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh);
 

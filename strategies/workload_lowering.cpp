@@ -9,6 +9,8 @@
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "strategies/dataflow_graph.hpp"
+#include "strategies/pipeline_schedule.hpp"
+#include "strategies/pipeline_transfers.hpp"
 #include "strategies/sharded_result.hpp"
 #include "strategies/step_memory.hpp"
 
@@ -29,19 +31,20 @@ void lower_put_signal(Program& program, const WorkloadOp& op) {
   program.wait_signal(op.dst, program.stream(op.dst, "main"), buffer, op.src, label);
 }
 
-// A parameter's optimizer update (OpKind::optimizer_step) on every rank's main stream,
+// A parameter's optimizer update (OpKind::optimizer_step) on the main stream of the `ranks`
+// ranks from first_rank (its pipeline stage's),
 // after everything on the comm stream so far when `after_comm`, as the
 // HBM traffic `op.bytes` in copies (a copy reads and writes its bytes) between the halves
 // of a buffer that stands for the optimizer state, one per kernel: Adam's fused update and
 // its master-weight copy, or SGD's one (core/optimizer_step.hpp).
-void lower_optimizer_step(Program& program, const WorkloadOp& op, const Scenario& scenario,
-                          bool after_comm) {
+void lower_optimizer_step(Program& program, int first_rank, int ranks, const WorkloadOp& op,
+                          const Scenario& scenario, bool after_comm) {
   const int kernels =
       optimizer_update_kernels(scenario.training ? scenario.training->optimizer : Optimizer::adam);
   const int64_t copy_bytes = std::max<int64_t>(1, op.bytes / (2 * kernels));
   const OpLabel label{op.name, OpCategory::compute, "optimizer update"};
   const OpLabel sync{op.name, OpCategory::sync, "after the gradient reductions"};
-  for (int r = 0; r < program.world_size(); ++r) {
+  for (int r = first_rank; r < first_rank + ranks; ++r) {
     const StreamId main = program.stream(r, "main");
     if (after_comm)
       program.wait_event(r, main, program.record_event(r, program.stream(r, "comm"), sync), sync);
@@ -63,15 +66,17 @@ void lower_optimizer_step(Program& program, const WorkloadOp& op, const Scenario
 constexpr int kMainSignal = 0;
 constexpr int kGradientSignal = 2;
 
-// The collective op on every group of its mesh dim, on `stream` with signal index `signal`.
-void lower_collective(Program& program, const DeviceMesh& mesh, const WorkloadOp& op, DType dtype,
-                      const std::string& stream, int signal) {
+// The collective op on every group of its mesh dim, on `stream` with signal index `signal`;
+// mesh rank r is world rank first_rank + r.
+void lower_collective(Program& program, const DeviceMesh& mesh, int first_rank,
+                      const WorkloadOp& op, DType dtype, const std::string& stream, int signal) {
   if (op.mesh_dim < 0 || op.mesh_dim >= mesh.ndim())
     throw InvalidArgument(
         "mesh dim " + std::to_string(op.mesh_dim) + " is not in mesh " + to_string(mesh),
         where_of(op));
   const CollectiveOp collective = collective_op_of(op.kind);
-  for (const auto& group : mesh.groups(op.mesh_dim)) {
+  for (std::vector<int> group : mesh.groups(op.mesh_dim)) {
+    for (int& rank : group) rank += first_rank;
     const CollectiveSpec spec{
         program.add_group(group), op.bytes, dtype, ReduceOp::sum, stream, op.name, signal};
     run_collective(program, collective, spec);
@@ -125,18 +130,33 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   const DataflowGraph graph = build_dataflow_graph(scenario);
   LayoutSearchOptions search;
   search.beam_width = options.beam_width;
-  search.memory_capacity_bytes = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
+  const auto capacity = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
+  // With pipeline stages the search's running memory bound (one rank holding every op's
+  // tensors) does not hold: it takes the fastest layout, and the busiest stage's memory
+  // (step_memory, per stage) decides whether it fits.
+  search.memory_capacity_bytes = graph.stages > 1 ? 0 : capacity;
   search.gpus_per_node = scenario.cluster.gpus_per_node;
   if (explainer_of(model)) search.gpu = scenario.cluster.gpu;  // a model that prices compute
   StepLayout layout = search_layout(graph, out.mesh, model, search);
+  if (graph.stages > 1) layout.fits = capacity <= 0 || layout.memory.peak_bytes() <= capacity;
   if (!layout.fits)
     throw DoesNotFit(
         "scenario '" + scenario.name + "' " +
             does_not_fit_text(layout.memory.peak_bytes(),
-                              memory_breakdown_text(layout.memory) + ", in its least-memory layout",
+                              memory_breakdown_text(layout.memory) +
+                                  (graph.stages > 1
+                                       ? " on pipeline stage " + std::to_string(layout.memory.stage)
+                                       : ", in its least-memory layout"),
                               scenario.cluster),
         scenario.path.empty() ? "scenario" : scenario.path);
   out.dataflow = true;
+  out.stages = graph.stages;
+  std::vector<size_t> planned_index(graph.ops.size());  // graph op -> its planned op
+  // Every planned op's stage and phase, pushed beside it.
+  const auto placed = [&](int stage, StepPhase phase) {
+    out.stage.push_back(stage);
+    out.phase.push_back(phase);
+  };
   // A parameter whose final gradient an op made: its reduction (none when the gradient is
   // already where the optimizer state is) and the op, for names and messages.
   struct Finished {
@@ -144,6 +164,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     const GradientReduction* reduction = nullptr;
     const WorkloadOp* source = nullptr;
     DType dtype = DType::bf16;  // the op's
+    int stage = 0;              // where the parameter lives
   };
   std::vector<Finished> finished;
   // Each gradient reduction's collectives, then (ZeRO) the updated parameter's gathers:
@@ -170,15 +191,19 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.plans.emplace_back();
       out.on_comm_stream.push_back(true);
       out.reads.emplace_back();
+      placed(from.stage, what == ".grad_" ? StepPhase::backward : StepPhase::after);
     }
   };
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const GraphOp& g = graph.ops[i];
+    planned_index[i] = out.ops.size();
+    const StepPhase phase = g.pass == Pass::forward ? StepPhase::forward : StepPhase::backward;
     if (g.output < 0) {
       out.ops.push_back(*g.source);
       out.plans.emplace_back();
       out.on_comm_stream.push_back(false);
       out.reads.emplace_back();
+      placed(g.stage(), phase);
       continue;
     }
     const OpLayout& l = *layout.ops[i];
@@ -206,6 +231,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     out.ops.push_back(std::move(w));
     out.plans.push_back(build_plan_with(problem, model, l.candidate));
     out.on_comm_stream.push_back(false);
+    placed(g.stage(), phase);
     auto& reads = out.reads.emplace_back();
     for (const GraphInput& in : g.inputs)
       reads.push_back({graph.tensors[in.tensor].name, in.transposed});
@@ -215,7 +241,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     const GradientReduction* reduction = nullptr;
     for (const GradientReduction& r : layout.reductions)
       if (r.after_op == static_cast<int>(i)) reduction = &r;
-    finished.push_back({made.of, reduction, g.source, g.dtype});
+    finished.push_back({made.of, reduction, g.source, g.dtype, g.stage()});
     if (reduction) add_steps(made.of, reduction->redistribution, ".grad_", finished.back());
   }
   // The optimizer step, as Megatron-LM runs it: once every gradient is reduced, each
@@ -234,10 +260,15 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.plans.emplace_back();
       out.on_comm_stream.push_back(false);
       out.reads.emplace_back();
+      placed(f.stage, StepPhase::after);
     }
     if (f.reduction && f.reduction->parameter_gather)
       add_steps(f.parameter, *f.reduction->parameter_gather, ".param_", f);
   }
+  for (const StageTransfer& x : stage_transfers(graph, layout.placements, out.mesh))
+    out.transfers.push_back({graph.tensors[x.tensor].name, x.from_stage, x.to_stage,
+                             planned_index[x.producer], planned_index[x.first_reader], x.bytes,
+                             x.sent_in_forward, x.read_in_forward});
   const int peak = layout.memory.peak_op;
   if (peak >= 0 && graph.ops[peak].output >= 0) out.peak_op = graph.ops[peak].name;
   out.layout = std::move(layout);
@@ -278,6 +309,7 @@ PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
                               std::to_string(scenario.cluster.num_gpus()) + " GPUs",
                           scenario.path.empty() ? "scenario" : scenario.path);
   if (scenario.is_dataflow()) {
+    out.mesh = DeviceMesh(scenario.stage_mesh_shape(), scenario.stage_mesh_names());
     plan_dataflow(scenario, model, options, out);
     return out;
   }
@@ -308,53 +340,65 @@ LoweredWorkload lower_workload(const Scenario& scenario,
     throw InvalidArgument("emulating a dataflow step needs a value decoder", "workload");
   std::map<std::string, std::vector<double>> flowing;  // dataflow emulation, by tensor
   const DeviceMesh& mesh = planned->mesh;
-  if (program.world_size() != mesh.size())
+  if (program.world_size() != planned->world_size())
     throw InvalidArgument("a program of " + std::to_string(program.world_size()) +
-                              " ranks for a mesh of " + std::to_string(mesh.size()),
+                              " ranks for a mesh of " + std::to_string(planned->world_size()),
                           "workload");
   LoweredWorkload out{std::move(program), mesh, {}, planned};
+  out.ops.resize(planned->ops.size());
   Program& p = out.program;
   const bool counting = p.is_counting();
   const GroupId world = p.world_group();
   std::mt19937_64 rng(options.seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
   std::vector<int64_t> before(p.world_size());
+  const int stage_size = mesh.size();
+  const int stages = planned->stages;
+  const int64_t micro_batches = planned->micro_batches;
+  const auto stage_of = [&](size_t i) { return planned->stage.empty() ? 0 : planned->stage[i]; };
+  const auto phase_of = [&](size_t i) {
+    return planned->phase.empty() ? StepPhase::forward : planned->phase[i];
+  };
 
   const int64_t capacity = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
+  std::vector<bool> comm_used(stages, false);
+  std::vector<bool> updating(stages, false);  // an optimizer update has been lowered
   // Gradient accumulation: the micro-batches before the last run every main-stream op, in
   // order, under one label (kEarlierMicroBatches), timed only: their gradients accumulate
   // into the buffers the last one's reductions read, and emulation checks the last one.
-  for (int k = 0; k + 1 < planned->micro_batches; ++k)
-    for (size_t i = 0; i < planned->ops.size(); ++i) {
-      WorkloadOp op = planned->ops[i];
-      if (planned->on_comm_stream[i] || op.kind == OpKind::optimizer_step) continue;
-      op.name = kEarlierMicroBatches;
-      if (is_planned(op.kind)) {
-        LoweringOptions lowering;
-        lowering.name = op.name;
-        lowering.signal = kMainSignal;
-        lower_plan(*planned->plans.at(i), p, lowering);
-      } else if (op.kind == OpKind::put_signal) {
-        lower_put_signal(p, op);
-      } else if (op.kind == OpKind::barrier) {
-        p.barrier(world, "main", {op.name, OpCategory::sync, "barrier"});
-      } else {
-        lower_collective(p, mesh, op, scenario.dtype_of(op), "main", kMainSignal);
-      }
+  const auto lower_earlier = [&](size_t i, int first_rank) {
+    WorkloadOp op = planned->ops[i];
+    op.name = kEarlierMicroBatches;
+    if (is_planned(op.kind)) {
+      LoweringOptions lowering;
+      lowering.name = op.name;
+      lowering.signal = kMainSignal;
+      lowering.first_rank = first_rank;
+      lower_plan(*planned->plans.at(i), p, lowering);
+    } else if (op.kind == OpKind::put_signal) {
+      lower_put_signal(p, op);
+    } else if (op.kind == OpKind::barrier) {
+      p.barrier(world, "main", {op.name, OpCategory::sync, "barrier"});
+    } else {
+      lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "main", kMainSignal);
     }
-  bool comm_used = false;
-  bool updating = false;  // an optimizer update has been lowered
-  for (size_t i = 0; i < planned->ops.size(); ++i) {
+  };
+  // The last micro-batch's op i (or the op of a step without accumulation), on the stage
+  // whose first world rank is first_rank: checked, measured and (emulating) given values.
+  const auto lower_last = [&](size_t i, int first_rank) {
     const WorkloadOp& op = planned->ops[i];
-    LoweredOp lowered;
+    const int stage = stage_of(i);
+    LoweredOp& lowered = out.ops[i];
     lowered.op = &op;
-    for (int r = 0; r < p.world_size(); ++r) before[r] = p.allocated_bytes(r);
+    lowered.first_rank = first_rank;
+    for (int r = first_rank; r < first_rank + stage_size; ++r) before[r] = p.allocated_bytes(r);
     if (is_planned(op.kind)) {
       lowered.plan = &*planned->plans.at(i);
       const OpProblem& problem = lowered.plan->problem;
       LoweringOptions lowering;
       lowering.name = op.name;
       lowering.signal = kMainSignal;
+      lowering.first_rank = first_rank;
       lowering.carry_data = options.emulate;
       if (options.emulate) {
         // Emulated bytes: every rank may end up holding whole inputs and the output.
@@ -403,7 +447,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       lower_put_signal(p, op);
     } else if (op.kind == OpKind::barrier) {
       // Version 2: each rank's main stream first waits for its reductions so far.
-      if (comm_used)
+      if (comm_used[stage])
         for (int r = 0; r < p.world_size(); ++r) {
           const EventId done = p.record_event(r, p.stream(r, "comm"), {op.name, OpCategory::sync});
           p.wait_event(r, p.stream(r, "main"), done, {op.name, OpCategory::sync});
@@ -412,8 +456,9 @@ LoweredWorkload lower_workload(const Scenario& scenario,
     } else if (op.kind == OpKind::optimizer_step) {
       // The first update waits for every gradient reduction (they all come before it);
       // the later ones follow it on the main stream, beside ZeRO's gathers on comm.
-      lower_optimizer_step(p, op, scenario, comm_used && !updating);
-      updating = true;
+      lower_optimizer_step(p, first_rank, stage_size, op, scenario,
+                           comm_used[stage] && !updating[stage]);
+      updating[stage] = true;
     } else if (capacity > 0 && op.bytes > capacity) {
       throw InvalidArgument(
           "op '" + op.name + "' " +
@@ -422,18 +467,18 @@ LoweredWorkload lower_workload(const Scenario& scenario,
           where_of(op));
     } else if (planned->on_comm_stream[i]) {
       // After the gradient is made (the main stream's last op), on the comm stream.
-      for (int r = 0; r < p.world_size(); ++r) {
+      for (int r = first_rank; r < first_rank + stage_size; ++r) {
         const EventId made = p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
         p.wait_event(r, p.stream(r, "comm"), made, {op.name, OpCategory::sync});
       }
-      lower_collective(p, mesh, op, scenario.dtype_of(op), "comm", kGradientSignal);
-      comm_used = true;
+      lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "comm", kGradientSignal);
+      comm_used[stage] = true;
     } else {
-      lower_collective(p, mesh, op, scenario.dtype_of(op), "main", kMainSignal);
+      lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "main", kMainSignal);
     }
     // (An update's buffer stands for the optimizer state the step's memory already holds.)
     if (op.kind != OpKind::optimizer_step)
-      for (int r = 0; r < p.world_size(); ++r)
+      for (int r = first_rank; r < first_rank + stage_size; ++r)
         lowered.peak_memory_bytes_per_rank =
             std::max(lowered.peak_memory_bytes_per_rank, p.allocated_bytes(r) - before[r]);
     if (!planned->dataflow) {
@@ -445,21 +490,93 @@ LoweredWorkload lower_workload(const Scenario& scenario,
             where_of(op));
       p.barrier(world, "main", {op.name, OpCategory::sync, "end of op"});
     }
-    out.ops.push_back(std::move(lowered));
-  }
-  if (comm_used)  // the step ends when every rank's reductions are done too
-    for (int r = 0; r < p.world_size(); ++r) {
-      const EventId done =
-          p.record_event(r, p.stream(r, "comm"), {"end of step", OpCategory::sync});
-      p.wait_event(r, p.stream(r, "main"), done, {"end of step", OpCategory::sync});
+  };
+
+  // Pipeline transfers: for each, on every stage-mesh rank r, a pair group [sender,
+  // receiver] with a symmetric buffer of one slot per micro-batch. A tensor made in the
+  // forward and first read by the receiver's backward signals on its own index, so that
+  // on each pair the waits consume signals in the order they were sent.
+  struct Pairs {
+    std::vector<SymmetricHandle> slots;  // by stage-mesh rank
+    std::vector<BufferRef> source;
+    int signal = 0;
+  };
+  std::vector<Pairs> pairs(planned->transfers.size());
+  for (size_t x = 0; x < planned->transfers.size(); ++x) {
+    const PlannedTransfer& t = planned->transfers[x];
+    pairs[x].signal = t.sent_in_forward && !t.read_in_forward ? 1 : 0;
+    for (int r = 0; r < stage_size; ++r) {
+      const int from = t.from_stage * stage_size + r, to = t.to_stage * stage_size + r;
+      const GroupId group = p.add_group({from, to});
+      pairs[x].slots.push_back(p.symm_alloc(group, micro_batches * t.bytes));
+      pairs[x].source.push_back(p.local_alloc(from, t.bytes));
     }
+  }
+  const auto send = [&](size_t x, int64_t micro_batch) {
+    const PlannedTransfer& t = planned->transfers[x];
+    const OpLabel label{t.tensor + ".send", OpCategory::comm,
+                        "stage " + std::to_string(t.from_stage) + " -> " +
+                            std::to_string(t.to_stage)};
+    for (int r = 0; r < stage_size; ++r) {
+      const int rank = t.from_stage * stage_size + r;
+      const StreamId main = p.stream(rank, "main"), sender = p.stream(rank, "send");
+      p.wait_event(rank, sender, p.record_event(rank, main, label), label);
+      p.put_signal(rank, sender, pairs[x].source[r], pairs[x].slots[r], micro_batch * t.bytes, 1,
+                   label, pairs[x].signal);
+    }
+  };
+  const auto receive = [&](size_t x) {
+    const PlannedTransfer& t = planned->transfers[x];
+    const OpLabel label{t.tensor + ".receive", OpCategory::comm,
+                        "from stage " + std::to_string(t.from_stage)};
+    for (int r = 0; r < stage_size; ++r) {
+      const int rank = t.to_stage * stage_size + r;
+      p.wait_signal(rank, p.stream(rank, "main"), pairs[x].slots[r], 0, label, pairs[x].signal);
+    }
+  };
+
+  // Each stage's tasks in 1F1B order (one stage: forward and backward of each micro-batch
+  // in turn), then its updates. Stages hold disjoint ranks, so they are written one after
+  // the other; the transfers order them in the run.
+  for (int s = 0; s < stages; ++s) {
+    const int first_rank = s * stage_size;
+    for (const PipelineTask& task : stage_schedule(stages, micro_batches, 1, s)) {
+      const bool last = task.micro_batch + 1 == micro_batches;
+      const StepPhase phase = task.forward ? StepPhase::forward : StepPhase::backward;
+      for (size_t x = 0; x < planned->transfers.size(); ++x)
+        if (planned->transfers[x].to_stage == s &&
+            planned->transfers[x].read_in_forward == task.forward)
+          receive(x);
+      std::vector<size_t> sends;
+      for (size_t i = 0; i < planned->ops.size(); ++i) {
+        if (stage_of(i) != s || phase_of(i) != phase) continue;
+        if (last)
+          lower_last(i, first_rank);
+        else if (!planned->on_comm_stream[i])
+          lower_earlier(i, first_rank);
+        for (size_t x = 0; x < planned->transfers.size(); ++x)
+          if (planned->transfers[x].after_op == i) sends.push_back(x);
+      }
+      // Sent when the task is done, as Megatron-LM's send_forward / send_backward follow
+      // forward_step / backward_step (the input's gradient leaves after the weights').
+      for (size_t x : sends) send(x, task.micro_batch);
+    }
+    for (size_t i = 0; i < planned->ops.size(); ++i)
+      if (stage_of(i) == s && phase_of(i) == StepPhase::after) lower_last(i, first_rank);
+    if (comm_used[s])  // the step ends when every rank's reductions are done too
+      for (int r = first_rank; r < first_rank + stage_size; ++r) {
+        const EventId done =
+            p.record_event(r, p.stream(r, "comm"), {"end of step", OpCategory::sync});
+        p.wait_event(r, p.stream(r, "main"), done, {"end of step", OpCategory::sync});
+      }
+  }
   return out;
 }
 
 LoweredWorkload lower_workload(const Scenario& scenario, const CostModel& model,
                                const WorkloadOptions& options) {
   auto planned = std::make_shared<const PlannedWorkload>(plan_workload(scenario, model));
-  const int world = planned->mesh.size();
+  const int world = planned->world_size();
   return lower_workload(scenario, std::move(planned), options, Program(world));
 }
 

@@ -62,6 +62,25 @@ struct TensorRead {
   bool transposed = false;
 };
 
+// Which part of a micro-batch's step an op belongs to: its forward, its backward (with the
+// gradient reductions issued in it), or after the last backward (the optimizer updates and
+// ZeRO's parameter gathers).
+enum class StepPhase { forward, backward, after };
+
+// A tensor sent between pipeline stages (strategies/pipeline_transfers.hpp), by planned op
+// index: made by `after_op` and sent at the end of that op's task (the forward or backward
+// of a micro-batch), waited for before the task of `before_op` on the receiving stage.
+struct PlannedTransfer {
+  std::string tensor;
+  int from_stage = 0;
+  int to_stage = 0;
+  size_t after_op = 0;
+  size_t before_op = 0;
+  int64_t bytes = 0;  // per rank
+  bool sent_in_forward = true;
+  bool read_in_forward = true;
+};
+
 // Every matmul of a workload planned (the cost model's work, done once) and nothing
 // lowered yet: a counting lowering sizes it, then the real one builds it.
 struct PlannedWorkload {
@@ -80,6 +99,14 @@ struct PlannedWorkload {
   // Version 2, gradient accumulation: the graph's ops run this many times; the reductions,
   // the optimizer updates and ZeRO's gathers once, in the last.
   int micro_batches = 1;
+  // Version 2, pipeline stages (a pp mesh dim): `mesh` is one stage's, stage s owns world
+  // ranks s·mesh.size() … (s+1)·mesh.size() − 1, and each runs its ops in Megatron-LM's 1F1B
+  // order (strategies/pipeline_schedule.hpp), sending what other stages read.
+  int stages = 1;
+  std::vector<int> stage;             // by op: the stage that runs it
+  std::vector<StepPhase> phase;       // by op
+  std::vector<PlannedTransfer> transfers;  // in the order each pair of stages sends them
+  int world_size() const { return stages * mesh.size(); }
 };
 
 struct LoweredOp {
@@ -87,6 +114,7 @@ struct LoweredOp {
   const Plan* plan = nullptr;  // matmuls (into the workload's PlannedWorkload)
   std::optional<LoweredPlan> lowered;
   int64_t peak_memory_bytes_per_rank = 0;          // what the op allocates on its busiest rank
+  int first_rank = 0;  // the world rank of its mesh rank 0 (its pipeline stage's first)
   std::vector<std::vector<double>> global_inputs;  // emulation: the values used
 };
 

@@ -83,5 +83,21 @@ TEST(TransformerSpec, ValidateNamesTheField) {
   }
 }
 
+TEST(ChunkLayerCounts, ChunksTakeTheirLayersAsLlama3Did) {
+  // Llama 3 405B: 126 layers on 16 stages, the first and last with 7 (Llama 3 paper, §3.3.2).
+  const auto llama = chunk_layer_counts(126, 16);
+  EXPECT_EQ(llama.front(), 7);
+  EXPECT_EQ(llama.back(), 7);
+  for (size_t c = 1; c + 1 < llama.size(); ++c) EXPECT_EQ(llama[c], 8);
+  // On 64 chunks (16 stages x 4): 62 of 2 layers and the two ends of 1.
+  const auto interleaved = chunk_layer_counts(126, 64);
+  EXPECT_EQ(interleaved.front() + interleaved.back(), 2);
+  EXPECT_EQ(interleaved[1], 2);
+  EXPECT_EQ(interleaved[62], 2);
+  EXPECT_EQ(chunk_layer_counts(80, 4), (std::vector<int64_t>{20, 20, 20, 20}));
+  EXPECT_EQ(chunk_layer_counts(80, 3), (std::vector<int64_t>{26, 27, 27}));
+  EXPECT_THROW(chunk_layer_counts(3, 4), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace symmesh

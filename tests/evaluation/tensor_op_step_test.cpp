@@ -10,6 +10,7 @@
 #include <string>
 
 #include "evaluation/scenario_evaluation.hpp"
+#include "tests/evaluation/emulation_check.hpp"
 #include "scenario/scenario_loader.hpp"
 
 namespace symmesh::evaluation {
@@ -36,18 +37,7 @@ Evaluation simulate(const std::string& yaml, bool emulate = false) {
   return evaluate_scenario(load_scenario_text(yaml, "step.yaml"), options);
 }
 
-// Each emulated op's output, gathered from the simulated ranks by its placements, against
-// the op computed unsharded on the same (whole) inputs (strategies/sharded_result.hpp): in
-// fp64 only the summation order differs. Returns how many ops were checked.
-int expect_emulated_ops_exact(const SimulationReport& report) {
-  int checked = 0;
-  for (const OpReport& op : report.ops) {
-    if (!op.max_abs_error) continue;
-    EXPECT_LT(*op.max_abs_error, 1e-9) << op.name;
-    ++checked;
-  }
-  return checked;
-}
+using testing::expect_emulated_ops_exact;
 
 // A pre-norm Llama block and the loss on mesh [dp 2, tp 2], fp64, every weight declared in
 // Megatron-LM's tensor-parallel layout (so the step runs sharded, whatever the planner

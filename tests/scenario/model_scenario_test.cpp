@@ -556,17 +556,47 @@ TEST_F(ModelScenarioErrors, MeshWithoutNames) {
   EXPECT_THAT(e.message(), HasSubstr("a model scenario names its mesh dims"));
 }
 
-TEST_F(ModelScenarioErrors, PipelineDimIsNotGenerated) {
-  // mesh: {shape: [2, 4], names: [pp, tp]}
-  //                               ^ column 31: at the offending name, as the loader places
+TEST_F(ModelScenarioErrors, PipelineDimComesFirst) {
+  // mesh: {shape: [4, 2], names: [tp, pp]}
+  //                                   ^ column 35: at the offending name, as the loader places
   // its other mesh-name errors (duplicate, numeric) at the name.
   const auto e = load_error(
       "version: 2\ncluster: clusters/dgx-h100.yaml\n"
-      "mesh: {shape: [2, 4], names: [pp, tp]}\n" +
+      "mesh: {shape: [4, 2], names: [tp, pp]}\n" +
       kTinyModel);
-  EXPECT_THAT(e.message(), HasSubstr("mesh dim 'pp'"));
-  EXPECT_THAT(e.message(), HasSubstr("pipeline parallelism is not generated yet"));
+  EXPECT_THAT(e.message(), HasSubstr("mesh dim 'pp' holds pipeline stages and comes first"));
+  EXPECT_EQ(e.where(), at(3, 35));
+}
+
+TEST_F(ModelScenarioErrors, ContextParallelDimIsNotGenerated) {
+  // mesh: {shape: [2, 4], names: [cp, tp]}: 'cp' at column 31.
+  const auto e = load_error(
+      "version: 2\ncluster: clusters/dgx-h100.yaml\n"
+      "mesh: {shape: [2, 4], names: [cp, tp]}\n" +
+      kTinyModel);
+  EXPECT_THAT(e.message(), HasSubstr("mesh dim 'cp'"));
+  EXPECT_THAT(e.message(), HasSubstr("context parallelism is not generated yet"));
   EXPECT_EQ(e.where(), at(3, 31));
+}
+
+TEST_F(ModelScenarioErrors, TiedEmbeddingsAcrossStagesAreRefused) {
+  // Line 4 is the model block (column 8): the table would be read on stage 0 and stage 1.
+  const auto e = load_error(
+      "version: 2\ncluster: clusters/dgx-h100.yaml\n"
+      "mesh: {shape: [2, 4], names: [pp, tp]}\n"
+      "model: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, ffn: 128, vocab: 256, seq: 24, "
+      "micro_batch: 1, tie_embeddings: true}\n");
+  EXPECT_THAT(e.message(), HasSubstr("tied embeddings over 2 pipeline stages"));
+  EXPECT_EQ(e.where(), at(4, 8));
+}
+
+TEST_F(ModelScenarioErrors, MoreStagesThanLayers) {
+  const auto e = load_error(
+      "version: 2\ncluster: clusters/dgx-h100.yaml\n"
+      "mesh: {shape: [4, 2], names: [pp, tp]}\n" +
+      kTinyModel);
+  EXPECT_THAT(e.message(), HasSubstr("model.layers 2 cannot fill 4 pipeline stages"));
+  EXPECT_EQ(e.where(), at(4, 8));
 }
 
 TEST_F(ModelScenarioErrors, UnknownModelKeySuggestsTheClosest) {

@@ -31,7 +31,7 @@ int run_validate(const std::vector<std::string>& paths) {
     // The lowering checks every op; into a counting Program it allocates nothing large.
     auto planned = std::make_shared<const strategies::PlannedWorkload>(
         strategies::plan_workload(scenario, *model));
-    const int ranks = planned->mesh.size();
+    const int ranks = planned->world_size();
     const auto workload =
         strategies::lower_workload(scenario, planned, {}, Program::counting(ranks));
     // What simulate refuses for host memory, validate refuses too, with the same words.
