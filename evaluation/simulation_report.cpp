@@ -87,26 +87,40 @@ StepReport step_report(const strategies::PlannedWorkload& planned, const Cluster
   out.beam_width = layout.stats.beam_width;
   out.gradient_reductions = static_cast<int>(layout.reductions.size());
   out.peak_op = planned.peak_op;
+  out.pipeline_stages = planned.stages;
+  out.micro_batches = planned.micro_batches;
+  out.bubble_fraction = static_cast<double>(planned.stages - 1) / planned.micro_batches;
+  for (const strategies::StepMemory& m : layout.stage_memory)
+    out.stage_peak_bytes.push_back(m.peak_bytes());
+  if (planned.stages > 1)
+    out.memory_breakdown =
+        "stage " + std::to_string(layout.memory.stage) + ": " + out.memory_breakdown;
   return out;
 }
 
 // Fills exposed_comm_s of a dataflow step's ops (see OpReport).
 void add_exposed_communication(const strategies::PlannedWorkload& planned,
                                std::vector<OpReport>& ops) {
-  std::vector<std::pair<double, double>> busy;  // main-stream op spans, in schedule order
+  // Main-stream op spans by pipeline stage, in schedule order: a reduction hides only
+  // under its own stage's compute.
+  std::vector<std::vector<std::pair<double, double>>> busy(std::max(1, planned.stages));
   // The earlier micro-batches' row, when there is one, comes before the planned ops'.
   const size_t first = ops.size() - planned.on_comm_stream.size();
+  const auto stage_of = [&](size_t i) {
+    return i >= first && !planned.stage.empty() ? planned.stage.at(i - first) : 0;
+  };
   for (size_t i = 0; i < ops.size(); ++i) {
     ops[i].on_comm_stream = i >= first && planned.on_comm_stream.at(i - first);
     if (!ops[i].on_comm_stream) {
-      busy.emplace_back(ops[i].start_s, ops[i].end_s);
+      busy[stage_of(i)].emplace_back(ops[i].start_s, ops[i].end_s);
       ops[i].exposed_comm_s = std::max(0.0, ops[i].time_s - ops[i].compute_time_s);
     }
   }
-  for (OpReport& op : ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    OpReport& op = ops[i];
     if (!op.on_comm_stream) continue;
-    double hidden_s = 0;  // main-stream spans do not overlap one another (one stream)
-    for (const auto& [start, end] : busy)
+    double hidden_s = 0;  // main-stream spans of one stage do not overlap (one stream)
+    for (const auto& [start, end] : busy[stage_of(i)])
       hidden_s += std::max(0.0, std::min(end, op.end_s) - std::max(start, op.start_s));
     op.exposed_comm_s = std::max(0.0, op.time_s - hidden_s);
   }

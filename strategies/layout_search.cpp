@@ -29,6 +29,16 @@ class PlacementTable {
   std::vector<Placements> all_;
 };
 
+// An input redistributed by an op and kept for later readers of the same tensor on the same
+// pipeline stage (Megatron-SP all-gathers the attention output once for both MLP
+// projections).
+struct Copy {
+  TensorId tensor = -1;
+  int id = -1;     // interned placements
+  int stage = 0;   // where it is held
+  auto operator<=>(const Copy&) const = default;
+};
+
 // One priced way to run an op from given input placements.
 struct Option {
   std::shared_ptr<const OpLayout> layout;
@@ -46,9 +56,8 @@ struct Option {
   // (ranking only), and the parameter whose foreseen reduction this op settles.
   std::vector<std::pair<TensorId, double>> foreseen_us;
   TensorId settles = -1;
-  // Inputs redistributed here: the copies stay for later readers of the same tensor
-  // (Megatron-SP all-gathers the attention output once for both MLP projections).
-  std::vector<std::pair<TensorId, int>> copies;
+  // Inputs redistributed here: the copies stay for later readers of the same tensor.
+  std::vector<Copy> copies;
 };
 
 struct Choice {
@@ -94,15 +103,18 @@ struct State {
   std::vector<int> placed;  // per tensor: interned placements, -1 while unknown
   double cost_us = 0;       // every op and reduction in series
   Streams streams;          // the same, overlapped as the schedule runs them
-  int64_t static_bytes = 0;
+  // Per pipeline stage (one without stages): its parameters' bytes, and the tensors (and
+  // copies) it holds alive at the last op processed; the peak is over the ops so far, each
+  // against its own stage's.
+  std::vector<int64_t> static_bytes;
+  std::vector<int64_t> live_bytes;
   int64_t peak_bytes = 0;  // static + live + transient, the most so far
-  int64_t live_bytes = 0;  // tensors (and copies) alive at the last op processed
   uint64_t key = 0;        // hash of the placements still to be read (see Search::contribution)
   std::shared_ptr<const Choice> history;
   // Foreseen gradient reductions not yet priced: ranking by cost alone would take, in the
   // forward, the layouts whose price comes only in the backward (replicated weights).
   std::vector<std::pair<TensorId, double>> foreseen_us;
-  std::vector<std::pair<TensorId, int>> copies;  // (tensor, placements) also held, sorted
+  std::vector<Copy> copies;  // also held, sorted
 };
 
 Placements without_partial(Placements p) {
@@ -124,7 +136,7 @@ class Search {
       : g_(graph), mesh_(mesh), model_(model), options_(options), leanest_(leanest) {
     if (leanest_) options_.memory_capacity_bytes = 0;
     const int n = static_cast<int>(g_.tensors.size());
-    lives_ = tensor_lifetimes(g_);
+    build_memory_entries();
     last_use_.assign(n, -1);
     seed_of_.assign(n, -1);
     for (TensorId t = 0; t < n; ++t) {
@@ -139,27 +151,71 @@ class Search {
     for (const GraphTensor& x : g_.tensors)
       if (x.is_parameter_gradient) has_gradient_[x.of] = true;
     const int ops = static_cast<int>(g_.ops.size());
+    last_.resize(ops);
+    for (TensorId t = 0; t < n; ++t)
+      if (last_use_[t] >= 0) last_[last_use_[t]].push_back(t);
+  }
+
+  // What each stage holds, when (step_memory.hpp): one entry per (tensor, stage holding
+  // it), weighted by the micro-batches in flight when the stage keeps it for its backward.
+  struct MemoryEntry {
+    TensorId tensor = -1;
+    int stage = 0;
+    Lifetime life;
+    int64_t weight = 1;
+  };
+  void build_memory_entries() {
+    const int ops = static_cast<int>(g_.ops.size());
+    const int stages = std::max(1, g_.stages);
     born_.resize(ops);
     dying_.resize(ops + 1);
-    last_.resize(ops);
-    for (TensorId t = 0; t < n; ++t) {
-      if (lives_[t].birth >= 0 && lives_[t].birth < ops) born_[lives_[t].birth].push_back(t);
-      if (lives_[t].birth >= 0 && lives_[t].death <= ops) dying_[lives_[t].death].push_back(t);
-      if (last_use_[t] >= 0) last_[last_use_[t]].push_back(t);
+    entries_of_.resize(g_.tensors.size());
+    for (int s = 0; s < stages; ++s) {
+      const std::vector<Lifetime> lives = tensor_lifetimes(g_, stages > 1 ? s : -1);
+      int first_backward = ops;
+      for (int i = 0; i < ops; ++i)
+        if (g_.ops[i].pass != Pass::forward && g_.ops[i].stage() == s) {
+          first_backward = i;
+          break;
+        }
+      const int64_t in_flight =
+          stages > 1 ? pipeline_in_flight(stages, g_.micro_batches, s) : 1;
+      for (TensorId t = 0; t < static_cast<TensorId>(lives.size()); ++t) {
+        const Lifetime& life = lives[t];
+        if (life.birth < 0) continue;
+        const bool kept = life.birth < first_backward && life.death > first_backward;
+        const int e = static_cast<int>(entries_.size());
+        entries_.push_back({t, s, life, kept ? in_flight : 1});
+        entries_of_[t].push_back(e);
+        if (life.birth < ops) born_[life.birth].push_back(e);
+        if (life.death <= ops) dying_[life.death].push_back(e);
+      }
     }
   }
+
+  // The lifetime of `t` on `stage` (birth -1 when the stage does not hold it).
+  Lifetime life_on(TensorId t, int stage) const {
+    for (int e : entries_of_[t])
+      if (entries_[e].stage == stage) return entries_[e].life;
+    return {};
+  }
+
+  int stage_of(int op) const { return g_.stages > 1 ? g_.ops[op].stage() : 0; }
 
   // nullopt when no layout fits in the GPU's memory.
   std::optional<StepLayout> run() {
     const auto start = std::chrono::steady_clock::now();
     State initial;
     initial.placed.assign(g_.tensors.size(), -1);
+    initial.static_bytes.assign(std::max(1, g_.stages), 0);
+    initial.live_bytes.assign(std::max(1, g_.stages), 0);
     for (TensorId t = 0; t < static_cast<TensorId>(g_.tensors.size()); ++t) {
       const GraphTensor& x = g_.tensors[t];
       if (!x.declared) continue;
       initial.placed[t] = table_.intern(*x.declared);
-      if (x.kind == GraphTensor::Kind::parameter)
-        initial.static_bytes += parameter_static_bytes(g_, t, *x.declared, mesh_);
+      if (x.kind == GraphTensor::Kind::parameter && !x.consumers.empty())
+        initial.static_bytes[stage_of(x.consumers.front())] +=
+            parameter_static_bytes(g_, t, *x.declared, mesh_);
     }
     for (TensorId t = 0; t < static_cast<TensorId>(g_.tensors.size()); ++t)
       if (initial.placed[t] >= 0 && last_use_[t] >= 0)
@@ -230,10 +286,10 @@ class Search {
       current.push_back(read_placements(state, in));
       key += "|" + (current.back() ? to_string(*current.back()) : std::string("?"));
       copies.emplace_back();
-      for (const auto& [t, id] : state.copies)
-        if (t == in.tensor) {
-          copies.back().push_back(as_read(table_.at(id), in));
-          key += "+" + std::to_string(id);
+      for (const Copy& c : state.copies)
+        if (c.tensor == in.tensor && c.stage == stage_of(i)) {
+          copies.back().push_back(as_read(table_.at(c.id), in));
+          key += "+" + std::to_string(c.id);
         }
     }
     const GraphTensor& produced = g_.tensors[op.output];
@@ -320,9 +376,9 @@ class Search {
           option.transient_bytes +=
               local_bytes(problem.inputs[k].shape, op.dtype, priced.input_placements[k], mesh_);
           if (g_.tensors[op.inputs[k].tensor].consumers.size() > 1)
-            option.copies.emplace_back(
-                op.inputs[k].tensor,
-                table_.intern(as_read(priced.input_placements[k], op.inputs[k])));
+            option.copies.push_back(
+                {op.inputs[k].tensor,
+                 table_.intern(as_read(priced.input_placements[k], op.inputs[k])), stage_of(i)});
         }
       if (problem.output_target && *problem.output_target != priced.output_placements)
         option.transient_bytes +=
@@ -419,7 +475,8 @@ class Search {
     std::shared_ptr<const Option> option;
     double cost_us = 0, rank_us = 0;
     Streams streams;
-    int64_t static_bytes = 0, peak_bytes = 0, live_bytes = 0;
+    int64_t static_bytes = 0, live_bytes = 0;  // op i's stage's, after it
+    int64_t peak_bytes = 0;
     uint64_t key = 0;
   };
 
@@ -490,26 +547,24 @@ class Search {
     return id;
   }
 
-  // Live bytes and key of `s` moved past op `i` with `option` (none: an op that places
-  // nothing), from the parent's figures: what dies or stops being read at i leaves, what
-  // is born or placed at i arrives.
+  // Live bytes (of op i's stage) and key of `s` moved past op `i` with `option` (none: an op
+  // that places nothing), from the parent's figures: what dies or stops being read at i
+  // leaves, what is born or placed at i arrives. (What another stage holds dies at i only
+  // when that stage's last op was i − 1: settle_other_stages.)
   void move_past(const State& s, const Option* option, int i, int64_t& live, uint64_t& key) {
-    live = s.live_bytes;
+    const int stage = stage_of(i);
+    live = s.live_bytes[stage];
     key = s.key;
-    for (TensorId t : dying_[i]) {
-      const int id = placed_after(s, nullptr, t);
-      if (id >= 0) live -= bytes_of(t, id);
-      for (const auto& [u, copy] : s.copies)
-        if (u == t) live -= bytes_of(u, copy);
-    }
-    for (TensorId t : born_[i]) {
-      const int id = placed_after(s, option, t);
-      if (id >= 0) live += bytes_of(t, id);
+    for (int e : dying_[i])
+      if (entries_[e].stage == stage) live -= entry_bytes(s, e);
+    for (int e : born_[i]) {
+      const int id = placed_after(s, option, entries_[e].tensor);
+      if (id >= 0) live += bytes_of(entries_[e].tensor, id) * entries_[e].weight;
     }
     for (TensorId t : last_[i])
       if (s.placed[t] >= 0) key -= contribution(t, s.placed[t], kPlacedSalt);
-    for (const auto& [t, copy] : s.copies)
-      if (last_use_[t] == i) key -= contribution(t, copy, kCopySalt);
+    for (const Copy& c : s.copies)
+      if (last_use_[c.tensor] == i) key -= contribution(c.tensor, c.id, kCopySalt);
     if (!option) return;
     const auto change = [&](TensorId t, int id) {
       if (last_use_[t] <= i) return;
@@ -520,33 +575,53 @@ class Search {
       change(t, id);
       if (seed_of_[t] >= 0) change(seed_of_[t], id);
     }
-    for (const auto& copy : option->copies) {
+    for (const Copy& copy : option->copies) {
       if (std::find(s.copies.begin(), s.copies.end(), copy) != s.copies.end()) continue;
-      if (lives_[copy.first].alive_at(i)) live += bytes_of(copy.first, copy.second);
-      if (last_use_[copy.first] > i) key += contribution(copy.first, copy.second, kCopySalt);
+      if (life_on(copy.tensor, copy.stage).alive_at(i)) live += bytes_of(copy.tensor, copy.id);
+      if (last_use_[copy.tensor] > i) key += contribution(copy.tensor, copy.id, kCopySalt);
     }
   }
 
-  State materialise(const State& s, const Successor& n, int i) const {
+  // What entry e holds in `s` (its tensor at its placements, weighted) and the copies of
+  // its tensor its stage holds.
+  int64_t entry_bytes(const State& s, int e) {
+    const MemoryEntry& m = entries_[e];
+    int64_t bytes = 0;
+    const int id = placed_after(s, nullptr, m.tensor);
+    if (id >= 0) bytes += bytes_of(m.tensor, id) * m.weight;
+    for (const Copy& c : s.copies)
+      if (c.tensor == m.tensor && c.stage == m.stage) bytes += bytes_of(c.tensor, c.id);
+    return bytes;
+  }
+
+  // Entries of other stages than op i's that die at i leave their stage's live bytes.
+  void settle_other_stages(State& s, int i) {
+    for (int e : dying_[i])
+      if (entries_[e].stage != stage_of(i)) s.live_bytes[entries_[e].stage] -= entry_bytes(s, e);
+  }
+
+  State materialise(const State& s, const Successor& n, int i) {
     const Option& option = *n.option;
-    State out{s.placed,     n.cost_us,
-              n.streams,    n.static_bytes,
-              n.peak_bytes, n.live_bytes,
-              n.key,        std::make_shared<const Choice>(Choice{s.history, i, n.option})};
+    State out{s.placed,       n.cost_us,      n.streams,
+              s.static_bytes, s.live_bytes,   n.peak_bytes,
+              n.key,          std::make_shared<const Choice>(Choice{s.history, i, n.option})};
+    out.copies = s.copies;
+    settle_other_stages(out, i);  // before the copies change: theirs are the parent's
+    out.static_bytes[stage_of(i)] = n.static_bytes;
+    out.live_bytes[stage_of(i)] = n.live_bytes;
     for (const auto& [t, id] : option.places) {
       out.placed[t] = id;
       if (seed_of_[t] >= 0) out.placed[seed_of_[t]] = id;
     }
-    out.copies = s.copies;
     for (const auto& copy : option.copies)
       if (std::find(out.copies.begin(), out.copies.end(), copy) == out.copies.end())
         out.copies.push_back(copy);
     // A copy is read until its tensor's last use and held until the tensor dies (its
     // bytes leave the live count then, in move_past).
     out.copies.erase(std::remove_if(out.copies.begin(), out.copies.end(),
-                                    [&](const auto& c) {
-                                      const Lifetime& life = lives_[c.first];
-                                      return last_use_[c.first] <= i &&
+                                    [&](const Copy& c) {
+                                      const Lifetime life = life_on(c.tensor, c.stage);
+                                      return last_use_[c.tensor] <= i &&
                                              (life.birth < 0 || life.death <= i);
                                     }),
                      out.copies.end());
@@ -575,7 +650,10 @@ class Search {
   void pass(std::vector<State>& beam, int i) {
     const bool barrier = g_.ops[i].source && g_.ops[i].source->kind == OpKind::barrier;
     for (State& s : beam) {
-      move_past(s, nullptr, i, s.live_bytes, s.key);
+      int64_t live = 0;
+      move_past(s, nullptr, i, live, s.key);
+      settle_other_stages(s, i);
+      s.live_bytes[stage_of(i)] = live;
       if (barrier) s.streams.main_us = s.streams.comm_us = s.streams.busy_us();
     }
   }
@@ -589,7 +667,7 @@ class Search {
         Successor n;
         n.parent = p;
         n.option = option;
-        n.static_bytes = s.static_bytes + option->new_static_bytes;
+        n.static_bytes = s.static_bytes[stage_of(i)] + option->new_static_bytes;
         if (over_capacity(n.static_bytes)) {
           ++dropped_for_memory_;
           continue;
@@ -666,7 +744,8 @@ class Search {
     std::reverse(out.reductions.begin(), out.reductions.end());
     out.serial_cost_us = s.cost_us;
     out.step_cost_us = s.streams.step_us();
-    out.memory = step_memory(g_, out.placements, out.transient_bytes, mesh_);
+    out.stage_memory = stage_memories(g_, out.placements, out.transient_bytes, mesh_);
+    out.memory = busiest_stage(out.stage_memory);
     out.fits = !over_capacity(out.memory.peak_bytes());
     return out;
   }
@@ -687,11 +766,13 @@ class Search {
   LayoutSearchOptions options_;
   bool leanest_ = false;
   PlacementTable table_;
-  std::vector<Lifetime> lives_;
+  std::vector<MemoryEntry> entries_;
+  std::vector<std::vector<int>> entries_of_;  // by tensor
   std::vector<bool> has_gradient_;  // by parameter: a wgrad derives its gradient
   // By op index: tensors born there, dying there (alive before, not at it), read there
   // for the last time.
-  std::vector<std::vector<TensorId>> born_, dying_, last_;
+  std::vector<std::vector<int>> born_, dying_;  // by op: memory entries
+  std::vector<std::vector<TensorId>> last_;
   std::unordered_map<int64_t, int64_t> bytes_;  // (tensor, placements id) -> local bytes
   std::vector<int> canonical_;  // placements id -> id with size-1 mesh dims replicated
   std::vector<int> last_use_;

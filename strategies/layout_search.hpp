@@ -29,6 +29,10 @@
 // in series) is reported beside it. Placements that differ only on mesh dims of size 1 are one
 // state. Layouts whose static memory (parameters, gradients, optimizer state) already exceeds the
 // GPU are dropped, and of the finished ones the cheapest whose whole-step peak fits is taken.
+// With pipeline stages (graph.stages > 1) the memory is counted per stage, as step_memory
+// counts it (the micro-batches in flight included), each op against its own stage's; the
+// objective still adds every stage's ops in series (a layout choice is the same trade-off on
+// every stage; the simulator times the pipeline).
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -86,7 +90,8 @@ struct StepLayout {
   std::vector<int64_t> transient_bytes;  // per graph op
   double serial_cost_us = 0;             // every op and reduction in series
   double step_cost_us = 0;  // the search's objective: reductions overlapped, as scheduled
-  StepMemory memory;
+  StepMemory memory;                     // the busiest pipeline stage's
+  std::vector<StepMemory> stage_memory;  // per pipeline stage (one without stages)
   bool fits = true;  // memory.peak_bytes() <= the capacity (or the capacity is unknown)
   LayoutSearchStats stats;
 };

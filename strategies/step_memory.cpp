@@ -187,12 +187,16 @@ std::vector<StepMemory> stage_memories(const DataflowGraph& graph,
   return out;
 }
 
+const StepMemory& busiest_stage(const std::vector<StepMemory>& stages) {
+  return *std::max_element(stages.begin(), stages.end(),
+                           [](const StepMemory& a, const StepMemory& b) {
+                             return a.peak_bytes() < b.peak_bytes();
+                           });
+}
+
 StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,
                        const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh) {
-  const std::vector<StepMemory> stages = stage_memories(graph, placements, transient_bytes, mesh);
-  return *std::max_element(stages.begin(), stages.end(), [](const StepMemory& a, const StepMemory& b) {
-    return a.peak_bytes() < b.peak_bytes();
-  });
+  return busiest_stage(stage_memories(graph, placements, transient_bytes, mesh));
 }
 
 std::string memory_breakdown_text(const StepMemory& m) {

@@ -110,6 +110,8 @@ std::vector<StepMemory> stage_memories(const DataflowGraph& graph,
                                        const std::vector<Placements>& placements,
                                        const std::vector<int64_t>& transient_bytes,
                                        const DeviceMesh& mesh);
+// The stage whose peak is highest (the first of equals).
+const StepMemory& busiest_stage(const std::vector<StepMemory>& stages);
 StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,
                        const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh);
 

@@ -130,23 +130,19 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   const DataflowGraph graph = build_dataflow_graph(scenario);
   LayoutSearchOptions search;
   search.beam_width = options.beam_width;
-  const auto capacity = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
-  // With pipeline stages the search's running memory bound (one rank holding every op's
-  // tensors) does not hold: it takes the fastest layout, and the busiest stage's memory
-  // (step_memory, per stage) decides whether it fits.
-  search.memory_capacity_bytes = graph.stages > 1 ? 0 : capacity;
+  search.memory_capacity_bytes = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
   search.gpus_per_node = scenario.cluster.gpus_per_node;
   if (explainer_of(model)) search.gpu = scenario.cluster.gpu;  // a model that prices compute
   StepLayout layout = search_layout(graph, out.mesh, model, search);
-  if (graph.stages > 1) layout.fits = capacity <= 0 || layout.memory.peak_bytes() <= capacity;
   if (!layout.fits)
     throw DoesNotFit(
         "scenario '" + scenario.name + "' " +
             does_not_fit_text(layout.memory.peak_bytes(),
                               memory_breakdown_text(layout.memory) +
+                                  ", in its least-memory layout" +
                                   (graph.stages > 1
-                                       ? " on pipeline stage " + std::to_string(layout.memory.stage)
-                                       : ", in its least-memory layout"),
+                                       ? ", on pipeline stage " + std::to_string(layout.memory.stage)
+                                       : ""),
                               scenario.cluster),
         scenario.path.empty() ? "scenario" : scenario.path);
   out.dataflow = true;

@@ -33,12 +33,12 @@ Evaluation simulate(const std::string& yaml, bool emulate = false) {
 // Two layers y0 = x·w0, y1 = y0·w1 (x [128, 8192], w [8192, 8192], bf16), trained with SGD
 // over `micro_batches`; with `pipelined` each layer is a stage of one GPU (mesh [pp 2, tp 1]),
 // else both run on one GPU. HBM at 100 TB/s makes the updates (8192² · 6 B) negligible.
-std::string two_layers(int micro_batches, bool pipelined) {
+std::string two_layers(int micro_batches, bool pipelined, const std::string& capacity = "80 GiB") {
   const std::string gpus = pipelined ? "2" : "1";
   return "version: 2\nname: chain\n"
          "cluster: {nodes: 1, gpus_per_node: " +
-         gpus +
-         ", gpu: {peak: {bf16: 100 TFLOP/s}, memory: {capacity: 80 GiB, bandwidth: 100 TB/s}}, "
+         gpus + ", gpu: {peak: {bf16: 100 TFLOP/s}, memory: {capacity: " + capacity +
+         ", bandwidth: 100 TB/s}}, "
          "intra_node: {kind: nvswitch, bandwidth: 100 GB/s, latency: 1 us}}\n" +
          (pipelined ? "mesh: {shape: [2, 1], names: [pp, tp]}\n" : "mesh: {shape: [1], names: [tp]}\n") +
          "cost_model: analytic\n"
@@ -102,6 +102,35 @@ TEST(PipelineStep, TheFirstStageHoldsTheMicroBatchesInFlight) {
     // The step's memory is the busiest stage's.
     EXPECT_EQ(planned.layout->memory.peak_bytes(),
               std::max(stages[0].peak_bytes(), stages[1].peak_bytes()));
+  }
+}
+
+TEST(PipelineStep, EachStageFitsOnItsOwn) {
+  // With Adam at m = 4 stage 0 holds its weight (8192² · 2 B = 128 MiB), its gradient (128 MiB),
+  // Adam's 12 B per element (768 MiB) and 8 MiB of activations (above): 1032 MiB; stage 1
+  // 1030 MiB. One GPU holding both layers would need 2048 MiB of weights, gradients and state
+  // alone: a search counting the whole step on one rank would drop every layout here.
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  const auto adam = [](const std::string& capacity) {
+    std::string yaml = two_layers(4, true, capacity);
+    yaml.replace(yaml.find("optimizer: sgd"), 14, "optimizer: adam");
+    return load_scenario_text(yaml, "pipeline.yaml");
+  };
+  const Scenario fits = adam("1032 MiB");
+  const strategies::PlannedWorkload planned =
+      strategies::plan_workload(fits, strategies::AnalyticCostModel(fits.cluster));
+  EXPECT_EQ(planned.layout->memory.peak_bytes(), 1032 * kMiB);
+  EXPECT_EQ(planned.layout->memory.stage, 0);
+  ASSERT_EQ(planned.layout->stage_memory.size(), 2u);
+  EXPECT_EQ(planned.layout->stage_memory[1].peak_bytes(), 1030 * kMiB);
+
+  const Scenario tight = adam("1031 MiB");
+  try {
+    strategies::plan_workload(tight, strategies::AnalyticCostModel(tight.cluster));
+    FAIL() << "a stage of 1032 MiB accepted on 1031 MiB";
+  } catch (const DoesNotFit& e) {
+    EXPECT_THAT(e.message(), HasSubstr("optimizer state 768.00 MiB"));
+    EXPECT_THAT(e.message(), HasSubstr("on pipeline stage 0"));
   }
 }
 

@@ -39,6 +39,14 @@ std::string step_text(const SimulationReport& report) {
     out += " of " + format_bytes(step.capacity_bytes) + " (" + step.gpu + ")";
   if (!step.peak_op.empty()) out += " at '" + step.peak_op + "'";
   out += ": " + step.memory_breakdown + "\n";
+  if (step.pipeline_stages > 1) {
+    out += "pipeline: " + std::to_string(step.pipeline_stages) + " stages (1F1B), " +
+           std::to_string(step.micro_batches) + " micro-batches per replica, bubble (p - 1)/m " +
+           format_fixed(100 * step.bubble_fraction, 1) + "%; peak per stage";
+    for (size_t s = 0; s < step.stage_peak_bytes.size(); ++s)
+      out += (s ? ", " : " ") + format_bytes(step.stage_peak_bytes[s]);
+    out += "\n";
+  }
   out += "layout search: " + std::to_string(step.layouts_priced) + " layouts priced, " +
          std::to_string(step.states_expanded) + " states, beam " + std::to_string(step.beam_width) +
          ", " + format_fixed(step.search_s * 1e3, 1) + " ms; estimate " +
@@ -197,6 +205,11 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                  {"search_s", step.search_s},
                  {"beam_width", step.beam_width},
                  {"gradient_reductions", step.gradient_reductions}};
+    if (step.pipeline_stages > 1)
+      j["step"]["pipeline"] = {{"stages", step.pipeline_stages},
+                               {"micro_batches", step.micro_batches},
+                               {"bubble_fraction", step.bubble_fraction},
+                               {"stage_peak_bytes_per_gpu", step.stage_peak_bytes}};
   }
   j["warnings"] = report.warnings;
   return j;
