@@ -334,7 +334,6 @@ LoweredWorkload lower_workload(const Scenario& scenario,
     throw InvalidArgument("emulation needs a value encoder", "workload");
   if (options.emulate && planned->dataflow && !options.decode)
     throw InvalidArgument("emulating a dataflow step needs a value decoder", "workload");
-  std::map<std::string, std::vector<double>> flowing;  // dataflow emulation, by tensor
   const DeviceMesh& mesh = planned->mesh;
   if (program.world_size() != planned->world_size())
     throw InvalidArgument("a program of " + std::to_string(program.world_size()) +
@@ -379,6 +378,42 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "main", kMainSignal);
     }
   };
+  // Emulation refuses an op whose real buffers would be too large.
+  const auto check_emulable = [&](size_t i) {
+    const OpProblem& problem = planned->plans.at(i)->problem;
+    // Emulated bytes: every rank may end up holding whole inputs and the output.
+    int64_t global = numel(problem.output_shape());
+    for (const auto& t : problem.inputs) global += numel(t.shape);
+    const int64_t need = global * element_size_bytes(problem.dtype()) * mesh.size();
+    if (need > options.max_emulated_bytes)
+      throw InvalidArgument(
+          "op '" + planned->ops[i].name + "' is too large to emulate: up to " +
+              std::to_string(need >> 20) + " MiB of real buffers over " +
+              std::to_string(mesh.size()) + " ranks (limit " +
+              std::to_string(options.max_emulated_bytes >> 20) +
+              " MiB); emulation (simulate --emulate, run --check) is meant for small shapes",
+          where_of(planned->ops[i]));
+  };
+  // Dataflow emulation: each op's inputs are the values the step computes — its producers'
+  // unsharded results on rounded inputs, seeded values for step inputs, parameters and loss
+  // gradients — worked out in the planned order (producers first) before anything is
+  // lowered, since a pipeline lowers its stages one after the other.
+  std::vector<std::vector<std::vector<double>>> step_inputs(planned->ops.size());
+  if (planned->dataflow && options.emulate && !counting) {
+    std::map<std::string, std::vector<double>> flowing;  // by tensor
+    for (size_t i = 0; i < planned->ops.size(); ++i) {
+      if (!is_planned(planned->ops[i].kind)) continue;
+      check_emulable(i);
+      const OpProblem& problem = planned->plans.at(i)->problem;
+      std::vector<std::vector<double>> rounded;
+      for (size_t k = 0; k < problem.inputs.size(); ++k) {
+        const TensorSpec& t = problem.inputs[k];
+        step_inputs[i].push_back(flowing_value(flowing, planned->reads.at(i).at(k), t.shape, rng));
+        rounded.push_back(options.decode(options.encode(step_inputs[i].back(), t.dtype), t.dtype));
+      }
+      flowing[planned->ops[i].output_tensor] = unsharded_result(problem, rounded);
+    }
+  }
   // The last micro-batch's op i (or the op of a step without accumulation), on the stage
   // whose first world rank is first_rank: checked, measured and (emulating) given values.
   const auto lower_last = [&](size_t i, int first_rank) {
@@ -397,23 +432,13 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       lowering.first_rank = first_rank;
       lowering.carry_data = options.emulate;
       if (options.emulate) {
-        // Emulated bytes: every rank may end up holding whole inputs and the output.
-        int64_t global = numel(problem.output_shape());
-        for (const auto& t : problem.inputs) global += numel(t.shape);
-        const int64_t need = global * element_size_bytes(problem.dtype()) * mesh.size();
-        if (need > options.max_emulated_bytes)
-          throw InvalidArgument(
-              "op '" + op.name + "' is too large to emulate: up to " + std::to_string(need >> 20) +
-                  " MiB of real buffers over " + std::to_string(mesh.size()) + " ranks (limit " +
-                  std::to_string(options.max_emulated_bytes >> 20) +
-                  " MiB); emulation (simulate --emulate, run --check) is meant for small shapes",
-              where_of(op));
+        check_emulable(i);
         if (!counting)
           for (size_t k = 0; k < problem.inputs.size(); ++k) {
             const TensorSpec& t = problem.inputs[k];
             std::vector<double> values;
             if (planned->dataflow) {
-              values = flowing_value(flowing, planned->reads.at(i).at(k), t.shape, rng);
+              values = std::move(step_inputs.at(i).at(k));
             } else {
               values.resize(numel(t.shape));
               for (double& v : values) v = value(rng);
@@ -423,13 +448,6 @@ LoweredWorkload lower_workload(const Scenario& scenario,
           }
       }
       lowered.lowered = lower_plan(*lowered.plan, p, lowering);
-      if (planned->dataflow && options.emulate && !counting) {
-        // The step's value of the output: the unsharded product of the rounded inputs.
-        std::vector<std::vector<double>> rounded;
-        for (size_t k = 0; k < problem.inputs.size(); ++k)
-          rounded.push_back(options.decode(lowering.global_inputs[k], problem.inputs[k].dtype));
-        flowing[op.output_tensor] = unsharded_result(problem, rounded);
-      }
     } else if (op.kind == OpKind::put_signal) {
       // Refused before anything is allocated: the source buffer and the symmetric
       // destination (double: twice a huge count does not overflow).
