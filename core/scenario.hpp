@@ -63,7 +63,10 @@ struct WorkloadOp {
   // recomputes them (strategies/dataflow_graph.hpp). "" for none.
   std::string checkpoint;
   // Version 2 `stage: N` on a mesh whose first dim is `pp` (kPipelineDim): the pipeline
-  // stage whose ranks run the op (0-based); 0 without pipeline parallelism.
+  // stage of the model the op belongs to, 0-based in model order; 0 without pipeline
+  // parallelism. With training.virtual_stages v, N is a virtual stage (a model chunk) in
+  // [0, pp·v): the ranks of stage N % pp run it, as their chunk N / pp (Megatron-LM's
+  // interleaved schedule: chunk c of stage s is model chunk c·pp + s).
   int stage = 0;
   bool reads_tensors() const { return !output_tensor.empty(); }
 };
@@ -105,6 +108,10 @@ struct TrainingSpec {
   // micro_batch)). 0 when the file does not say (one); a model: block sets it.
   int micro_batches = 0;
   int micro_batch_count() const { return micro_batches > 0 ? micro_batches : 1; }
+  // With pipeline stages: the model chunks each stage holds (Megatron-LM's
+  // --num-layers-per-virtual-pipeline-stage, as a count): 1 is plain 1F1B, more run the
+  // interleaved schedule (strategies/pipeline_schedule.hpp).
+  int virtual_stages = 1;
   SourceLocation where;
 };
 
@@ -152,8 +159,10 @@ struct Scenario {
 
   DType dtype_of(const WorkloadOp& op) const { return op.dtype.value_or(dtype); }
   bool is_dataflow() const { return version >= 2; }
-  // Version 2 with a first mesh dim named pp: its size; 1 otherwise.
+  // Version 2 with a first mesh dim named pp: its size; 1 otherwise. And the model chunks
+  // each stage holds (training.virtual_stages; 1 without training).
   int pipeline_stages() const;
+  int virtual_stages() const { return training ? training->virtual_stages : 1; }
   // The mesh of one pipeline stage: the mesh without its pp dim (the whole mesh when
   // there is none). Placements and mesh_dims in a version-2 file refer to it.
   std::vector<int> stage_mesh_shape() const;

@@ -89,7 +89,9 @@ StepReport step_report(const strategies::PlannedWorkload& planned, const Cluster
   out.peak_op = planned.peak_op;
   out.pipeline_stages = planned.stages;
   out.micro_batches = planned.micro_batches;
-  out.bubble_fraction = static_cast<double>(planned.stages - 1) / planned.micro_batches;
+  out.virtual_stages = planned.virtual_stages;
+  out.bubble_fraction = static_cast<double>(planned.stages - 1) /
+                        (static_cast<double>(planned.virtual_stages) * planned.micro_batches);
   for (const strategies::StepMemory& m : layout.stage_memory)
     out.stage_peak_bytes.push_back(m.peak_bytes());
   if (planned.stages > 1)

@@ -65,10 +65,12 @@ struct StepReport {
   double search_s = 0;
   int beam_width = 0;
   int gradient_reductions = 0;
-  // Pipeline stages (a pp mesh dim): how many, the micro-batches each replica runs, the 1F1B
-  // bubble as Megatron-LM defines it ((p − 1) / m: the idle slots over the useful ones,
-  // Narayanan et al., SC'21, §2.2), and each stage's peak memory per GPU.
+  // Pipeline stages (a pp mesh dim): how many, the model chunks each holds (interleaving),
+  // the micro-batches each replica runs, the bubble as Megatron-LM defines it ((p − 1) /
+  // (v·m): the idle slots over the useful ones, Narayanan et al., SC'21, §2.2), and each
+  // stage's peak memory per GPU.
   int pipeline_stages = 1;
+  int virtual_stages = 1;
   int micro_batches = 1;
   double bubble_fraction = 0;
   std::vector<int64_t> stage_peak_bytes;

@@ -138,7 +138,7 @@ static void check_model_size(const TransformerSpec& spec, int64_t dp, const std:
 }
 
 std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<int>& mesh_shape,
-                                const std::vector<std::string>& names) {
+                                const std::vector<std::string>& names, int virtual_stages) {
   const int64_t dp = data_parallel_size(mesh_shape, names);
   check_model_size(spec, dp, "model");
   const int64_t sequences = dp * sequences_per_replica(spec, dp, "model.global_batch");
@@ -158,9 +158,10 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   // keys ("heads: 32").
   // The layer being written; with full recomputation its ops form one checkpoint segment.
   std::string segment;
-  // With pipeline stages, the stage of the ops being written: the embedding on the first,
-  // the layers split as Megatron-LM splits them (chunk_layer_counts), the head on the last.
-  const int stages = pipeline_size(mesh_shape, names);
+  // With pipeline stages, the (virtual) stage of the ops being written: the embedding on
+  // the first, the layers split over the pp × virtual_stages model chunks as Megatron-LM
+  // splits them (chunk_layer_counts), the head on the last.
+  const int stages = pipeline_size(mesh_shape, names) * std::max(1, virtual_stages);
   int stage = 0;
   const auto op = [&](const std::string& name, const char* kind,
                       std::initializer_list<std::pair<const char*, std::string>> reads,
@@ -247,20 +248,26 @@ void expand_model(Scenario& scenario, const std::string& where) {
             " pipeline stages are not modelled yet: the table would be read on the first stage "
             "and the last (Megatron-LM keeps a copy on each and all-reduces their gradients)",
         where);
-  if (stages > scenario.model->layers)
-    throw InvalidArgument("model.layers " + std::to_string(scenario.model->layers) +
-                              " cannot fill " + std::to_string(stages) +
-                              " pipeline stages: each stage needs a layer",
-                          where);
+  if (const int chunks = stages * scenario.virtual_stages(); chunks > scenario.model->layers)
+    throw InvalidArgument(
+        "model.layers " + std::to_string(scenario.model->layers) + " cannot fill " +
+            std::to_string(chunks) +
+            (scenario.virtual_stages() > 1
+                 ? " virtual stages (pp " + std::to_string(stages) + " x virtual_stages " +
+                       std::to_string(scenario.virtual_stages()) + ")"
+                 : " pipeline stages") +
+            ": each needs a layer",
+        where);
   check_model_size(*scenario.model, data_parallel_size(scenario.mesh_shape, scenario.mesh_names),
                    where);
-  const std::string text =
-      model_dataflow_yaml(*scenario.model, scenario.mesh_shape, scenario.mesh_names);
+  const std::string text = model_dataflow_yaml(*scenario.model, scenario.mesh_shape,
+                                               scenario.mesh_names, scenario.virtual_stages());
   const Value root = parse_yaml_text(text, where + " (generated from model)");
   const MapReader top(root, {"tensors", "workload"});
   const DeviceMesh stage_mesh(scenario.stage_mesh_shape(), scenario.stage_mesh_names());
-  Dataflow flow = read_dataflow(top.get("tensors"), top.require("workload"), stage_mesh,
-                                scenario.cluster, scenario.pipeline_stages());
+  Dataflow flow =
+      read_dataflow(top.get("tensors"), top.require("workload"), stage_mesh, scenario.cluster,
+                    {scenario.pipeline_stages(), scenario.virtual_stages()});
   scenario.tensors = std::move(flow.tensors);
   scenario.workload = std::move(flow.workload);
   if (scenario.training)
@@ -335,8 +342,11 @@ std::string expanded_scenario_text(const Scenario& s) {
         .append(s.training->micro_batch_count() > 1
                     ? ", micro_batches: " + std::to_string(s.training->micro_batch_count())
                     : "")
+        .append(s.virtual_stages() > 1
+                    ? ", virtual_stages: " + std::to_string(s.virtual_stages())
+                    : "")
         .append("}\n");
-  out.append(model_dataflow_yaml(m, s.mesh_shape, s.mesh_names));
+  out.append(model_dataflow_yaml(m, s.mesh_shape, s.mesh_names, s.virtual_stages()));
   if (s.objective && s.objective->max_time_s) {
     char time[64];
     std::snprintf(time, sizeof time, "%.17g s", *s.objective->max_time_s);

@@ -46,9 +46,10 @@ int64_t sequences_per_replica(const TransformerSpec& spec, int64_t dp, const std
 int micro_batches_per_replica(const TransformerSpec& spec, int64_t dp, const std::string& where);
 
 // The YAML of `tensors:` and `workload:` (top-level keys, ready to be appended to a
-// version-2 scenario) for `spec` on a mesh of `shape` with `names`.
+// version-2 scenario) for `spec` on a mesh of `shape` with `names`, with `virtual_stages`
+// model chunks per pipeline stage (training.virtual_stages).
 std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<int>& shape,
-                                const std::vector<std::string>& names);
+                                const std::vector<std::string>& names, int virtual_stages = 1);
 
 // Fills scenario.tensors and scenario.workload from scenario.model for its mesh, reading
 // the generated YAML as the loader reads a file's (its messages name `where`).

@@ -210,7 +210,8 @@ ObjectiveSpec read_objective(const Value& value) {
 }
 
 TrainingSpec read_training(const Value& value) {
-  const MapReader training(value, {"backward", "optimizer", "zero", "micro_batches"});
+  const MapReader training(value,
+                           {"backward", "optimizer", "zero", "micro_batches", "virtual_stages"});
   TrainingSpec spec;
   spec.where = value.location();
   if (auto v = training.get("backward")) spec.backward = v->as_bool();
@@ -234,6 +235,8 @@ TrainingSpec read_training(const Value& value) {
   }
   if (auto v = training.get("micro_batches"))
     spec.micro_batches = v->as_int(1, "a number of micro-batches >= 1");
+  if (auto v = training.get("virtual_stages"))
+    spec.virtual_stages = v->as_int(1, "a number of model chunks per pipeline stage >= 1");
   return spec;
 }
 
@@ -337,7 +340,14 @@ Scenario read_scenario(const Value& root, const std::string& path) {
           "placement_search: priority-queue chooses one op at a time from its inputs' "
           "placements (version 1); version 2 places the whole step with the layout search");
   }
-  if (auto v = top.get("training")) s.training = read_training(*v);
+  if (auto v = top.get("training")) {
+    s.training = read_training(*v);
+    if (s.training->virtual_stages > 1 && s.pipeline_stages() == 1)
+      MapReader(*v, {"backward", "optimizer", "zero", "micro_batches", "virtual_stages"})
+          .require("virtual_stages")
+          .fail("training.virtual_stages " + std::to_string(s.training->virtual_stages) +
+                " needs pipeline stages: a first mesh dim named pp");
+  }
   if (auto v = top.get("model")) {
     // Checked at the mesh before the model is read: the mesh decides what can be generated.
     const Value mesh_value = top.require("mesh");
@@ -354,7 +364,8 @@ Scenario read_scenario(const Value& root, const std::string& path) {
     s.model = scenario::read_model(*v, s.dtype);
     if (!s.training) s.training = TrainingSpec{.where = v->location()};
     if (s.training->micro_batches > 0)
-      MapReader(*top.get("training"), {"backward", "optimizer", "zero", "micro_batches"})
+      MapReader(*top.get("training"),
+                {"backward", "optimizer", "zero", "micro_batches", "virtual_stages"})
           .require("micro_batches")
           .fail(
               "training.micro_batches follows from the model: global_batch / (dp x "
@@ -362,8 +373,9 @@ Scenario read_scenario(const Value& root, const std::string& path) {
     scenario::expand_model(s, v->where());
   } else if (s.is_dataflow()) {
     const DeviceMesh stage_mesh(s.stage_mesh_shape(), s.stage_mesh_names());
-    scenario::Dataflow flow = scenario::read_dataflow(top.get("tensors"), top.require("workload"),
-                                                      stage_mesh, s.cluster, s.pipeline_stages());
+    scenario::Dataflow flow =
+        scenario::read_dataflow(top.get("tensors"), top.require("workload"), stage_mesh,
+                                s.cluster, {s.pipeline_stages(), s.virtual_stages()});
     s.tensors = std::move(flow.tensors);
     s.workload = std::move(flow.workload);
   } else {

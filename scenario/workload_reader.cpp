@@ -344,15 +344,15 @@ class TensorTable {
 class OpReader {
  public:
   // `tensors` is null in version 1, where matrix ops give their shapes and placements.
-  // `stages`: the pipeline stages of a version-2 mesh (1 without a pp dim).
+  // `pipeline`: the pipeline stages of a version-2 mesh (1 without a pp dim).
   OpReader(const Value& item, OpKind kind, const DeviceMesh& mesh, const ClusterSpec& cluster,
-           TensorTable* tensors, int stages)
+           TensorTable* tensors, PipelineShape pipeline)
       : map_(item, keys_of(kind, tensors != nullptr)),
         kind_(kind),
         mesh_(mesh),
         cluster_(cluster),
         tensors_(tensors),
-        stages_(stages) {}
+        pipeline_(pipeline) {}
 
   void read(WorkloadOp& op) const {
     if (is_tensor_op(kind_) && !tensors_)
@@ -423,15 +423,20 @@ class OpReader {
   void read_stage(WorkloadOp& op) const {
     const auto v = map_.get("stage");
     if (!v) return;
-    if (stages_ <= 1)
+    if (pipeline_.stages <= 1)
       v->fail(v->path() +
               ": a stage needs pipeline stages: a first mesh dim named pp, e.g. mesh: "
               "{shape: [2, 4], names: [pp, tp]}");
     op.stage = v->as_int(0, "a stage (an integer >= 0)");
-    if (op.stage >= stages_)
-      v->fail(v->path() + ": stage " + std::to_string(op.stage) + " is outside the mesh's " +
-              std::to_string(stages_) + " pipeline stages (0.." + std::to_string(stages_ - 1) +
-              ")");
+    const int chunks = pipeline_.chunks();
+    if (op.stage >= chunks)
+      v->fail(v->path() + ": stage " + std::to_string(op.stage) + " is outside the " +
+              (pipeline_.virtual_stages > 1
+                   ? std::to_string(chunks) + " virtual stages (pp " +
+                         std::to_string(pipeline_.stages) + " x training.virtual_stages " +
+                         std::to_string(pipeline_.virtual_stages) + ")"
+                   : "mesh's " + std::to_string(chunks) + " pipeline stages") +
+              " (0.." + std::to_string(chunks - 1) + ")");
   }
 
   void read_matmul(WorkloadOp& op) const {
@@ -576,7 +581,7 @@ class OpReader {
   const DeviceMesh& mesh_;
   const ClusterSpec& cluster_;
   TensorTable* tensors_;
-  int stages_ = 1;
+  PipelineShape pipeline_;
 };
 
 // The shape of what a version-2 op produces.
@@ -605,7 +610,8 @@ int64_t max_workload_ops() {
 }
 
 std::vector<WorkloadOp> read_ops(const Value& list, const DeviceMesh& mesh,
-                                 const ClusterSpec& cluster, TensorTable* tensors, int stages) {
+                                 const ClusterSpec& cluster, TensorTable* tensors,
+                                 PipelineShape pipeline) {
   const std::vector<Value> items = list.items();
   if (items.empty()) list.fail("workload: expected a non-empty list of ops");
   if (const int64_t cap = max_workload_ops(); static_cast<int64_t>(items.size()) > cap)
@@ -621,11 +627,11 @@ std::vector<WorkloadOp> read_ops(const Value& list, const DeviceMesh& mesh,
     op.kind = read_kind(item);
     op.where = item.location();
     if (tensors && is_matmul(op.kind)) reject_version1_keys(item);
-    if (stages > 1 && !is_matmul(op.kind) && !is_tensor_op(op.kind))
+    if (pipeline.stages > 1 && !is_matmul(op.kind) && !is_tensor_op(op.kind))
       item.fail(item.path() + ": " + to_string(op.kind) +
                 " in a pipelined step: with pipeline stages (mesh dim pp) the workload holds "
                 "matrix and tensor ops, each on its stage; what moves between stages is derived");
-    const OpReader reader(item, op.kind, mesh, cluster, tensors, stages);
+    const OpReader reader(item, op.kind, mesh, cluster, tensors, pipeline);
     reader.read(op);
     const auto name = reader.map().get("name");
     op.name = name ? name->as_string() : to_string(op.kind) + std::to_string(i);
@@ -675,14 +681,15 @@ int read_mesh_dim(const Value& value, const DeviceMesh& mesh) {
 
 std::vector<WorkloadOp> read_workload(const Value& list, const DeviceMesh& mesh,
                                       const ClusterSpec& cluster) {
-  return read_ops(list, mesh, cluster, nullptr, 1);
+  return read_ops(list, mesh, cluster, nullptr, {});
 }
 
 Dataflow read_dataflow(const std::optional<Value>& tensors, const Value& list,
-                       const DeviceMesh& mesh, const ClusterSpec& cluster, int stages) {
+                       const DeviceMesh& mesh, const ClusterSpec& cluster,
+                       PipelineShape pipeline) {
   TensorTable table(tensors ? read_declarations(*tensors, mesh) : std::vector<DeclaredTensor>{});
   Dataflow out;
-  out.workload = read_ops(list, mesh, cluster, &table, stages);
+  out.workload = read_ops(list, mesh, cluster, &table, pipeline);
   table.finish();
   out.tensors = table.declarations();
   return out;

@@ -25,10 +25,16 @@ struct Dataflow {
   std::vector<TensorDecl> tensors;  // in file order
   std::vector<WorkloadOp> workload;
 };
-// With a pp mesh dim, `mesh` is one stage's (Scenario::stage_mesh_shape) and `stages` its
-// size: ops may say `stage: N`, and hold matrix and tensor ops only.
+// With a pp mesh dim, `mesh` is one stage's (Scenario::stage_mesh_shape): ops may say
+// `stage: N` (N < stages × virtual_stages), and hold matrix and tensor ops only.
+struct PipelineShape {
+  int stages = 1;
+  int virtual_stages = 1;
+  int chunks() const { return stages * virtual_stages; }
+};
 Dataflow read_dataflow(const std::optional<Value>& tensors, const Value& list,
-                       const DeviceMesh& mesh, const ClusterSpec& cluster, int stages = 1);
+                       const DeviceMesh& mesh, const ClusterSpec& cluster,
+                       PipelineShape pipeline = {});
 
 // The most ops a workload may hold (200,000, or SYMMESH_MAX_OPS); throws InvalidArgument
 // (where "SYMMESH_MAX_OPS") when that variable is not a whole number >= 1.

@@ -30,6 +30,7 @@ class GraphBuilder {
         graph_.tensors[it->second].required = decl.placements;
       }
     graph_.stages = scenario_.pipeline_stages();
+    graph_.virtual_stages = scenario_.virtual_stages();
     if (graph_.stages > 1) check_stages();
     graph_.training = scenario_.training && scenario_.training->backward;
     if (scenario_.training) {
@@ -37,34 +38,42 @@ class GraphBuilder {
       graph_.zero_stage = scenario_.training->zero_stage;
       graph_.micro_batches = scenario_.training->micro_batch_count();
     }
+    if (graph_.virtual_stages > 1 && graph_.micro_batches % graph_.stages != 0)
+      throw InvalidArgument(
+          "training.virtual_stages " + std::to_string(graph_.virtual_stages) +
+              ": the interleaved schedule needs the " + std::to_string(graph_.micro_batches) +
+              " micro-batches to be a multiple of the " + std::to_string(graph_.stages) +
+              " pipeline stages (as Megatron-LM requires)",
+          scenario_.training->where.to_string());
     if (graph_.training) add_backward();
     return std::move(graph_);
   }
 
  private:
-  // In a pipeline a forward op reads only what its own or an earlier stage made (the
-  // schedule runs a micro-batch's forward from stage 0 to the last), and a parameter lives
-  // on one stage.
+  // In a pipeline a forward op reads only what its own or an earlier (virtual) stage made
+  // (the schedule runs a micro-batch's forward in model order), and a parameter lives on one
+  // stage.
   void check_stages() const {
     std::map<TensorId, const GraphOp*> first_reader;
     for (const GraphOp& op : graph_.ops)
       for (const GraphInput& in : op.inputs) {
         const GraphTensor& t = graph_.tensors[in.tensor];
         const std::string where = op.source->where.to_string();
-        if (t.producer >= 0 && graph_.ops[t.producer].stage() > op.stage())
-          throw InvalidArgument("op '" + op.name + "' on stage " + std::to_string(op.stage()) +
-                                    " reads '" + t.name + "', which op '" +
-                                    graph_.ops[t.producer].name + "' makes on stage " +
-                                    std::to_string(graph_.ops[t.producer].stage()) +
+        if (t.producer >= 0 && graph_.ops[t.producer].source->stage > op.source->stage)
+          throw InvalidArgument("op '" + op.name + "' on stage " +
+                                    std::to_string(op.source->stage) + " reads '" + t.name +
+                                    "', which op '" + graph_.ops[t.producer].name +
+                                    "' makes on stage " +
+                                    std::to_string(graph_.ops[t.producer].source->stage) +
                                     ": a stage reads only what it or an earlier stage makes",
                                 where);
         if (t.kind != GraphTensor::Kind::parameter) continue;
         const auto [it, first] = first_reader.emplace(in.tensor, &op);
-        if (!first && it->second->stage() != op.stage())
+        if (!first && it->second->stage != op.stage)
           throw InvalidArgument(
               "parameter '" + t.name + "' is read on stage " +
-                  std::to_string(it->second->stage()) + " (op '" + it->second->name +
-                  "') and on stage " + std::to_string(op.stage()) + " (op '" + op.name +
+                  std::to_string(it->second->source->stage) + " (op '" + it->second->name +
+                  "') and on stage " + std::to_string(op.source->stage) + " (op '" + op.name +
                   "'): each stage holds its own weights; a weight shared across stages (tied "
                   "embeddings) is not modelled yet",
               where);
@@ -100,6 +109,10 @@ class GraphBuilder {
 
   int add_op(GraphOp op) {
     const int index = static_cast<int>(graph_.ops.size());
+    if (op.source && scenario_.pipeline_stages() > 1) {
+      op.stage = op.source->stage % scenario_.pipeline_stages();
+      op.chunk = op.source->stage / scenario_.pipeline_stages();
+    }
     for (const GraphInput& in : op.inputs) graph_.tensors[in.tensor].consumers.push_back(index);
     if (op.output >= 0) graph_.tensors[op.output].producer = index;
     graph_.ops.push_back(std::move(op));

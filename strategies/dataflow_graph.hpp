@@ -83,9 +83,12 @@ struct GraphOp {
   TensorId output = -1;                // -1: not a matrix or tensor op (put_signal, collective)
   DType dtype = DType::bf16;
   TensorOpAttrs attrs;  // tensor ops
-  // The pipeline stage that runs it: its file op's (a backward op runs where its forward
-  // did, a gradient sum where the contribution it adds was made).
-  int stage() const { return source ? source->stage : 0; }
+  // The pipeline stage whose ranks run it and, with virtual stages, which of its model
+  // chunks it is in: from its file op's `stage:` (a virtual stage N: stage N % pp, chunk
+  // N / pp). A backward op runs where its forward did, a gradient sum where the
+  // contribution it adds was made.
+  int stage = 0;
+  int chunk = 0;
 };
 
 struct DataflowGraph {
@@ -97,9 +100,11 @@ struct DataflowGraph {
   // Gradient accumulation (training.micro_batches): the ops run this many times, the
   // gradient reductions and the optimizer step once, after the last.
   int micro_batches = 1;
-  // Pipeline stages (Scenario::pipeline_stages): ops run on their stage()'s ranks; a tensor
+  // Pipeline stages (Scenario::pipeline_stages): ops run on their stage's ranks; a tensor
   // made on one stage and read on another is sent there (strategies/pipeline_transfers.hpp).
+  // virtual_stages: model chunks per stage (training.virtual_stages).
   int stages = 1;
+  int virtual_stages = 1;
 
   // The shape `input` is read with (transposed when the read is).
   Shape shape_read(const GraphInput& input) const;

@@ -162,7 +162,7 @@ class Search {
     TensorId tensor = -1;
     int stage = 0;
     Lifetime life;
-    int64_t weight = 1;
+    MicroBatchesInFlight weight;  // one micro-batch unless kept for the backward
   };
   void build_memory_entries() {
     const int ops = static_cast<int>(g_.ops.size());
@@ -174,18 +174,17 @@ class Search {
       const std::vector<Lifetime> lives = tensor_lifetimes(g_, stages > 1 ? s : -1);
       int first_backward = ops;
       for (int i = 0; i < ops; ++i)
-        if (g_.ops[i].pass != Pass::forward && g_.ops[i].stage() == s) {
+        if (g_.ops[i].pass != Pass::forward && g_.ops[i].stage == s) {
           first_backward = i;
           break;
         }
-      const int64_t in_flight =
-          stages > 1 ? pipeline_in_flight(stages, g_.micro_batches, s) : 1;
+      const MicroBatchesInFlight in_flight = MicroBatchesInFlight::of_stage(g_, s);
       for (TensorId t = 0; t < static_cast<TensorId>(lives.size()); ++t) {
         const Lifetime& life = lives[t];
         if (life.birth < 0) continue;
         const bool kept = life.birth < first_backward && life.death > first_backward;
         const int e = static_cast<int>(entries_.size());
-        entries_.push_back({t, s, life, kept ? in_flight : 1});
+        entries_.push_back({t, s, life, kept ? in_flight : MicroBatchesInFlight{}});
         entries_of_[t].push_back(e);
         if (life.birth < ops) born_[life.birth].push_back(e);
         if (life.death <= ops) dying_[life.death].push_back(e);
@@ -200,7 +199,7 @@ class Search {
     return {};
   }
 
-  int stage_of(int op) const { return g_.stages > 1 ? g_.ops[op].stage() : 0; }
+  int stage_of(int op) const { return g_.stages > 1 ? g_.ops[op].stage : 0; }
 
   // nullopt when no layout fits in the GPU's memory.
   std::optional<StepLayout> run() {
@@ -559,7 +558,7 @@ class Search {
       if (entries_[e].stage == stage) live -= entry_bytes(s, e);
     for (int e : born_[i]) {
       const int id = placed_after(s, option, entries_[e].tensor);
-      if (id >= 0) live += bytes_of(entries_[e].tensor, id) * entries_[e].weight;
+      if (id >= 0) live += entries_[e].weight.of(bytes_of(entries_[e].tensor, id));
     }
     for (TensorId t : last_[i])
       if (s.placed[t] >= 0) key -= contribution(t, s.placed[t], kPlacedSalt);
@@ -588,7 +587,7 @@ class Search {
     const MemoryEntry& m = entries_[e];
     int64_t bytes = 0;
     const int id = placed_after(s, nullptr, m.tensor);
-    if (id >= 0) bytes += bytes_of(m.tensor, id) * m.weight;
+    if (id >= 0) bytes += m.weight.of(bytes_of(m.tensor, id));
     for (const Copy& c : s.copies)
       if (c.tensor == m.tensor && c.stage == m.stage) bytes += bytes_of(c.tensor, c.id);
     return bytes;

@@ -22,7 +22,7 @@ PipelineTask virtual_task(int64_t k, int p, int v, bool forward) {
 
 }  // namespace
 
-std::vector<PipelineTask> stage_schedule(int p, int64_t m, int v, int stage) {
+int64_t warmup_forwards(int p, int64_t m, int v, int stage) {
   if (p < 1 || m < 1 || v < 1)
     throw InvalidArgument("stages, micro-batches and virtual stages must be >= 1", kWhere);
   if (stage < 0 || stage >= p)
@@ -34,14 +34,18 @@ std::vector<PipelineTask> stage_schedule(int p, int64_t m, int v, int stage) {
                               " stages (as Megatron-LM requires)",
                           kWhere);
   const int64_t total = m * v;
-  int64_t warmup = 0;
-  if (v == 1)
-    warmup = std::min<int64_t>(p - stage - 1, m);
-  else if (m == p)
-    warmup = total;  // Megatron: every forward first when there are as many as stages
-  else
-    warmup = std::min<int64_t>(int64_t{p - stage - 1} * 2 + int64_t{v - 1} * p, total);
+  if (v == 1) return std::min<int64_t>(p - stage - 1, m);
+  if (m == p) return total;  // Megatron: every forward first when there are as many as stages
+  return std::min<int64_t>(int64_t{p - stage - 1} * 2 + int64_t{v - 1} * p, total);
+}
 
+int64_t chunks_in_flight(int p, int64_t m, int v, int stage) {
+  return std::min(warmup_forwards(p, m, v, stage) + 1, m * v);
+}
+
+std::vector<PipelineTask> stage_schedule(int p, int64_t m, int v, int stage) {
+  const int64_t warmup = warmup_forwards(p, m, v, stage);
+  const int64_t total = m * v;
   std::vector<PipelineTask> order;
   order.reserve(static_cast<size_t>(2 * total));
   auto task = [&](int64_t k, bool forward) {

@@ -33,6 +33,14 @@ struct PipelineTask {
 std::vector<PipelineTask> stage_schedule(int stages, int64_t micro_batches, int virtual_stages,
                                          int stage);
 
+// The forwards stage `stage` runs before its first backward (the warm-up above), and the
+// model chunks whose activations it holds at once at its peak: the warm-up's and the first
+// steady-state forward's, at most m·v (Korthikanti et al. 2022, §4.2.3: the first stage holds
+// p micro-batches under 1F1B, p + (p − 1)/v micro-batches' worth interleaved). Throws as
+// stage_schedule does.
+int64_t warmup_forwards(int stages, int64_t micro_batches, int virtual_stages, int stage);
+int64_t chunks_in_flight(int stages, int64_t micro_batches, int virtual_stages, int stage);
+
 // How the layers split into model chunks: chunk_layer_counts (core/transformer_spec.hpp).
 
 }  // namespace symmesh::strategies

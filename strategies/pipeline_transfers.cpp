@@ -20,14 +20,15 @@ std::vector<StageTransfer> stage_transfers(const DataflowGraph& graph,
     // The first reader on each other stage (consumers are in op order).
     std::map<int, int> first_on_stage;
     for (int c : t.consumers)
-      if (graph.ops[c].stage() != producer.stage()) first_on_stage.emplace(graph.ops[c].stage(), c);
+      if (graph.ops[c].stage != producer.stage) first_on_stage.emplace(graph.ops[c].stage, c);
     for (const auto& [stage, reader] : first_on_stage) {
       StageTransfer x;
       x.tensor = id;
-      x.from_stage = producer.stage();
+      x.from_stage = producer.stage;
       x.to_stage = stage;
       x.producer = t.producer;
       x.first_reader = reader;
+      x.to_chunk = graph.ops[reader].chunk;
       x.bytes = local_bytes(t.shape, t.dtype, placements.at(id), stage_mesh);
       x.sent_in_forward = producer.pass == Pass::forward;
       x.read_in_forward = graph.ops[reader].pass == Pass::forward;

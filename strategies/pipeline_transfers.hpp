@@ -23,6 +23,7 @@ struct StageTransfer {
   int to_stage = 0;
   int producer = -1;      // graph op after which it is sent
   int first_reader = -1;  // the first graph op on to_stage that reads it
+  int to_chunk = 0;       // its model chunk on to_stage (virtual stages)
   int64_t bytes = 0;      // per rank: the largest piece (rank 0's)
   // The sending task is a forward (the tensor is an activation) or a backward (a gradient),
   // and so is the receiving one.

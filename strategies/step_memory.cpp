@@ -6,6 +6,7 @@
 #include "core/roofline.hpp"
 #include "core/tensor_spec.hpp"
 #include "core/text.hpp"
+#include "strategies/pipeline_schedule.hpp"
 
 namespace symmesh::strategies {
 
@@ -75,7 +76,7 @@ int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
 
 std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage) {
   const int ops = static_cast<int>(graph.ops.size());
-  const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage() == stage; };
+  const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage == stage; };
   // A forward output of a training step is read by the loss, which ends the forward.
   int first_backward = ops;
   for (int i = 0; i < ops; ++i)
@@ -112,8 +113,10 @@ std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage) {
   return out;
 }
 
-int pipeline_in_flight(int stages, int micro_batches, int stage) {
-  return std::max(1, std::min(stages - stage, micro_batches));
+MicroBatchesInFlight MicroBatchesInFlight::of_stage(const DataflowGraph& graph, int stage) {
+  if (graph.stages <= 1) return {};
+  return {chunks_in_flight(graph.stages, graph.micro_batches, graph.virtual_stages, stage),
+          graph.virtual_stages};
 }
 
 namespace {
@@ -123,12 +126,12 @@ namespace {
 // counts that many times.
 StepMemory memory_of_stage(const DataflowGraph& graph, const std::vector<Placements>& placements,
                            const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh,
-                           int stage, int in_flight) {
+                           int stage, MicroBatchesInFlight in_flight) {
   StepMemory out;
   out.zero_stage = graph.training ? graph.zero_stage : 0;
   out.stage = stage < 0 ? 0 : stage;
   const int ops = static_cast<int>(graph.ops.size());
-  const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage() == stage; };
+  const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage == stage; };
   int first_backward = ops;
   for (int i = 0; i < ops; ++i)
     if (graph.ops[i].pass != Pass::forward && on_stage(i)) {
@@ -152,8 +155,8 @@ StepMemory memory_of_stage(const DataflowGraph& graph, const std::vector<Placeme
     const Lifetime& life = lives[id];
     if (life.birth < 0) continue;
     const bool kept = life.birth < first_backward && life.death > first_backward;
-    const int64_t bytes = local_bytes(t.shape, t.dtype, placements.at(id), mesh) *
-                          (kept ? in_flight : 1);
+    int64_t bytes = local_bytes(t.shape, t.dtype, placements.at(id), mesh);
+    if (kept) bytes = in_flight.of(bytes);
     delta[life.birth] += bytes;
     delta[std::min(life.death, ops)] -= bytes;
   }
@@ -179,11 +182,11 @@ std::vector<StepMemory> stage_memories(const DataflowGraph& graph,
                                        const std::vector<Placements>& placements,
                                        const std::vector<int64_t>& transient_bytes,
                                        const DeviceMesh& mesh) {
-  if (graph.stages <= 1) return {memory_of_stage(graph, placements, transient_bytes, mesh, -1, 1)};
+  if (graph.stages <= 1) return {memory_of_stage(graph, placements, transient_bytes, mesh, -1, {})};
   std::vector<StepMemory> out;
   for (int s = 0; s < graph.stages; ++s)
     out.push_back(memory_of_stage(graph, placements, transient_bytes, mesh, s,
-                                  pipeline_in_flight(graph.stages, graph.micro_batches, s)));
+                                  MicroBatchesInFlight::of_stage(graph, s)));
   return out;
 }
 

@@ -21,8 +21,9 @@
 // and the step's memory is its busiest stage's. Under 1F1B stage s runs p − s − 1 forwards
 // before its first backward, so min(p − s, m) micro-batches are in flight at once (Narayanan
 // et al., SC'21, §2.2; Korthikanti et al. 2022, §4.2.3: the first stage holds p micro-batches'
-// activations): what the stage's forward keeps for its backward counts that many times, the
-// peak op's own transient once.
+// activations); interleaved over v chunks, chunks_in_flight / v micro-batches' worth
+// (strategies/pipeline_schedule.hpp). What the stage's forward keeps for its backward counts
+// that many times, the peak op's own transient once.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -65,8 +66,7 @@ struct Lifetime {
 };
 std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage = -1);
 
-// Micro-batches stage `stage` of `stages` holds at once under 1F1B: min(stages − stage, m).
-int pipeline_in_flight(int stages, int micro_batches, int stage);
+
 
 // Where a parameter stored at `placements` keeps its optimizer state: with ZeRO (stage 1
 // or 2) every mesh dim of size > 1 where the parameter is replicated shards the
@@ -102,6 +102,15 @@ double optimizer_update_s(const DataflowGraph& graph, TensorId parameter,
 // Their sum.
 int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
                                const Placements& placements, const DeviceMesh& mesh);
+
+// The micro-batches' worth of kept activations a stage holds at once: `chunks` of its
+// `virtual_stages` model chunks' (one micro-batch without stages).
+struct MicroBatchesInFlight {
+  int64_t chunks = 1;
+  int64_t virtual_stages = 1;
+  static MicroBatchesInFlight of_stage(const DataflowGraph& graph, int stage);
+  int64_t of(int64_t bytes) const { return bytes * chunks / virtual_stages; }
+};
 
 // The step's memory with every tensor at `placements` (final placements, one per tensor)
 // and `transient_bytes` per graph op: per pipeline stage (one entry without stages), and

@@ -147,10 +147,12 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
         scenario.path.empty() ? "scenario" : scenario.path);
   out.dataflow = true;
   out.stages = graph.stages;
+  out.virtual_stages = graph.virtual_stages;
   std::vector<size_t> planned_index(graph.ops.size());  // graph op -> its planned op
   // Every planned op's stage and phase, pushed beside it.
-  const auto placed = [&](int stage, StepPhase phase) {
+  const auto placed = [&](int stage, int chunk, StepPhase phase) {
     out.stage.push_back(stage);
+    out.chunk.push_back(chunk);
     out.phase.push_back(phase);
   };
   // A parameter whose final gradient an op made: its reduction (none when the gradient is
@@ -161,6 +163,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     const WorkloadOp* source = nullptr;
     DType dtype = DType::bf16;  // the op's
     int stage = 0;              // where the parameter lives
+    int chunk = 0;
   };
   std::vector<Finished> finished;
   // Each gradient reduction's collectives, then (ZeRO) the updated parameter's gathers:
@@ -187,7 +190,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.plans.emplace_back();
       out.on_comm_stream.push_back(true);
       out.reads.emplace_back();
-      placed(from.stage, what == ".grad_" ? StepPhase::backward : StepPhase::after);
+      placed(from.stage, from.chunk, what == ".grad_" ? StepPhase::backward : StepPhase::after);
     }
   };
   for (size_t i = 0; i < graph.ops.size(); ++i) {
@@ -199,7 +202,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.plans.emplace_back();
       out.on_comm_stream.push_back(false);
       out.reads.emplace_back();
-      placed(g.stage(), phase);
+      placed(g.stage, g.chunk, phase);
       continue;
     }
     const OpLayout& l = *layout.ops[i];
@@ -227,7 +230,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     out.ops.push_back(std::move(w));
     out.plans.push_back(build_plan_with(problem, model, l.candidate));
     out.on_comm_stream.push_back(false);
-    placed(g.stage(), phase);
+    placed(g.stage, g.chunk, phase);
     auto& reads = out.reads.emplace_back();
     for (const GraphInput& in : g.inputs)
       reads.push_back({graph.tensors[in.tensor].name, in.transposed});
@@ -237,7 +240,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     const GradientReduction* reduction = nullptr;
     for (const GradientReduction& r : layout.reductions)
       if (r.after_op == static_cast<int>(i)) reduction = &r;
-    finished.push_back({made.of, reduction, g.source, g.dtype, g.stage()});
+    finished.push_back({made.of, reduction, g.source, g.dtype, g.stage, g.chunk});
     if (reduction) add_steps(made.of, reduction->redistribution, ".grad_", finished.back());
   }
   // The optimizer step, as Megatron-LM runs it: once every gradient is reduced, each
@@ -256,15 +259,15 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.plans.emplace_back();
       out.on_comm_stream.push_back(false);
       out.reads.emplace_back();
-      placed(f.stage, StepPhase::after);
+      placed(f.stage, f.chunk, StepPhase::after);
     }
     if (f.reduction && f.reduction->parameter_gather)
       add_steps(f.parameter, *f.reduction->parameter_gather, ".param_", f);
   }
   for (const StageTransfer& x : stage_transfers(graph, layout.placements, out.mesh))
     out.transfers.push_back({graph.tensors[x.tensor].name, x.from_stage, x.to_stage,
-                             planned_index[x.producer], planned_index[x.first_reader], x.bytes,
-                             x.sent_in_forward, x.read_in_forward});
+                             planned_index[x.producer], planned_index[x.first_reader], x.to_chunk,
+                             x.bytes, x.sent_in_forward, x.read_in_forward});
   const int peak = layout.memory.peak_op;
   if (peak >= 0 && graph.ops[peak].output >= 0) out.peak_op = graph.ops[peak].name;
   out.layout = std::move(layout);
@@ -351,6 +354,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   const int stages = planned->stages;
   const int64_t micro_batches = planned->micro_batches;
   const auto stage_of = [&](size_t i) { return planned->stage.empty() ? 0 : planned->stage[i]; };
+  const auto chunk_of = [&](size_t i) { return planned->chunk.empty() ? 0 : planned->chunk[i]; };
   const auto phase_of = [&](size_t i) {
     return planned->phase.empty() ? StepPhase::forward : planned->phase[i];
   };
@@ -507,9 +511,12 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   };
 
   // Pipeline transfers: for each, on every stage-mesh rank r, a pair group [sender,
-  // receiver] with a symmetric buffer of one slot per micro-batch. A tensor made in the
-  // forward and first read by the receiver's backward signals on its own index, so that
-  // on each pair the waits consume signals in the order they were sent.
+  // receiver] with a symmetric buffer of one slot per micro-batch. Each kind signals on its
+  // own index — made and read in the forward (0), made in the forward and first read by
+  // the receiver's backward (1), made and read in the backward (2; with virtual stages a
+  // pair carries forward sends one way and backward sends the other) — so that on each
+  // pair and index the waits consume signals in the order they were sent: both stages run
+  // their forwards (and their backwards) in the same (micro-batch, chunk) order.
   struct Pairs {
     std::vector<SymmetricHandle> slots;  // by stage-mesh rank
     std::vector<BufferRef> source;
@@ -518,7 +525,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   std::vector<Pairs> pairs(planned->transfers.size());
   for (size_t x = 0; x < planned->transfers.size(); ++x) {
     const PlannedTransfer& t = planned->transfers[x];
-    pairs[x].signal = t.sent_in_forward && !t.read_in_forward ? 1 : 0;
+    pairs[x].signal = !t.sent_in_forward ? 2 : t.read_in_forward ? 0 : 1;
     for (int r = 0; r < stage_size; ++r) {
       const int from = t.from_stage * stage_size + r, to = t.to_stage * stage_size + r;
       const GroupId group = p.add_group({from, to});
@@ -554,16 +561,18 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   // the other; the transfers order them in the run.
   for (int s = 0; s < stages; ++s) {
     const int first_rank = s * stage_size;
-    for (const PipelineTask& task : stage_schedule(stages, micro_batches, 1, s)) {
+    for (const PipelineTask& task :
+         stage_schedule(stages, micro_batches, planned->virtual_stages, s)) {
       const bool last = task.micro_batch + 1 == micro_batches;
       const StepPhase phase = task.forward ? StepPhase::forward : StepPhase::backward;
       for (size_t x = 0; x < planned->transfers.size(); ++x)
         if (planned->transfers[x].to_stage == s &&
-            planned->transfers[x].read_in_forward == task.forward)
+            planned->transfers[x].read_in_forward == task.forward &&
+            planned->transfers[x].to_chunk == task.chunk)
           receive(x);
       std::vector<size_t> sends;
       for (size_t i = 0; i < planned->ops.size(); ++i) {
-        if (stage_of(i) != s || phase_of(i) != phase) continue;
+        if (stage_of(i) != s || chunk_of(i) != task.chunk || phase_of(i) != phase) continue;
         if (last)
           lower_last(i, first_rank);
         else if (!planned->on_comm_stream[i])

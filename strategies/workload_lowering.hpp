@@ -76,6 +76,7 @@ struct PlannedTransfer {
   int to_stage = 0;
   size_t after_op = 0;
   size_t before_op = 0;
+  int to_chunk = 0;  // the receiving task's model chunk (virtual stages)
   int64_t bytes = 0;  // per rank
   bool sent_in_forward = true;
   bool read_in_forward = true;
@@ -103,7 +104,9 @@ struct PlannedWorkload {
   // ranks s·mesh.size() … (s+1)·mesh.size() − 1, and each runs its ops in Megatron-LM's 1F1B
   // order (strategies/pipeline_schedule.hpp), sending what other stages read.
   int stages = 1;
+  int virtual_stages = 1;             // model chunks per stage: the interleaved schedule
   std::vector<int> stage;             // by op: the stage that runs it
+  std::vector<int> chunk;             // by op: its model chunk on that stage
   std::vector<StepPhase> phase;       // by op
   std::vector<PlannedTransfer> transfers;  // in the order each pair of stages sends them
   int world_size() const { return stages * mesh.size(); }

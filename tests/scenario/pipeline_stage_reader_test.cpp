@@ -116,6 +116,39 @@ TEST_F(PipelineStageReader, ACollectiveInAPipelinedStepIsRefusedAtTheOp) {
   EXPECT_THAT(e.message(), HasSubstr("all_reduce in a pipelined step"));
 }
 
+TEST_F(PipelineStageReader, VirtualStagesNumberTheModelChunks) {
+  // pp 2 × virtual_stages 2: stages 0..3, stage N on the ranks of N % 2.
+  const Scenario s = load(kHead + R"yaml(  - {name: a, op: mm, a: x, b: w0, output: y, stage: 0}
+  - {name: b, op: gelu, a: y, output: z, stage: 3}
+training: {virtual_stages: 2}
+)yaml");
+  EXPECT_EQ(s.virtual_stages(), 2);
+  EXPECT_EQ(s.workload.at(1).stage, 3);
+  // "  - {name: b, op: gelu, a: y, output: z, stage: 4}": the 4 at column 49 of line 9.
+  const auto e = load_error(kHead + "  - {name: a, op: mm, a: x, b: w0, output: y, stage: 0}\n" +
+                            "  - {name: b, op: gelu, a: y, output: z, stage: 4}\n" +
+                            "training: {virtual_stages: 2}\n");
+  EXPECT_EQ(e.where(), at(9, 49));
+  EXPECT_THAT(e.message(),
+              HasSubstr("stage 4 is outside the 4 virtual stages (pp 2 x training.virtual_stages "
+                        "2) (0..3)"));
+}
+
+TEST_F(PipelineStageReader, VirtualStagesNeedAPipeline) {
+  // training: {virtual_stages: 2} on line 8: the value at column 28.
+  const auto e = load_error(R"yaml(version: 2
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [8], names: [tp]}
+tensors:
+  x:  {shape: [64, 32], placements: ["S(0)"]}
+workload:
+  - {name: a, op: gelu, a: x, output: y}
+training: {virtual_stages: 2}
+)yaml");
+  EXPECT_EQ(e.where(), at(8, 28));
+  EXPECT_THAT(e.message(), HasSubstr("training.virtual_stages 2 needs pipeline stages"));
+}
+
 TEST_F(PipelineStageReader, AVersion1MeshDimNamedPpIsJustAName) {
   // Version 1 has no stages: pp is an ordinary dim a collective can name.
   const Scenario s = load(R"yaml(cluster: clusters/dgx-h100.yaml

@@ -40,8 +40,12 @@ std::string step_text(const SimulationReport& report) {
   if (!step.peak_op.empty()) out += " at '" + step.peak_op + "'";
   out += ": " + step.memory_breakdown + "\n";
   if (step.pipeline_stages > 1) {
-    out += "pipeline: " + std::to_string(step.pipeline_stages) + " stages (1F1B), " +
-           std::to_string(step.micro_batches) + " micro-batches per replica, bubble (p - 1)/m " +
+    out += "pipeline: " + std::to_string(step.pipeline_stages) + " stages (" +
+           (step.virtual_stages > 1
+                ? "interleaved 1F1B, " + std::to_string(step.virtual_stages) + " chunks each"
+                : std::string("1F1B")) +
+           "), " + std::to_string(step.micro_batches) + " micro-batches per replica, bubble " +
+           (step.virtual_stages > 1 ? "(p - 1)/(v m) " : "(p - 1)/m ") +
            format_fixed(100 * step.bubble_fraction, 1) + "%; peak per stage";
     for (size_t s = 0; s < step.stage_peak_bytes.size(); ++s)
       out += (s ? ", " : " ") + format_bytes(step.stage_peak_bytes[s]);
@@ -207,6 +211,7 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                  {"gradient_reductions", step.gradient_reductions}};
     if (step.pipeline_stages > 1)
       j["step"]["pipeline"] = {{"stages", step.pipeline_stages},
+                               {"virtual_stages", step.virtual_stages},
                                {"micro_batches", step.micro_batches},
                                {"bubble_fraction", step.bubble_fraction},
                                {"stage_peak_bytes_per_gpu", step.stage_peak_bytes}};
