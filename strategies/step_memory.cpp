@@ -19,9 +19,19 @@ Placements optimizer_state_placements(const DataflowGraph& graph, TensorId param
                                       const Placements& placements, const DeviceMesh& mesh) {
   if (!graph.training || graph.zero_stage < 1) return placements;
   const Shape& shape = graph.tensors.at(parameter).shape;
-  int largest = 0;
-  for (int d = 1; d < static_cast<int>(shape.size()); ++d)
-    if (shape[d] > shape[largest]) largest = d;
+  // The largest dim no mesh dim shards yet: sharding a dim the tensor-parallel dim already
+  // splits would nest the shards, and bringing the gradient there would first gather it
+  // whole over tp (Megatron's distributed optimizer shards each rank's own local buffer).
+  const auto sharded = [&](int dim) {
+    return std::any_of(placements.begin(), placements.end(),
+                       [&](const Placement& p) { return p.is_shard() && p.shard_dim() == dim; });
+  };
+  int largest = -1;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d)
+    if (!sharded(d) && (largest < 0 || shape[d] > shape[largest])) largest = d;
+  if (largest < 0)  // every dim is sharded already: the largest
+    for (int d = 0; d < static_cast<int>(shape.size()); ++d)
+      if (largest < 0 || shape[d] > shape[largest]) largest = d;
   Placements out = placements;
   for (int d = 0; d < mesh.ndim(); ++d)
     if (out[d].is_replicate() && mesh.shape()[d] > 1) out[d] = Placement::shard(largest);

@@ -70,8 +70,9 @@ std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage = -
 
 // Where a parameter stored at `placements` keeps its optimizer state: with ZeRO (stage 1
 // or 2) every mesh dim of size > 1 where the parameter is replicated shards the
-// parameter's largest dim (the evenest split) — the ranks that hold the same weights
-// each update a slice; without ZeRO, `placements`.
+// parameter's largest dim that no mesh dim shards yet (the evenest split that leaves each
+// rank's own shard whole; the largest dim when all are sharded) — the ranks that hold the
+// same weights each update a slice; without ZeRO, `placements`.
 Placements optimizer_state_placements(const DataflowGraph& graph, TensorId parameter,
                                       const Placements& placements, const DeviceMesh& mesh);
 

@@ -222,6 +222,41 @@ TEST(LayoutSearch, ZeroShardsTheOptimizerStateAndSplitsTheAllReduce) {
   }
 }
 
+TEST(LayoutSearch, ZeroSplitsATensorParallelShardInPlace) {
+  // Megatron's MLP on [dp 2, tp 4] with ZeRO-1: w_up [4096, 14336] declared column-parallel
+  // [R, S(1)], w_down [14336, 4096] row-parallel [R, S(0)]. The state must not split the dim
+  // tp already splits (nested shards of one dim would have the gradient gathered whole over
+  // tp before its reduce-scatter over dp): w_up's state is [S(0), S(1)], w_down's [S(1), S(0)],
+  // and each reduction is one reduce-scatter over dp of the tp shard, 58,720,256 / 4 elements
+  // in bf16 = 29,360,128 B, gathered back by one all-gather of the same bytes. (A bug before:
+  // both took their longer dim, 14336, the one tp splits, and the gradient of w_down went
+  // through a 117 MB all-gather over tp first.)
+  DataflowScenario s({2, 4}, {"dp", "tp"});
+  s.input("x", {8192, 4096}, "S(0), R")
+      .parameter("w_up", {4096, 14336}, "R, S(1)")
+      .parameter("w_down", {14336, 4096}, "R, S(0)")
+      .output("y", "S(0), R");
+  s.op("up", OpKind::mm, "x", "w_up", "h").op("down", OpKind::mm, "h", "w_down", "y").training();
+  Scenario scenario = s.build();
+  scenario.training->zero_stage = 1;
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const DeviceMesh mesh({2, 4}, {"dp", "tp"});
+  const StepLayout layout = search_layout(g, mesh, *analytic(scenario.cluster));
+  ASSERT_EQ(layout.reductions.size(), 2u);
+  for (const GradientReduction& r : layout.reductions) {
+    const bool up = g.tensors[r.parameter].name == "w_up";
+    SCOPED_TRACE(g.tensors[r.parameter].name);
+    EXPECT_EQ(to_string(r.redistribution.to), up ? "S(0),S(1)" : "S(1),S(0)");
+    ASSERT_EQ(r.redistribution.steps.size(), 1u);
+    EXPECT_EQ(r.redistribution.steps[0].collective, CollectiveKind::reduce_scatter);
+    EXPECT_EQ(r.redistribution.steps[0].mesh_dim, 0);
+    EXPECT_EQ(r.redistribution.steps[0].buffer_bytes, 29360128);
+    ASSERT_TRUE(r.parameter_gather);
+    ASSERT_EQ(r.parameter_gather->steps.size(), 1u);
+    EXPECT_EQ(r.parameter_gather->steps[0].collective, CollectiveKind::all_gather);
+  }
+}
+
 TEST(LayoutSearch, ObjectiveOverlapsGradientReductionsWithTheBackward) {
   // Pure data parallelism over 8 GPUs: every matmul splits the tokens, nothing moves but
   // the two weight gradients, each all-reduced on the comm stream after its wgrad. w_down's
