@@ -154,6 +154,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     out.stage.push_back(stage);
     out.chunk.push_back(chunk);
     out.phase.push_back(phase);
+    out.gather_reader.push_back(-1);
   };
   // A parameter whose final gradient an op made: its reduction (none when the gradient is
   // already where the optimizer state is) and the op, for names and messages.
@@ -170,7 +171,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   // "<parameter>.grad_<collective>" and "<parameter>.param_<collective>", numbered when
   // there are several steps.
   const auto add_steps = [&](TensorId parameter, const Redistribution& moves,
-                             const std::string& what, const Finished& from) {
+                             const std::string& what, const Finished& from, int reader) {
     // Local steps and steps on size-1 mesh dims move nothing: no op, and no number.
     std::vector<size_t> moving;
     for (size_t k = 0; k < moves.steps.size(); ++k)
@@ -191,6 +192,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.on_comm_stream.push_back(true);
       out.reads.emplace_back();
       placed(from.stage, from.chunk, what == ".grad_" ? StepPhase::backward : StepPhase::after);
+      out.gather_reader.back() = reader;
     }
   };
   for (size_t i = 0; i < graph.ops.size(); ++i) {
@@ -241,7 +243,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     for (const GradientReduction& r : layout.reductions)
       if (r.after_op == static_cast<int>(i)) reduction = &r;
     finished.push_back({made.of, reduction, g.source, g.dtype, g.stage, g.chunk});
-    if (reduction) add_steps(made.of, reduction->redistribution, ".grad_", finished.back());
+    if (reduction) add_steps(made.of, reduction->redistribution, ".grad_", finished.back(), -1);
   }
   // The optimizer step, as Megatron-LM runs it: once every gradient is reduced, each
   // parameter updated where its optimizer state is ("<parameter>.adam" or ".sgd", on the
@@ -262,7 +264,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       placed(f.stage, f.chunk, StepPhase::after);
     }
     if (f.reduction && f.reduction->parameter_gather)
-      add_steps(f.parameter, *f.reduction->parameter_gather, ".param_", f);
+      add_steps(f.parameter, *f.reduction->parameter_gather, ".param_", f,
+                static_cast<int>(planned_index.at(graph.tensors[f.parameter].consumers.front())));
   }
   for (const StageTransfer& x : stage_transfers(graph, layout.placements, out.mesh))
     out.transfers.push_back({graph.tensors[x.tensor].name, x.from_stage, x.to_stage,
@@ -420,6 +423,24 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   }
   // The last micro-batch's op i (or the op of a step without accumulation), on the stage
   // whose first world rank is first_rank: checked, measured and (emulating) given values.
+  // ZeRO's parameter gathers, as Megatron-LM's --overlap-param-gather runs them: the weights
+  // the previous step updated are gathered on the comm stream while this step's forward
+  // runs, each before its first reader, which waits for it (a one-step scenario has no
+  // previous step: its own gathers stand in for those, the same bytes). The updates still
+  // end the step.
+  const auto is_start_gather = [&](size_t i) {
+    return !planned->gather_reader.empty() && planned->gather_reader[i] >= 0;
+  };
+  // By reader: per rank of its stage, the comm-stream event after its weights' gathers.
+  std::map<size_t, std::vector<EventId>> gathered;
+  const auto wait_for_gathers = [&](size_t reader, int first_rank) {
+    const auto it = gathered.find(reader);
+    if (it == gathered.end()) return;
+    const OpLabel sync{planned->ops[reader].name, OpCategory::sync, "after its weights' gather"};
+    for (int r = 0; r < stage_size; ++r)
+      p.wait_event(first_rank + r, p.stream(first_rank + r, "main"), it->second[r], sync);
+    gathered.erase(it);  // the first micro-batch's reader waits; the later ones follow it
+  };
   const auto lower_last = [&](size_t i, int first_rank) {
     const WorkloadOp& op = planned->ops[i];
     const int stage = stage_of(i);
@@ -484,11 +505,14 @@ LoweredWorkload lower_workload(const Scenario& scenario,
                                 scenario.cluster),
           where_of(op));
     } else if (planned->on_comm_stream[i]) {
-      // After the gradient is made (the main stream's last op), on the comm stream.
-      for (int r = first_rank; r < first_rank + stage_size; ++r) {
-        const EventId made = p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
-        p.wait_event(r, p.stream(r, "comm"), made, {op.name, OpCategory::sync});
-      }
+      // A gradient reduction after its gradient is made (the main stream's last op), on the
+      // comm stream; a ZeRO gather as the step starts (is_start_gather, above).
+      if (!is_start_gather(i))
+        for (int r = first_rank; r < first_rank + stage_size; ++r) {
+          const EventId made =
+              p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
+          p.wait_event(r, p.stream(r, "comm"), made, {op.name, OpCategory::sync});
+        }
       lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "comm", kGradientSignal);
       comm_used[stage] = true;
     } else {
@@ -561,6 +585,22 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   // the other; the transfers order them in the run.
   for (int s = 0; s < stages; ++s) {
     const int first_rank = s * stage_size;
+    // In the order the forward reads the weights (the planned order is the backward's, in
+    // which the gradients were made), so that the first layers' come first.
+    std::vector<size_t> start_gathers;
+    for (size_t i = 0; i < planned->ops.size(); ++i)
+      if (stage_of(i) == s && is_start_gather(i)) start_gathers.push_back(i);
+    std::stable_sort(start_gathers.begin(), start_gathers.end(), [&](size_t a, size_t b) {
+      return planned->gather_reader[a] < planned->gather_reader[b];
+    });
+    for (size_t i : start_gathers) {
+      lower_last(i, first_rank);
+      std::vector<EventId>& after = gathered[static_cast<size_t>(planned->gather_reader[i])];
+      after.clear();  // a later gather of the same reader's weights supersedes
+      for (int r = first_rank; r < first_rank + stage_size; ++r)
+        after.push_back(p.record_event(r, p.stream(r, "comm"),
+                                       {planned->ops[i].name, OpCategory::sync, "gathered"}));
+    }
     for (const PipelineTask& task :
          stage_schedule(stages, micro_batches, planned->virtual_stages, s)) {
       const bool last = task.micro_batch + 1 == micro_batches;
@@ -573,6 +613,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       std::vector<size_t> sends;
       for (size_t i = 0; i < planned->ops.size(); ++i) {
         if (stage_of(i) != s || chunk_of(i) != task.chunk || phase_of(i) != phase) continue;
+        if (task.forward) wait_for_gathers(i, first_rank);
         if (last)
           lower_last(i, first_rank);
         else if (!planned->on_comm_stream[i])
@@ -585,7 +626,8 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       for (size_t x : sends) send(x, task.micro_batch);
     }
     for (size_t i = 0; i < planned->ops.size(); ++i)
-      if (stage_of(i) == s && phase_of(i) == StepPhase::after) lower_last(i, first_rank);
+      if (stage_of(i) == s && phase_of(i) == StepPhase::after && !is_start_gather(i))
+        lower_last(i, first_rank);
     if (comm_used[s])  // the step ends when every rank's reductions are done too
       for (int r = first_rank; r < first_rank + stage_size; ++r) {
         const EventId done =

@@ -109,6 +109,12 @@ struct PlannedWorkload {
   std::vector<int> chunk;             // by op: its model chunk on that stage
   std::vector<StepPhase> phase;       // by op
   std::vector<PlannedTransfer> transfers;  // in the order each pair of stages sends them
+  // Version 2, ZeRO: by op, for a parameter's gather (<parameter>.param_<collective>), the
+  // planned op that first reads the parameter; -1 for every other op. The gathers run on
+  // the comm stream as the step starts and that reader waits for them: Megatron-LM's
+  // --overlap-param-gather, which hides the gathers of the weights the last step updated
+  // under this step's forward.
+  std::vector<int> gather_reader;
   int world_size() const { return stages * mesh.size(); }
 };
 
