@@ -172,12 +172,7 @@ class Search {
     entries_of_.resize(g_.tensors.size());
     for (int s = 0; s < stages; ++s) {
       const std::vector<Lifetime> lives = tensor_lifetimes(g_, stages > 1 ? s : -1);
-      int first_backward = ops;
-      for (int i = 0; i < ops; ++i)
-        if (g_.ops[i].pass != Pass::forward && g_.ops[i].stage == s) {
-          first_backward = i;
-          break;
-        }
+      const int first_backward = first_backward_op(g_, stages > 1 ? s : -1);
       const MicroBatchesInFlight in_flight = MicroBatchesInFlight::of_stage(g_, s);
       for (TensorId t = 0; t < static_cast<TensorId>(lives.size()); ++t) {
         const Lifetime& life = lives[t];

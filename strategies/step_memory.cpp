@@ -84,16 +84,18 @@ int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,
   return parameter_bytes(graph, parameter, placements, mesh).total();
 }
 
+int first_backward_op(const DataflowGraph& graph, int stage) {
+  const int ops = static_cast<int>(graph.ops.size());
+  for (int i = 0; i < ops; ++i)
+    if (graph.ops[i].pass != Pass::forward && (stage < 0 || graph.ops[i].stage == stage)) return i;
+  return ops;
+}
+
 std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage) {
   const int ops = static_cast<int>(graph.ops.size());
   const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage == stage; };
   // A forward output of a training step is read by the loss, which ends the forward.
-  int first_backward = ops;
-  for (int i = 0; i < ops; ++i)
-    if (graph.ops[i].pass != Pass::forward && on_stage(i)) {
-      first_backward = i;
-      break;
-    }
+  const int first_backward = first_backward_op(graph, stage);
   std::vector<Lifetime> out(graph.tensors.size());
   for (size_t id = 0; id < graph.tensors.size(); ++id) {
     const GraphTensor& t = graph.tensors[id];
@@ -142,12 +144,7 @@ StepMemory memory_of_stage(const DataflowGraph& graph, const std::vector<Placeme
   out.stage = stage < 0 ? 0 : stage;
   const int ops = static_cast<int>(graph.ops.size());
   const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage == stage; };
-  int first_backward = ops;
-  for (int i = 0; i < ops; ++i)
-    if (graph.ops[i].pass != Pass::forward && on_stage(i)) {
-      first_backward = i;
-      break;
-    }
+  const int first_backward = first_backward_op(graph, stage);
   const std::vector<Lifetime> lives = tensor_lifetimes(graph, stage);
   // Live bytes over the schedule as a difference array: +bytes at birth, -bytes at death.
   // Parameter gradients live in the static gradient buffers instead.

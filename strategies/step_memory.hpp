@@ -65,6 +65,9 @@ struct Lifetime {
   bool alive_at(int op) const { return birth <= op && op < death; }
 };
 std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage = -1);
+// The first backward op (of `stage`'s, with stage >= 0), or the op count when there is none:
+// a tensor alive across it is kept from the forward for the backward.
+int first_backward_op(const DataflowGraph& graph, int stage = -1);
 
 
 

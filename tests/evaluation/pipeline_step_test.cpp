@@ -289,8 +289,8 @@ TEST(PipelineStep, EveryOpOfAPipelinedModelStepIsExact) {
   EXPECT_TRUE(e.report.warnings.empty()) << e.report.warnings.front();
 }
 
-TEST(PipelineStep, AForwardOpReadingALaterStageIsRefused) {
-  const std::string yaml = R"yaml(version: 2
+// Two stages of one GPU, x and w declared; the ops follow from line 9.
+const std::string kTwoStagesHead = R"yaml(version: 2
 cluster: {nodes: 1, gpus_per_node: 2, gpu: {peak: {bf16: 1 TFLOP/s}, memory: {capacity: 1 GiB, bandwidth: 1 TB/s}}, intra_node: {kind: nvswitch, bandwidth: 1 GB/s, latency: 1 us}}
 mesh: {shape: [2, 1], names: [pp, tp]}
 cost_model: analytic
@@ -298,7 +298,10 @@ tensors:
   x: {shape: [8, 8], placements: [R]}
   w: {shape: [8, 8], parameter: true}
 workload:
-  - {name: first, op: mm, a: x, b: w, output: y, stage: 1}
+)yaml";
+
+TEST(PipelineStep, AForwardOpReadingALaterStageIsRefused) {
+  const std::string yaml = kTwoStagesHead + R"yaml(  - {name: first, op: mm, a: x, b: w, output: y, stage: 1}
   - {name: second, op: gelu, a: y, output: z, stage: 0}
 )yaml";
   try {
@@ -312,15 +315,7 @@ workload:
 }
 
 TEST(PipelineStep, AWeightReadOnTwoStagesIsRefused) {
-  const std::string yaml = R"yaml(version: 2
-cluster: {nodes: 1, gpus_per_node: 2, gpu: {peak: {bf16: 1 TFLOP/s}, memory: {capacity: 1 GiB, bandwidth: 1 TB/s}}, intra_node: {kind: nvswitch, bandwidth: 1 GB/s, latency: 1 us}}
-mesh: {shape: [2, 1], names: [pp, tp]}
-cost_model: analytic
-tensors:
-  x: {shape: [8, 8], placements: [R]}
-  w: {shape: [8, 8], parameter: true}
-workload:
-  - {name: first, op: mm, a: x, b: w, output: y, stage: 0}
+  const std::string yaml = kTwoStagesHead + R"yaml(  - {name: first, op: mm, a: x, b: w, output: y, stage: 0}
   - {name: second, op: mm, a: y, b: w, output: z, stage: 1}
 )yaml";
   try {
