@@ -124,6 +124,11 @@ struct SweepSpec {
   // `layouts_simulate` of each simulated (evaluation/training_layouts.hpp).
   bool layouts = false;
   int layouts_simulate = 1;
+  // Model scenarios: each mesh is also tried with every micro-batch size (sequences per
+  // micro-batch, model.micro_batch) and every ZeRO stage (training.zero) listed; empty:
+  // the scenario's own.
+  std::vector<int64_t> micro_batches;
+  std::vector<int> zero_stages;
 };
 
 struct ObjectiveSpec {

@@ -11,8 +11,11 @@ namespace symmesh::evaluation {
 namespace {
 
 std::string cluster_text(const SweepPoint& p, const std::vector<std::string>& names) {
-  return std::to_string(p.nodes) + (p.nodes == 1 ? " node (" : " nodes (") +
-         std::to_string(p.gpus) + " GPUs), mesh " + named_mesh_text(p.mesh, names);
+  std::string out = std::to_string(p.nodes) + (p.nodes == 1 ? " node (" : " nodes (") +
+                    std::to_string(p.gpus) + " GPUs), mesh " + named_mesh_text(p.mesh, names);
+  if (p.micro_batch > 0) out += ", micro-batch " + std::to_string(p.micro_batch);
+  if (p.zero >= 0) out += ", ZeRO " + std::to_string(p.zero);
+  return out;
 }
 
 // "Strategies: qkv S(0),R x R,S(1) -> S(0),S(1); …\n", or "" without matmuls. A step
@@ -118,7 +121,7 @@ std::string answer_text(const SweepAnswer& answer, const std::vector<SweepPoint>
     std::string per_count;
     for (size_t i : answer.fastest_per_gpu_count)
       per_count.append(per_count.empty() ? "" : "; ")
-          .append(std::to_string(points[i].gpus) + " GPUs mesh " + mesh_text(points[i].mesh) +
+          .append(std::to_string(points[i].gpus) + " GPUs mesh " + point_layout_text(points[i]) +
                   ", " + format_time(points[i].total_time_s()));
     return "Answer (no objective): fastest " + where + ", " + format_time(best.total_time_s()) +
            " per step. Fastest per GPU count: " + per_count + ".\n" + strategies_line(best);

@@ -37,13 +37,17 @@ bool skipping_invalid(SweepPoint& point, Step&& step) {
   return false;
 }
 
-// The scenario at a point's size; with `recompute`, its model recomputes every layer.
-Scenario point_scenario(const Scenario& scenario, int nodes, const std::vector<int>& mesh,
-                        bool recompute) {
-  if (!recompute) return with_cluster_size(scenario, nodes, mesh);
-  Scenario leaner = scenario;
-  leaner.model->full_recompute = true;
-  return with_cluster_size(leaner, nodes, mesh);
+// The scenario at a point's size, with its micro-batch size and ZeRO stage; with
+// `recompute`, its model recomputes every layer.
+Scenario point_scenario(const Scenario& scenario, const SweepPoint& point, bool recompute) {
+  Scenario variant = scenario;
+  if (point.micro_batch > 0) {
+    variant.model->micro_batch = point.micro_batch;
+    variant.model->micro_batch_given = true;
+  }
+  if (point.zero >= 0) variant.training->zero_stage = point.zero;
+  if (recompute) variant.model->full_recompute = true;
+  return with_cluster_size(variant, point.nodes, point.mesh);
 }
 
 // A point moved to its size, planned and counted, waiting for room to run.
@@ -61,7 +65,7 @@ std::optional<Sized> size_point(const Scenario& scenario, size_t index, SweepPoi
                                 const EvaluationOptions& options) {
   Scenario resized;
   try {
-    resized = with_cluster_size(scenario, point.nodes, point.mesh);
+    resized = point_scenario(scenario, point, false);
   } catch (const InvalidArgument& e) {
     point.skip_reason = e.message();
     return std::nullopt;
@@ -74,8 +78,7 @@ std::optional<Sized> size_point(const Scenario& scenario, size_t index, SweepPoi
       // Recomputation never makes a step faster, so it is tried only where the step does
       // not fit without it, and only when the model block left it open.
       if (!scenario.model || scenario.model->recompute_given) throw;
-      out = Sized{index,
-                  size_scenario(point_scenario(scenario, point.nodes, point.mesh, true), options)};
+      out = Sized{index, size_scenario(point_scenario(scenario, point, true), options)};
       point.recompute_fallback = true;
     }
   });
@@ -125,6 +128,13 @@ std::string mesh_text(const std::vector<int>& mesh) {
   return out;
 }
 
+std::string point_layout_text(const SweepPoint& p) {
+  std::string out = mesh_text(p.mesh);
+  if (p.micro_batch > 0) out += " mb " + std::to_string(p.micro_batch);
+  if (p.zero >= 0) out += " zero " + std::to_string(p.zero);
+  return out;
+}
+
 std::vector<SweepPoint> sweep_points(const Scenario& scenario) {
   std::vector<SweepPoint> points;
   if (!scenario.sweep) {
@@ -144,10 +154,20 @@ std::vector<SweepPoint> sweep_points(const Scenario& scenario) {
       p.skip_reason = "no listed mesh shape covers " + std::to_string(p.gpus) + " GPUs";
       points.push_back(p);
     }
-    for (const auto& shape : shapes) {
-      p.mesh = shape;
-      points.push_back(p);
-    }
+    // Each mesh with every listed micro-batch size and ZeRO stage (0 and -1: the scenario's).
+    const auto& spec = *scenario.sweep;
+    const std::vector<int64_t> micro_batches =
+        spec.micro_batches.empty() ? std::vector<int64_t>{0} : spec.micro_batches;
+    const std::vector<int> zero_stages =
+        spec.zero_stages.empty() ? std::vector<int>{-1} : spec.zero_stages;
+    for (const auto& shape : shapes)
+      for (int64_t micro_batch : micro_batches)
+        for (int zero : zero_stages) {
+          p.mesh = shape;
+          p.micro_batch = micro_batch;
+          p.zero = zero;
+          points.push_back(p);
+        }
   }
   return points;
 }
@@ -281,10 +301,9 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
     EvaluationOptions with_timeline = options.evaluation;
     with_timeline.record_timeline = true;
     try {
-      run.best_trace_json = evaluate_scenario(point_scenario(scenario, best.nodes, best.mesh,
-                                                             best.recompute_fallback),
-                                              with_timeline)
-                                .trace_json;
+      run.best_trace_json =
+          evaluate_scenario(point_scenario(scenario, best, best.recompute_fallback), with_timeline)
+              .trace_json;
     } catch (const Timeout&) {
       // Past --time-limit this time: the answer stands; its trace stays empty.
     }

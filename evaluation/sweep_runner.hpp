@@ -28,12 +28,17 @@ struct SweepPoint {
   // A model scenario that left `recompute` open and did not fit at this size: the point
   // was planned again with every layer recomputed (model.recompute: full), and fit.
   bool recompute_fallback = false;
+  // With sweep.micro_batch / sweep.zero: the micro-batch size and ZeRO stage of this point
+  // (0 and -1: the scenario's own).
+  int64_t micro_batch = 0;
+  int zero = -1;
 
   bool simulated() const { return !skip_reason.has_value(); }
   double total_time_s() const { return report.total_time_s; }
 };
 
-// The points in output order: node counts as listed, then sweep_mesh_shapes' order. A
+// The points in output order: node counts as listed, then sweep_mesh_shapes' order, each
+// mesh with every micro-batch size, then ZeRO stage, the sweep lists. A
 // scenario without `sweep:` gives its own cluster size and mesh only.
 std::vector<SweepPoint> sweep_points(const Scenario& scenario);
 
@@ -66,5 +71,8 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options);
 
 // "2x4"; "-" for no shape.
 std::string mesh_text(const std::vector<int>& mesh);
+// The point's mesh and, where the sweep varies them, its micro-batch size and ZeRO stage:
+// "2x2x4 mb 2 zero 1".
+std::string point_layout_text(const SweepPoint& point);
 
 }  // namespace symmesh::evaluation

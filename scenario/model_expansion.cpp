@@ -342,9 +342,8 @@ std::string expanded_scenario_text(const Scenario& s) {
         .append(s.training->micro_batch_count() > 1
                     ? ", micro_batches: " + std::to_string(s.training->micro_batch_count())
                     : "")
-        .append(s.virtual_stages() > 1
-                    ? ", virtual_stages: " + std::to_string(s.virtual_stages())
-                    : "")
+        .append(s.virtual_stages() > 1 ? ", virtual_stages: " + std::to_string(s.virtual_stages())
+                                       : "")
         .append("}\n");
   out.append(model_dataflow_yaml(m, s.mesh_shape, s.mesh_names, s.virtual_stages()));
   if (s.objective && s.objective->max_time_s) {

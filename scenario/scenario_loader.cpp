@@ -115,8 +115,38 @@ void check_pipeline_dim(const Value& mesh, const Scenario& s) {
 }
 
 SweepSpec read_sweep(const Value& value, const Scenario& s) {
-  const MapReader sweep(value, {"nodes", "mesh", "layouts"});
+  const MapReader sweep(value, {"nodes", "mesh", "layouts", "micro_batch", "zero"});
   SweepSpec spec;
+  // micro_batch and zero: further dims of a model scenario's search, over each mesh.
+  for (const char* key : {"micro_batch", "zero"}) {
+    const auto list = sweep.get(key);
+    if (!list) continue;
+    if (!s.model)
+      sweep.key(key)->fail(std::string("sweep.") + key +
+                           " varies a model's training step: the scenario has no model: block");
+    if (sweep.get("layouts"))
+      sweep.key(key)->fail(
+          std::string("sweep.") + key + " and sweep.layouts: the layouts search tries every " +
+          (std::string(key) == "zero" ? "ZeRO stage" : "micro-batch size") + " already");
+    const bool zero = std::string(key) == "zero";
+    const std::vector<int> values =
+        list->as_int_list(-1, zero ? 0 : 1, zero ? "[0, 1]" : "[1, 2, 4]");
+    const auto items = list->items();
+    for (size_t i = 0; i < values.size(); ++i) {
+      for (size_t j = 0; j < i; ++j)
+        if (values[j] == values[i])
+          items[i].fail(std::string("sweep.") + key + ": " + std::to_string(values[i]) + " twice");
+      if (zero && values[i] > 2) items[i].fail("sweep.zero: a ZeRO stage is 0, 1 or 2");
+    }
+    if (zero)
+      spec.zero_stages = values;
+    else if (!s.model->global_batch)
+      list->fail(
+          "sweep.micro_batch needs model.global_batch: the step's sequences, which each "
+          "micro-batch size splits into micro-batches");
+    else
+      spec.micro_batches.assign(values.begin(), values.end());
+  }
   std::vector<Value> node_items;
   if (auto nodes = sweep.get("nodes")) {
     spec.nodes = nodes->as_int_list(-1, 1, "[1, 2, 4, 8]");
@@ -374,8 +404,8 @@ Scenario read_scenario(const Value& root, const std::string& path) {
   } else if (s.is_dataflow()) {
     const DeviceMesh stage_mesh(s.stage_mesh_shape(), s.stage_mesh_names());
     scenario::Dataflow flow =
-        scenario::read_dataflow(top.get("tensors"), top.require("workload"), stage_mesh,
-                                s.cluster, {s.pipeline_stages(), s.virtual_stages()});
+        scenario::read_dataflow(top.get("tensors"), top.require("workload"), stage_mesh, s.cluster,
+                                {s.pipeline_stages(), s.virtual_stages()});
     s.tensors = std::move(flow.tensors);
     s.workload = std::move(flow.workload);
   } else {

@@ -685,8 +685,7 @@ std::vector<WorkloadOp> read_workload(const Value& list, const DeviceMesh& mesh,
 }
 
 Dataflow read_dataflow(const std::optional<Value>& tensors, const Value& list,
-                       const DeviceMesh& mesh, const ClusterSpec& cluster,
-                       PipelineShape pipeline) {
+                       const DeviceMesh& mesh, const ClusterSpec& cluster, PipelineShape pipeline) {
   TensorTable table(tensors ? read_declarations(*tensors, mesh) : std::vector<DeclaredTensor>{});
   Dataflow out;
   out.workload = read_ops(list, mesh, cluster, &table, pipeline);

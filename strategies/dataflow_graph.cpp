@@ -60,13 +60,12 @@ class GraphBuilder {
         const GraphTensor& t = graph_.tensors[in.tensor];
         const std::string where = op.source->where.to_string();
         if (t.producer >= 0 && graph_.ops[t.producer].source->stage > op.source->stage)
-          throw InvalidArgument("op '" + op.name + "' on stage " +
-                                    std::to_string(op.source->stage) + " reads '" + t.name +
-                                    "', which op '" + graph_.ops[t.producer].name +
-                                    "' makes on stage " +
-                                    std::to_string(graph_.ops[t.producer].source->stage) +
-                                    ": a stage reads only what it or an earlier stage makes",
-                                where);
+          throw InvalidArgument(
+              "op '" + op.name + "' on stage " + std::to_string(op.source->stage) + " reads '" +
+                  t.name + "', which op '" + graph_.ops[t.producer].name + "' makes on stage " +
+                  std::to_string(graph_.ops[t.producer].source->stage) +
+                  ": a stage reads only what it or an earlier stage makes",
+              where);
         if (t.kind != GraphTensor::Kind::parameter) continue;
         const auto [it, first] = first_reader.emplace(in.tensor, &op);
         if (!first && it->second->stage != op.stage)

@@ -34,8 +34,8 @@ class PlacementTable {
 // projections).
 struct Copy {
   TensorId tensor = -1;
-  int id = -1;     // interned placements
-  int stage = 0;   // where it is held
+  int id = -1;    // interned placements
+  int stage = 0;  // where it is held
   auto operator<=>(const Copy&) const = default;
 };
 
@@ -596,9 +596,10 @@ class Search {
 
   State materialise(const State& s, const Successor& n, int i) {
     const Option& option = *n.option;
-    State out{s.placed,       n.cost_us,      n.streams,
-              s.static_bytes, s.live_bytes,   n.peak_bytes,
-              n.key,          std::make_shared<const Choice>(Choice{s.history, i, n.option})};
+    State out{s.placed,     n.cost_us,
+              n.streams,    s.static_bytes,
+              s.live_bytes, n.peak_bytes,
+              n.key,        std::make_shared<const Choice>(Choice{s.history, i, n.option})};
     out.copies = s.copies;
     settle_other_stages(out, i);  // before the copies change: theirs are the parent's
     out.static_bytes[stage_of(i)] = n.static_bytes;
@@ -762,7 +763,7 @@ class Search {
   PlacementTable table_;
   std::vector<MemoryEntry> entries_;
   std::vector<std::vector<int>> entries_of_;  // by tensor
-  std::vector<bool> has_gradient_;  // by parameter: a wgrad derives its gradient
+  std::vector<bool> has_gradient_;            // by parameter: a wgrad derives its gradient
   // By op index: tensors born there, dying there (alive before, not at it), read there
   // for the last time.
   std::vector<std::vector<int>> born_, dying_;  // by op: memory entries

@@ -90,7 +90,7 @@ struct StepLayout {
   std::vector<int64_t> transient_bytes;  // per graph op
   double serial_cost_us = 0;             // every op and reduction in series
   double step_cost_us = 0;  // the search's objective: reductions overlapped, as scheduled
-  StepMemory memory;                     // the busiest pipeline stage's
+  StepMemory memory;        // the busiest pipeline stage's
   std::vector<StepMemory> stage_memory;  // per pipeline stage (one without stages)
   bool fits = true;  // memory.peak_bytes() <= the capacity (or the capacity is unknown)
   LayoutSearchStats stats;

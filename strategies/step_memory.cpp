@@ -198,10 +198,9 @@ std::vector<StepMemory> stage_memories(const DataflowGraph& graph,
 }
 
 const StepMemory& busiest_stage(const std::vector<StepMemory>& stages) {
-  return *std::max_element(stages.begin(), stages.end(),
-                           [](const StepMemory& a, const StepMemory& b) {
-                             return a.peak_bytes() < b.peak_bytes();
-                           });
+  return *std::max_element(
+      stages.begin(), stages.end(),
+      [](const StepMemory& a, const StepMemory& b) { return a.peak_bytes() < b.peak_bytes(); });
 }
 
 StepMemory step_memory(const DataflowGraph& graph, const std::vector<Placements>& placements,

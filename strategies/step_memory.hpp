@@ -69,8 +69,6 @@ std::vector<Lifetime> tensor_lifetimes(const DataflowGraph& graph, int stage = -
 // a tensor alive across it is kept from the forward for the backward.
 int first_backward_op(const DataflowGraph& graph, int stage = -1);
 
-
-
 // Where a parameter stored at `placements` keeps its optimizer state: with ZeRO (stage 1
 // or 2) every mesh dim of size > 1 where the parameter is replicated shards the
 // parameter's largest dim that no mesh dim shards yet (the evenest split that leaves each

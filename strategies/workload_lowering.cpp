@@ -137,13 +137,12 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   if (!layout.fits)
     throw DoesNotFit(
         "scenario '" + scenario.name + "' " +
-            does_not_fit_text(layout.memory.peak_bytes(),
-                              memory_breakdown_text(layout.memory) +
-                                  ", in its least-memory layout" +
-                                  (graph.stages > 1
-                                       ? ", on pipeline stage " + std::to_string(layout.memory.stage)
-                                       : ""),
-                              scenario.cluster),
+            does_not_fit_text(
+                layout.memory.peak_bytes(),
+                memory_breakdown_text(layout.memory) + ", in its least-memory layout" +
+                    (graph.stages > 1 ? ", on pipeline stage " + std::to_string(layout.memory.stage)
+                                      : ""),
+                scenario.cluster),
         scenario.path.empty() ? "scenario" : scenario.path);
   out.dataflow = true;
   out.stages = graph.stages;
@@ -509,8 +508,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       // comm stream; a ZeRO gather as the step starts (is_start_gather, above).
       if (!is_start_gather(i))
         for (int r = first_rank; r < first_rank + stage_size; ++r) {
-          const EventId made =
-              p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
+          const EventId made = p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
           p.wait_event(r, p.stream(r, "comm"), made, {op.name, OpCategory::sync});
         }
       lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "comm", kGradientSignal);
@@ -559,9 +557,9 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   }
   const auto send = [&](size_t x, int64_t micro_batch) {
     const PlannedTransfer& t = planned->transfers[x];
-    const OpLabel label{t.tensor + ".send", OpCategory::comm,
-                        "stage " + std::to_string(t.from_stage) + " -> " +
-                            std::to_string(t.to_stage)};
+    const OpLabel label{
+        t.tensor + ".send", OpCategory::comm,
+        "stage " + std::to_string(t.from_stage) + " -> " + std::to_string(t.to_stage)};
     for (int r = 0; r < stage_size; ++r) {
       const int rank = t.from_stage * stage_size + r;
       const StreamId main = p.stream(rank, "main"), sender = p.stream(rank, "send");

@@ -76,7 +76,7 @@ struct PlannedTransfer {
   int to_stage = 0;
   size_t after_op = 0;
   size_t before_op = 0;
-  int to_chunk = 0;  // the receiving task's model chunk (virtual stages)
+  int to_chunk = 0;   // the receiving task's model chunk (virtual stages)
   int64_t bytes = 0;  // per rank
   bool sent_in_forward = true;
   bool read_in_forward = true;
@@ -104,10 +104,10 @@ struct PlannedWorkload {
   // ranks s·mesh.size() … (s+1)·mesh.size() − 1, and each runs its ops in Megatron-LM's 1F1B
   // order (strategies/pipeline_schedule.hpp), sending what other stages read.
   int stages = 1;
-  int virtual_stages = 1;             // model chunks per stage: the interleaved schedule
-  std::vector<int> stage;             // by op: the stage that runs it
-  std::vector<int> chunk;             // by op: its model chunk on that stage
-  std::vector<StepPhase> phase;       // by op
+  int virtual_stages = 1;                  // model chunks per stage: the interleaved schedule
+  std::vector<int> stage;                  // by op: the stage that runs it
+  std::vector<int> chunk;                  // by op: its model chunk on that stage
+  std::vector<StepPhase> phase;            // by op
   std::vector<PlannedTransfer> transfers;  // in the order each pair of stages sends them
   // Version 2, ZeRO: by op, for a parameter's gather (<parameter>.param_<collective>), the
   // planned op that first reads the parameter; -1 for every other op. The gathers run on
@@ -122,7 +122,7 @@ struct LoweredOp {
   const WorkloadOp* op = nullptr;
   const Plan* plan = nullptr;  // matmuls (into the workload's PlannedWorkload)
   std::optional<LoweredPlan> lowered;
-  int64_t peak_memory_bytes_per_rank = 0;          // what the op allocates on its busiest rank
+  int64_t peak_memory_bytes_per_rank = 0;  // what the op allocates on its busiest rank
   int first_rank = 0;  // the world rank of its mesh rank 0 (its pipeline stage's first)
   std::vector<std::vector<double>> global_inputs;  // emulation: the values used
 };

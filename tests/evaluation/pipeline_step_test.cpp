@@ -20,8 +20,8 @@
 namespace symmesh::evaluation {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::expect_emulated_ops_exact;
+using ::testing::HasSubstr;
 
 Evaluation simulate(const std::string& yaml, bool emulate = false) {
   EvaluationOptions options;
@@ -40,7 +40,8 @@ std::string two_layers(int micro_batches, bool pipelined, const std::string& cap
          gpus + ", gpu: {peak: {bf16: 100 TFLOP/s}, memory: {capacity: " + capacity +
          ", bandwidth: 100 TB/s}}, "
          "intra_node: {kind: nvswitch, bandwidth: 100 GB/s, latency: 1 us}}\n" +
-         (pipelined ? "mesh: {shape: [2, 1], names: [pp, tp]}\n" : "mesh: {shape: [1], names: [tp]}\n") +
+         (pipelined ? "mesh: {shape: [2, 1], names: [pp, tp]}\n"
+                    : "mesh: {shape: [1], names: [tp]}\n") +
          "cost_model: analytic\n"
          "tensors:\n"
          "  x: {shape: [128, 8192], placements: [R]}\n"
@@ -144,19 +145,19 @@ std::string four_layers(int micro_batches, const std::vector<int>& stages, int v
       std::string(pipelined ? "2" : "1") +
       ", gpu: {peak: {bf16: 100 TFLOP/s}, memory: {capacity: 80 GiB, bandwidth: 100 TB/s}}, "
       "intra_node: {kind: nvswitch, bandwidth: 100 GB/s, latency: 1 us}}\n" +
-      (pipelined ? "mesh: {shape: [2, 1], names: [pp, tp]}\n" : "mesh: {shape: [1], names: [tp]}\n") +
+      (pipelined ? "mesh: {shape: [2, 1], names: [pp, tp]}\n"
+                 : "mesh: {shape: [1], names: [tp]}\n") +
       "cost_model: analytic\ntensors:\n  x: {shape: [128, 8192], placements: [R]}\n";
   for (int k = 0; k < 4; ++k)
     yaml += "  w" + std::to_string(k) + ": {shape: [8192, 8192], parameter: true}\n";
   yaml += "workload:\n";
   for (int k = 0; k < 4; ++k)
-    yaml += "  - {name: layer" + std::to_string(k) + ", op: mm, a: " +
-            (k == 0 ? std::string("x") : "y" + std::to_string(k - 1)) + ", b: w" +
+    yaml += "  - {name: layer" + std::to_string(k) +
+            ", op: mm, a: " + (k == 0 ? std::string("x") : "y" + std::to_string(k - 1)) + ", b: w" +
             std::to_string(k) + ", output: y" + std::to_string(k) +
             (pipelined ? ", stage: " + std::to_string(stages[k]) : "") + "}\n";
   yaml += "training: {optimizer: sgd, micro_batches: " + std::to_string(micro_batches) +
-          (virtual_stages > 1 ? ", virtual_stages: " + std::to_string(virtual_stages) : "") +
-          "}\n";
+          (virtual_stages > 1 ? ", virtual_stages: " + std::to_string(virtual_stages) : "") + "}\n";
   return yaml;
 }
 
@@ -301,7 +302,8 @@ workload:
 )yaml";
 
 TEST(PipelineStep, AForwardOpReadingALaterStageIsRefused) {
-  const std::string yaml = kTwoStagesHead + R"yaml(  - {name: first, op: mm, a: x, b: w, output: y, stage: 1}
+  const std::string yaml =
+      kTwoStagesHead + R"yaml(  - {name: first, op: mm, a: x, b: w, output: y, stage: 1}
   - {name: second, op: gelu, a: y, output: z, stage: 0}
 )yaml";
   try {
@@ -315,7 +317,8 @@ TEST(PipelineStep, AForwardOpReadingALaterStageIsRefused) {
 }
 
 TEST(PipelineStep, AWeightReadOnTwoStagesIsRefused) {
-  const std::string yaml = kTwoStagesHead + R"yaml(  - {name: first, op: mm, a: x, b: w, output: y, stage: 0}
+  const std::string yaml =
+      kTwoStagesHead + R"yaml(  - {name: first, op: mm, a: x, b: w, output: y, stage: 0}
   - {name: second, op: mm, a: y, b: w, output: z, stage: 1}
 )yaml";
   try {

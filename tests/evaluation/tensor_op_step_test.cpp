@@ -10,8 +10,8 @@
 #include <string>
 
 #include "evaluation/scenario_evaluation.hpp"
-#include "tests/evaluation/emulation_check.hpp"
 #include "scenario/scenario_loader.hpp"
+#include "tests/evaluation/emulation_check.hpp"
 
 namespace symmesh::evaluation {
 namespace {

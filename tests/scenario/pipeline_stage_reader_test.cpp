@@ -15,8 +15,8 @@ namespace {
 
 class PipelineStageReader : public symmesh::testing::ScenarioFileTest {};
 
-// Lines 1-7; the ops follow from line 8 on. Two stages of 4 GPUs (dp 2, tp 2): placements have one entry
-// per dim of a stage (dp, tp).
+// Lines 1-7; the ops follow from line 8 on. Two stages of 4 GPUs (dp 2, tp 2): placements have one
+// entry per dim of a stage (dp, tp).
 const std::string kHead = R"yaml(version: 2
 cluster: clusters/dgx-h100.yaml
 mesh: {shape: [2, 2, 2], names: [pp, dp, tp]}

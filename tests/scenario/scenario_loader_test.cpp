@@ -376,12 +376,11 @@ TEST(ScenarioShipped, EveryShippedScenarioLoads) {
     EXPECT_EQ(s.name, entry.path().stem().string());
   }
   std::sort(names.begin(), names.end());
-  EXPECT_THAT(names,
-              ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml", "llama3-405b-layer-tp.yaml",
-                          "llama3-70b-layer-tp8.yaml", "llama3-70b-layer-train.yaml",
-                          "llama3-8b-pipeline.yaml", "llama3-8b-train.yaml", "mesh-2x8-mm.yaml",
-                          "moe-expert-bmm.yaml", "pingpong.yaml", "quickstart.yaml",
-                          "ring-allgather-8gpu.yaml"));
+  EXPECT_THAT(names, ElementsAre("async-tp-linear.yaml", "linear-mlp.yaml",
+                                 "llama3-405b-layer-tp.yaml", "llama3-70b-layer-tp8.yaml",
+                                 "llama3-70b-layer-train.yaml", "llama3-8b-pipeline.yaml",
+                                 "llama3-8b-train.yaml", "mesh-2x8-mm.yaml", "moe-expert-bmm.yaml",
+                                 "pingpong.yaml", "quickstart.yaml", "ring-allgather-8gpu.yaml"));
 }
 
 TEST(ScenarioShipped, EveryShippedClusterLoads) {

@@ -204,7 +204,7 @@ std::pair<std::string, std::string> breakdown_sources(const SweepOutcome& o) {
   std::string title = o.scenario.name + ": per-op time";
   if (o.answer.best) {
     const SweepPoint& best = o.run.points[*o.answer.best];
-    title += " at " + std::to_string(best.gpus) + " GPUs, mesh " + mesh_text(best.mesh);
+    title += " at " + std::to_string(best.gpus) + " GPUs, mesh " + point_layout_text(best);
     std::string how;
     for (const Bar& bar : breakdown_bars(best.report.ops, how))
       dat += gp_data_label(bar.label) + " " + unit_value(bar.comm_s, unit) + " " +

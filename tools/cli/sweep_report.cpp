@@ -279,7 +279,7 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
     std::vector<std::string> row{std::to_string(p.nodes), std::to_string(p.gpus),
-                                 mesh_text(p.mesh)};
+                                 point_layout_text(p)};
     if (!p.simulated()) {
       row.push_back("skipped");
       out += markdown_row(row);
@@ -311,8 +311,8 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
            "|---:|---:|---|---|\n";
     for (const auto& p : points)
       if (!p.simulated())
-        out += markdown_row(
-            {std::to_string(p.nodes), std::to_string(p.gpus), mesh_text(p.mesh), *p.skip_reason});
+        out += markdown_row({std::to_string(p.nodes), std::to_string(p.gpus), point_layout_text(p),
+                             *p.skip_reason});
   }
 
   if (o.answer.best) {
@@ -341,7 +341,7 @@ std::string sweep_results_csv(const SweepOutcome& o) {
   std::string out = csv_line(sweep_csv_columns());
   for (const auto& p : o.run.points) {
     const std::vector<std::string> lead{std::to_string(p.nodes), std::to_string(p.gpus),
-                                        mesh_text(p.mesh), p.simulated() ? "ok" : "skipped"};
+                                        point_layout_text(p), p.simulated() ? "ok" : "skipped"};
     if (!p.simulated()) {
       std::vector<std::string> row = lead;
       row.resize(sweep_csv_columns().size());
@@ -399,6 +399,8 @@ nlohmann::json sweep_results_json(const SweepOutcome& o) {
     sweep["nodes"] = s.sweep->nodes;
     sweep["mesh"] =
         s.sweep->mesh_auto ? nlohmann::json("auto") : nlohmann::json(s.sweep->mesh_shapes);
+    if (!s.sweep->micro_batches.empty()) sweep["micro_batch"] = s.sweep->micro_batches;
+    if (!s.sweep->zero_stages.empty()) sweep["zero"] = s.sweep->zero_stages;
   } else {
     sweep["nodes"] = {s.cluster.nodes};
     sweep["mesh"] = {s.mesh_shape};
@@ -417,6 +419,8 @@ nlohmann::json sweep_results_json(const SweepOutcome& o) {
     answer["nodes"] = best.nodes;
     answer["gpus"] = best.gpus;
     answer["mesh"] = best.mesh;
+    if (best.micro_batch > 0) answer["micro_batch"] = best.micro_batch;
+    if (best.zero >= 0) answer["zero"] = best.zero;
     answer["total_time_s"] = best.total_time_s();
     nlohmann::json strategies = nlohmann::json::array();
     const nlohmann::json report = simulation_report_json(best.report);
@@ -443,6 +447,8 @@ nlohmann::json sweep_results_json(const SweepOutcome& o) {
   j["points"] = nlohmann::json::array();
   for (const auto& p : points) {
     nlohmann::json point = {{"nodes", p.nodes}, {"gpus", p.gpus}, {"mesh", p.mesh}};
+    if (p.micro_batch > 0) point["micro_batch"] = p.micro_batch;
+    if (p.zero >= 0) point["zero"] = p.zero;
     if (!p.simulated()) {
       point["status"] = "skipped";
       point["reason"] = *p.skip_reason;
@@ -481,7 +487,7 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
     std::vector<std::string> row{o.answer.best == i ? "*" : "", std::to_string(p.nodes),
-                                 std::to_string(p.gpus), mesh_text(p.mesh)};
+                                 std::to_string(p.gpus), point_layout_text(p)};
     if (!p.simulated()) {
       row.push_back("skipped");
     } else {
@@ -509,7 +515,7 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
         "every op is in summary.md and results.csv\n";
   for (const auto& p : points)
     if (!p.simulated())
-      out += "skipped: " + nodes_text(p.nodes) + ", mesh " + mesh_text(p.mesh) + ": " +
+      out += "skipped: " + nodes_text(p.nodes) + ", mesh " + point_layout_text(p) + ": " +
              *p.skip_reason + "\n";
   return out;
 }

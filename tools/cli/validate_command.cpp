@@ -48,8 +48,9 @@ int run_validate(const std::vector<std::string>& paths) {
                             "), peak " +
                             format_bytes(workload.planned->layout->memory.peak_bytes()) + " per GPU"
                       : "")
-              << " on " << scenario.cluster.num_gpus() << " GPUs, mesh " << to_string(workload.mesh)
-              << ", cost model " << scenario.cost_model << (scenario.sweep ? ", with a sweep" : "")
+              << " on " << scenario.cluster.num_gpus() << " GPUs, mesh "
+              << to_string(DeviceMesh(scenario.mesh_shape, scenario.mesh_names)) << ", cost model "
+              << scenario.cost_model << (scenario.sweep ? ", with a sweep" : "")
               << (scenario.objective ? ", with an objective" : "") << "\n";
   }
   return 0;
