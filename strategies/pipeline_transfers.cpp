@@ -41,4 +41,45 @@ std::vector<StageTransfer> stage_transfers(const DataflowGraph& graph,
   return out;
 }
 
+TransferLowering::TransferLowering(Program& program, const std::vector<PlannedTransfer>& transfers,
+                                   int stage_size, int64_t micro_batches)
+    : program_(program), transfers_(transfers), stage_size_(stage_size) {
+  pairs_.resize(transfers.size());
+  for (size_t x = 0; x < transfers.size(); ++x) {
+    const PlannedTransfer& t = transfers[x];
+    pairs_[x].signal = !t.sent_in_forward ? 2 : t.read_in_forward ? 0 : 1;
+    for (int r = 0; r < stage_size; ++r) {
+      const int from = t.from_stage * stage_size + r, to = t.to_stage * stage_size + r;
+      const GroupId group = program.add_group({from, to});
+      pairs_[x].slots.push_back(program.symm_alloc(group, micro_batches * t.bytes));
+      pairs_[x].source.push_back(program.local_alloc(from, t.bytes));
+    }
+  }
+}
+
+void TransferLowering::send(size_t x, int64_t micro_batch) {
+  const PlannedTransfer& t = transfers_[x];
+  const OpLabel label{
+      t.tensor + ".send", OpCategory::comm,
+      "stage " + std::to_string(t.from_stage) + " -> " + std::to_string(t.to_stage)};
+  for (int r = 0; r < stage_size_; ++r) {
+    const int rank = t.from_stage * stage_size_ + r;
+    const StreamId main = program_.stream(rank, "main"), sender = program_.stream(rank, "send");
+    program_.wait_event(rank, sender, program_.record_event(rank, main, label), label);
+    program_.put_signal(rank, sender, pairs_[x].source[r], pairs_[x].slots[r],
+                        micro_batch * t.bytes, 1, label, pairs_[x].signal);
+  }
+}
+
+void TransferLowering::receive(size_t x) {
+  const PlannedTransfer& t = transfers_[x];
+  const OpLabel label{t.tensor + ".receive", OpCategory::comm,
+                      "from stage " + std::to_string(t.from_stage)};
+  for (int r = 0; r < stage_size_; ++r) {
+    const int rank = t.to_stage * stage_size_ + r;
+    program_.wait_signal(rank, program_.stream(rank, "main"), pairs_[x].slots[r], 0, label,
+                         pairs_[x].signal);
+  }
+}
+
 }  // namespace symmesh::strategies

@@ -13,6 +13,7 @@
 #include "strategies/pipeline_transfers.hpp"
 #include "strategies/sharded_result.hpp"
 #include "strategies/step_memory.hpp"
+#include "strategies/step_values.hpp"
 
 namespace symmesh::strategies {
 namespace {
@@ -88,35 +89,6 @@ OpKind op_kind_of(CollectiveOp collective) {
   for (OpKind kind : all_op_kinds())
     if (is_collective(kind) && collective_op_of(kind) == collective) return kind;
   throw InvalidArgument("no workload op runs " + to_string(collective), "gradient reduction");
-}
-
-// A matrix's (or a batch of matrices') transpose, row-major: [.., r, c] -> [.., c, r].
-std::vector<double> transposed_values(const std::vector<double>& values, const Shape& shape) {
-  const int64_t rows = shape.at(shape.size() - 2), cols = shape.back();
-  // The leading dims' product, not numel / (rows * cols): a zero-size dim makes that 0 / 0.
-  const int64_t batch = numel(Shape(shape.begin(), shape.end() - 2));
-  std::vector<double> out(values.size());
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        out[b * rows * cols + c * rows + r] = values[b * rows * cols + r * cols + c];
-  return out;
-}
-
-// The global values input `read` of a dataflow op sees (shape `shape_read`): its
-// producer's result, or seeded values for a step input, parameter or loss gradient.
-std::vector<double> flowing_value(std::map<std::string, std::vector<double>>& flowing,
-                                  const TensorRead& read, const Shape& shape_read,
-                                  std::mt19937_64& rng) {
-  const Shape stored = read.transposed ? transposed_shape(shape_read) : shape_read;
-  auto it = flowing.find(read.tensor);
-  if (it == flowing.end()) {
-    std::uniform_real_distribution<double> value(-1.0, 1.0);
-    std::vector<double> values(numel(stored));
-    for (double& v : values) v = value(rng);
-    it = flowing.emplace(read.tensor, std::move(values)).first;
-  }
-  return read.transposed ? transposed_values(it->second, stored) : it->second;
 }
 
 std::string read_name(const DataflowGraph& graph, const GraphInput& in) {
@@ -400,26 +372,11 @@ LoweredWorkload lower_workload(const Scenario& scenario,
               " MiB); emulation (simulate --emulate, run --check) is meant for small shapes",
           where_of(planned->ops[i]));
   };
-  // Dataflow emulation: each op's inputs are the values the step computes — its producers'
-  // unsharded results on rounded inputs, seeded values for step inputs, parameters and loss
-  // gradients — worked out in the planned order (producers first) before anything is
-  // lowered, since a pipeline lowers its stages one after the other.
-  std::vector<std::vector<std::vector<double>>> step_inputs(planned->ops.size());
-  if (planned->dataflow && options.emulate && !counting) {
-    std::map<std::string, std::vector<double>> flowing;  // by tensor
-    for (size_t i = 0; i < planned->ops.size(); ++i) {
-      if (!is_planned(planned->ops[i].kind)) continue;
-      check_emulable(i);
-      const OpProblem& problem = planned->plans.at(i)->problem;
-      std::vector<std::vector<double>> rounded;
-      for (size_t k = 0; k < problem.inputs.size(); ++k) {
-        const TensorSpec& t = problem.inputs[k];
-        step_inputs[i].push_back(flowing_value(flowing, planned->reads.at(i).at(k), t.shape, rng));
-        rounded.push_back(options.decode(options.encode(step_inputs[i].back(), t.dtype), t.dtype));
-      }
-      flowing[planned->ops[i].output_tensor] = unsharded_result(problem, rounded);
-    }
-  }
+  // Dataflow emulation: each op's inputs are the values the step computes
+  // (strategies/step_values.hpp).
+  std::vector<std::vector<std::vector<double>>> step_inputs;
+  if (planned->dataflow && options.emulate && !counting)
+    step_inputs = dataflow_step_inputs(*planned, options, rng, check_emulable);
   // The last micro-batch's op i (or the op of a step without accumulation), on the stage
   // whose first world rank is first_rank: checked, measured and (emulating) given values.
   // ZeRO's parameter gathers, as Megatron-LM's --overlap-param-gather runs them: the weights
@@ -532,51 +489,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
     }
   };
 
-  // Pipeline transfers: for each, on every stage-mesh rank r, a pair group [sender,
-  // receiver] with a symmetric buffer of one slot per micro-batch. Each kind signals on its
-  // own index — made and read in the forward (0), made in the forward and first read by
-  // the receiver's backward (1), made and read in the backward (2; with virtual stages a
-  // pair carries forward sends one way and backward sends the other) — so that on each
-  // pair and index the waits consume signals in the order they were sent: both stages run
-  // their forwards (and their backwards) in the same (micro-batch, chunk) order.
-  struct Pairs {
-    std::vector<SymmetricHandle> slots;  // by stage-mesh rank
-    std::vector<BufferRef> source;
-    int signal = 0;
-  };
-  std::vector<Pairs> pairs(planned->transfers.size());
-  for (size_t x = 0; x < planned->transfers.size(); ++x) {
-    const PlannedTransfer& t = planned->transfers[x];
-    pairs[x].signal = !t.sent_in_forward ? 2 : t.read_in_forward ? 0 : 1;
-    for (int r = 0; r < stage_size; ++r) {
-      const int from = t.from_stage * stage_size + r, to = t.to_stage * stage_size + r;
-      const GroupId group = p.add_group({from, to});
-      pairs[x].slots.push_back(p.symm_alloc(group, micro_batches * t.bytes));
-      pairs[x].source.push_back(p.local_alloc(from, t.bytes));
-    }
-  }
-  const auto send = [&](size_t x, int64_t micro_batch) {
-    const PlannedTransfer& t = planned->transfers[x];
-    const OpLabel label{
-        t.tensor + ".send", OpCategory::comm,
-        "stage " + std::to_string(t.from_stage) + " -> " + std::to_string(t.to_stage)};
-    for (int r = 0; r < stage_size; ++r) {
-      const int rank = t.from_stage * stage_size + r;
-      const StreamId main = p.stream(rank, "main"), sender = p.stream(rank, "send");
-      p.wait_event(rank, sender, p.record_event(rank, main, label), label);
-      p.put_signal(rank, sender, pairs[x].source[r], pairs[x].slots[r], micro_batch * t.bytes, 1,
-                   label, pairs[x].signal);
-    }
-  };
-  const auto receive = [&](size_t x) {
-    const PlannedTransfer& t = planned->transfers[x];
-    const OpLabel label{t.tensor + ".receive", OpCategory::comm,
-                        "from stage " + std::to_string(t.from_stage)};
-    for (int r = 0; r < stage_size; ++r) {
-      const int rank = t.to_stage * stage_size + r;
-      p.wait_signal(rank, p.stream(rank, "main"), pairs[x].slots[r], 0, label, pairs[x].signal);
-    }
-  };
+  TransferLowering transfers(p, planned->transfers, stage_size, micro_batches);
 
   // Each stage's tasks in 1F1B order (one stage: forward and backward of each micro-batch
   // in turn), then its updates. Stages hold disjoint ranks, so they are written one after
@@ -607,7 +520,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
         if (planned->transfers[x].to_stage == s &&
             planned->transfers[x].read_in_forward == task.forward &&
             planned->transfers[x].to_chunk == task.chunk)
-          receive(x);
+          transfers.receive(x);
       std::vector<size_t> sends;
       for (size_t i = 0; i < planned->ops.size(); ++i) {
         if (stage_of(i) != s || chunk_of(i) != task.chunk || phase_of(i) != phase) continue;
@@ -621,7 +534,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       }
       // Sent when the task is done, as Megatron-LM's send_forward / send_backward follow
       // forward_step / backward_step (the input's gradient leaves after the weights').
-      for (size_t x : sends) send(x, task.micro_batch);
+      for (size_t x : sends) transfers.send(x, task.micro_batch);
     }
     for (size_t i = 0; i < planned->ops.size(); ++i)
       if (stage_of(i) == s && phase_of(i) == StepPhase::after && !is_start_gather(i))

@@ -28,6 +28,7 @@
 #include "core/scenario.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/layout_search.hpp"
+#include "strategies/pipeline_transfers.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/plan_lowering.hpp"
 
@@ -66,21 +67,6 @@ struct TensorRead {
 // gradient reductions issued in it), or after the last backward (the optimizer updates and
 // ZeRO's parameter gathers).
 enum class StepPhase { forward, backward, after };
-
-// A tensor sent between pipeline stages (strategies/pipeline_transfers.hpp), by planned op
-// index: made by `after_op` and sent at the end of that op's task (the forward or backward
-// of a micro-batch), waited for before the task of `before_op` on the receiving stage.
-struct PlannedTransfer {
-  std::string tensor;
-  int from_stage = 0;
-  int to_stage = 0;
-  size_t after_op = 0;
-  size_t before_op = 0;
-  int to_chunk = 0;   // the receiving task's model chunk (virtual stages)
-  int64_t bytes = 0;  // per rank
-  bool sent_in_forward = true;
-  bool read_in_forward = true;
-};
 
 // Every matmul of a workload planned (the cost model's work, done once) and nothing
 // lowered yet: a counting lowering sizes it, then the real one builds it.
