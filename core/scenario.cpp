@@ -19,11 +19,14 @@ const TensorDecl* Scenario::tensor(const std::string& name) const {
   return nullptr;
 }
 
+int pipeline_dim_size(const std::vector<int>& shape, const std::vector<std::string>& names) {
+  return !names.empty() && names.front() == kPipelineDim && shape.size() > 1 ? shape.front() : 1;
+}
+
 namespace {
 // The loader refuses a pp dim elsewhere than first, and a mesh of pp alone.
 bool has_pipeline_dim(const Scenario& s) {
-  return s.is_dataflow() && !s.mesh_names.empty() && s.mesh_names.front() == kPipelineDim &&
-         s.mesh_shape.size() > 1;
+  return s.is_dataflow() && pipeline_dim_size(s.mesh_shape, s.mesh_names) > 1;
 }
 }  // namespace
 

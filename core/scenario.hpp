@@ -140,6 +140,8 @@ struct ObjectiveSpec {
 // Megatron-LM orders them (tp fastest, pp slowest); a workload op runs on the stage its
 // `stage:` names, and tensors one stage makes and another reads are sent between them.
 inline constexpr const char* kPipelineDim = "pp";
+// The size of a mesh's first dim when it is named pp and other dims follow; else 1.
+int pipeline_dim_size(const std::vector<int>& shape, const std::vector<std::string>& names);
 
 struct Scenario {
   std::string name;

@@ -60,10 +60,6 @@ std::string placements(const std::vector<std::string>& names, const char* on_dp,
 
 }  // namespace
 
-int pipeline_size(const std::vector<int>& shape, const std::vector<std::string>& names) {
-  return !names.empty() && names.front() == kPipelineDim && shape.size() > 1 ? shape.front() : 1;
-}
-
 int64_t data_parallel_size(const std::vector<int>& shape, const std::vector<std::string>& names) {
   for (size_t i = 0; i < names.size() && i < shape.size(); ++i)
     if (names[i] == kDataParallelDim) return shape[i];
@@ -161,7 +157,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   // With pipeline stages, the (virtual) stage of the ops being written: the embedding on
   // the first, the layers split over the pp × virtual_stages model chunks as Megatron-LM
   // splits them (chunk_layer_counts), the head on the last.
-  const int stages = pipeline_size(mesh_shape, names) * std::max(1, virtual_stages);
+  const int stages = pipeline_dim_size(mesh_shape, names) * std::max(1, virtual_stages);
   int stage = 0;
   const auto op = [&](const std::string& name, const char* kind,
                       std::initializer_list<std::pair<const char*, std::string>> reads,
@@ -241,7 +237,7 @@ int micro_batches_per_replica(const TransformerSpec& spec, int64_t dp, const std
 
 void expand_model(Scenario& scenario, const std::string& where) {
   check_model_mesh(scenario.mesh_shape, scenario.mesh_names, where);
-  const int stages = pipeline_size(scenario.mesh_shape, scenario.mesh_names);
+  const int stages = scenario.pipeline_stages();
   if (stages > 1 && scenario.model->tie_embeddings)
     throw InvalidArgument(
         "tied embeddings over " + std::to_string(stages) +

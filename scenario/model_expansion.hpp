@@ -24,9 +24,8 @@ namespace symmesh::scenario {
 inline constexpr const char* kDataParallelDim = "dp";
 inline constexpr const char* kTensorParallelDim = "tp";
 
-// The size of the mesh's dp dim (1 when it has none), and of its first dim when that is pp.
+// The size of the mesh's dp dim (1 when it has none); pp's is core's pipeline_dim_size.
 int64_t data_parallel_size(const std::vector<int>& shape, const std::vector<std::string>& names);
-int pipeline_size(const std::vector<int>& shape, const std::vector<std::string>& names);
 
 // What is wrong with a mesh dim of that name in a model scenario, or "".
 std::string model_mesh_dim_problem(const std::string& name);

@@ -28,6 +28,8 @@ const std::vector<std::string> kScenarioKeys{
     "model",   "tensors", "training", "workload", "sweep", "objective"};
 const std::vector<std::string> kPlacementSearches{"full-expansion", "priority-queue"};
 const std::vector<std::string> kOptimizers{"adam", "sgd"};
+const std::vector<std::string> kTrainingKeys{"backward", "optimizer", "zero", "micro_batches",
+                                             "virtual_stages"};
 const std::vector<std::string> kCostModels{"dtensor", "analytic", "simulated"};
 
 std::string shape_text(const std::vector<int>& shape) {
@@ -124,11 +126,11 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
     if (!s.model)
       sweep.key(key)->fail(std::string("sweep.") + key +
                            " varies a model's training step: the scenario has no model: block");
-    if (sweep.get("layouts"))
-      sweep.key(key)->fail(
-          std::string("sweep.") + key + " and sweep.layouts: the layouts search tries every " +
-          (std::string(key) == "zero" ? "ZeRO stage" : "micro-batch size") + " already");
     const bool zero = std::string(key) == "zero";
+    if (sweep.get("layouts"))
+      sweep.key(key)->fail(std::string("sweep.") + key +
+                           " and sweep.layouts: the layouts search tries every " +
+                           (zero ? "ZeRO stage" : "micro-batch size") + " already");
     const std::vector<int> values =
         list->as_int_list(-1, zero ? 0 : 1, zero ? "[0, 1]" : "[1, 2, 4]");
     const auto items = list->items();
@@ -240,8 +242,7 @@ ObjectiveSpec read_objective(const Value& value) {
 }
 
 TrainingSpec read_training(const Value& value) {
-  const MapReader training(value,
-                           {"backward", "optimizer", "zero", "micro_batches", "virtual_stages"});
+  const MapReader training(value, kTrainingKeys);
   TrainingSpec spec;
   spec.where = value.location();
   if (auto v = training.get("backward")) spec.backward = v->as_bool();
@@ -373,7 +374,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
   if (auto v = top.get("training")) {
     s.training = read_training(*v);
     if (s.training->virtual_stages > 1 && s.pipeline_stages() == 1)
-      MapReader(*v, {"backward", "optimizer", "zero", "micro_batches", "virtual_stages"})
+      MapReader(*v, kTrainingKeys)
           .require("virtual_stages")
           .fail("training.virtual_stages " + std::to_string(s.training->virtual_stages) +
                 " needs pipeline stages: a first mesh dim named pp");
@@ -394,8 +395,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
     s.model = scenario::read_model(*v, s.dtype);
     if (!s.training) s.training = TrainingSpec{.where = v->location()};
     if (s.training->micro_batches > 0)
-      MapReader(*top.get("training"),
-                {"backward", "optimizer", "zero", "micro_batches", "virtual_stages"})
+      MapReader(*top.get("training"), kTrainingKeys)
           .require("micro_batches")
           .fail(
               "training.micro_batches follows from the model: global_batch / (dp x "

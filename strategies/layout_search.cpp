@@ -171,15 +171,12 @@ class Search {
     dying_.resize(ops + 1);
     entries_of_.resize(g_.tensors.size());
     for (int s = 0; s < stages; ++s) {
-      const std::vector<Lifetime> lives = tensor_lifetimes(g_, stages > 1 ? s : -1);
-      const int first_backward = first_backward_op(g_, stages > 1 ? s : -1);
-      const MicroBatchesInFlight in_flight = MicroBatchesInFlight::of_stage(g_, s);
-      for (TensorId t = 0; t < static_cast<TensorId>(lives.size()); ++t) {
-        const Lifetime& life = lives[t];
+      const std::vector<HeldTensor> held = held_tensors(g_, stages > 1 ? s : -1);
+      for (TensorId t = 0; t < static_cast<TensorId>(held.size()); ++t) {
+        const Lifetime& life = held[t].life;
         if (life.birth < 0) continue;
-        const bool kept = life.birth < first_backward && life.death > first_backward;
         const int e = static_cast<int>(entries_.size());
-        entries_.push_back({t, s, life, kept ? in_flight : MicroBatchesInFlight{}});
+        entries_.push_back({t, s, life, held[t].weight});
         entries_of_[t].push_back(e);
         if (life.birth < ops) born_[life.birth].push_back(e);
         if (life.death <= ops) dying_[life.death].push_back(e);

@@ -39,16 +39,15 @@ std::vector<StageTransfer> stage_transfers(const DataflowGraph& graph,
                                            const std::vector<Placements>& placements,
                                            const DeviceMesh& stage_mesh);
 
-// A tensor sent between pipeline stages (a StageTransfer), by planned op
-// (strategies/workload_lowering.hpp) index: made by `after_op` and sent at the end of that op's
-// task (the forward or backward of a micro-batch), waited for before the task of `before_op` on the
-// receiving stage.
+// A tensor sent between pipeline stages (a StageTransfer) as the lowering reads it: made by
+// planned op `after_op` (strategies/workload_lowering.hpp) and sent at the end of that op's
+// task (the forward or backward of a micro-batch); waited for before the receiving stage's
+// task of the same direction as its first reader's (read_in_forward) and chunk (to_chunk).
 struct PlannedTransfer {
   std::string tensor;
   int from_stage = 0;
   int to_stage = 0;
   size_t after_op = 0;
-  size_t before_op = 0;
   int to_chunk = 0;   // the receiving task's model chunk (virtual stages)
   int64_t bytes = 0;  // per rank
   bool sent_in_forward = true;

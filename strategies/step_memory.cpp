@@ -131,21 +131,30 @@ MicroBatchesInFlight MicroBatchesInFlight::of_stage(const DataflowGraph& graph, 
           graph.virtual_stages};
 }
 
+std::vector<HeldTensor> held_tensors(const DataflowGraph& graph, int stage) {
+  const int first_backward = first_backward_op(graph, stage);
+  const MicroBatchesInFlight in_flight =
+      stage < 0 ? MicroBatchesInFlight{} : MicroBatchesInFlight::of_stage(graph, stage);
+  std::vector<HeldTensor> out;
+  for (const Lifetime& life : tensor_lifetimes(graph, stage)) {
+    const bool kept = life.birth >= 0 && life.birth < first_backward && life.death > first_backward;
+    out.push_back({life, kept ? in_flight : MicroBatchesInFlight{}});
+  }
+  return out;
+}
+
 namespace {
 
-// The memory of the ranks of `stage` (-1: the whole graph, one stage), `in_flight`
-// micro-batches at once: each tensor kept from the stage's forward into its backward
-// counts that many times.
+// The memory of the ranks of `stage` (-1: the whole graph, one stage).
 StepMemory memory_of_stage(const DataflowGraph& graph, const std::vector<Placements>& placements,
                            const std::vector<int64_t>& transient_bytes, const DeviceMesh& mesh,
-                           int stage, MicroBatchesInFlight in_flight) {
+                           int stage) {
   StepMemory out;
   out.zero_stage = graph.training ? graph.zero_stage : 0;
   out.stage = stage < 0 ? 0 : stage;
   const int ops = static_cast<int>(graph.ops.size());
   const auto on_stage = [&](int op) { return stage < 0 || graph.ops[op].stage == stage; };
-  const int first_backward = first_backward_op(graph, stage);
-  const std::vector<Lifetime> lives = tensor_lifetimes(graph, stage);
+  const std::vector<HeldTensor> held = held_tensors(graph, stage);
   // Live bytes over the schedule as a difference array: +bytes at birth, -bytes at death.
   // Parameter gradients live in the static gradient buffers instead.
   std::vector<int64_t> delta(ops + 1, 0);
@@ -159,11 +168,10 @@ StepMemory memory_of_stage(const DataflowGraph& graph, const std::vector<Placeme
       out.optimizer_bytes += bytes.optimizer;
       continue;
     }
-    const Lifetime& life = lives[id];
+    const Lifetime& life = held[id].life;
     if (life.birth < 0) continue;
-    const bool kept = life.birth < first_backward && life.death > first_backward;
-    int64_t bytes = local_bytes(t.shape, t.dtype, placements.at(id), mesh);
-    if (kept) bytes = in_flight.of(bytes);
+    const int64_t bytes =
+        held[id].weight.of(local_bytes(t.shape, t.dtype, placements.at(id), mesh));
     delta[life.birth] += bytes;
     delta[std::min(life.death, ops)] -= bytes;
   }
@@ -189,11 +197,10 @@ std::vector<StepMemory> stage_memories(const DataflowGraph& graph,
                                        const std::vector<Placements>& placements,
                                        const std::vector<int64_t>& transient_bytes,
                                        const DeviceMesh& mesh) {
-  if (graph.stages <= 1) return {memory_of_stage(graph, placements, transient_bytes, mesh, -1, {})};
+  if (graph.stages <= 1) return {memory_of_stage(graph, placements, transient_bytes, mesh, -1)};
   std::vector<StepMemory> out;
   for (int s = 0; s < graph.stages; ++s)
-    out.push_back(memory_of_stage(graph, placements, transient_bytes, mesh, s,
-                                  MicroBatchesInFlight::of_stage(graph, s)));
+    out.push_back(memory_of_stage(graph, placements, transient_bytes, mesh, s));
   return out;
 }
 

@@ -114,6 +114,16 @@ struct MicroBatchesInFlight {
   int64_t of(int64_t bytes) const { return bytes * chunks / virtual_stages; }
 };
 
+// What the ranks of `stage` (-1: the whole graph, one stage) hold of each tensor, by tensor:
+// when (tensor_lifetimes; birth -1 for what they never hold, parameters included), and how
+// many micro-batches' worth — those in flight for a tensor kept from the stage's forward
+// into its backward (alive across first_backward_op), else one.
+struct HeldTensor {
+  Lifetime life;
+  MicroBatchesInFlight weight;
+};
+std::vector<HeldTensor> held_tensors(const DataflowGraph& graph, int stage);
+
 // The step's memory with every tensor at `placements` (final placements, one per tensor)
 // and `transient_bytes` per graph op: per pipeline stage (one entry without stages), and
 // the busiest's.

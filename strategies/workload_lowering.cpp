@@ -240,8 +240,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   }
   for (const StageTransfer& x : stage_transfers(graph, layout.placements, out.mesh))
     out.transfers.push_back({graph.tensors[x.tensor].name, x.from_stage, x.to_stage,
-                             planned_index[x.producer], planned_index[x.first_reader], x.to_chunk,
-                             x.bytes, x.sent_in_forward, x.read_in_forward});
+                             planned_index[x.producer], x.to_chunk, x.bytes, x.sent_in_forward,
+                             x.read_in_forward});
   const int peak = layout.memory.peak_op;
   if (peak >= 0 && graph.ops[peak].output >= 0) out.peak_op = graph.ops[peak].name;
   out.layout = std::move(layout);
@@ -377,8 +377,6 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   std::vector<std::vector<std::vector<double>>> step_inputs;
   if (planned->dataflow && options.emulate && !counting)
     step_inputs = dataflow_step_inputs(*planned, options, rng, check_emulable);
-  // The last micro-batch's op i (or the op of a step without accumulation), on the stage
-  // whose first world rank is first_rank: checked, measured and (emulating) given values.
   // ZeRO's parameter gathers, as Megatron-LM's --overlap-param-gather runs them: the weights
   // the previous step updated are gathered on the comm stream while this step's forward
   // runs, each before its first reader, which waits for it (a one-step scenario has no
@@ -397,6 +395,8 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       p.wait_event(first_rank + r, p.stream(first_rank + r, "main"), it->second[r], sync);
     gathered.erase(it);  // the first micro-batch's reader waits; the later ones follow it
   };
+  // The last micro-batch's op i (or the op of a step without accumulation), on the stage
+  // whose first world rank is first_rank: checked, measured and (emulating) given values.
   const auto lower_last = [&](size_t i, int first_rank) {
     const WorkloadOp& op = planned->ops[i];
     const int stage = stage_of(i);
@@ -449,8 +449,8 @@ LoweredWorkload lower_workload(const Scenario& scenario,
         }
       p.barrier(world, "main", {op.name, OpCategory::sync, "barrier"});
     } else if (op.kind == OpKind::optimizer_step) {
-      // The first update waits for every gradient reduction (they all come before it);
-      // the later ones follow it on the main stream, beside ZeRO's gathers on comm.
+      // The first update waits for every gradient reduction of its stage (they all come
+      // before it); the later ones follow it on the main stream.
       lower_optimizer_step(p, first_rank, stage_size, op, scenario,
                            comm_used[stage] && !updating[stage]);
       updating[stage] = true;
@@ -491,9 +491,9 @@ LoweredWorkload lower_workload(const Scenario& scenario,
 
   TransferLowering transfers(p, planned->transfers, stage_size, micro_batches);
 
-  // Each stage's tasks in 1F1B order (one stage: forward and backward of each micro-batch
-  // in turn), then its updates. Stages hold disjoint ranks, so they are written one after
-  // the other; the transfers order them in the run.
+  // Each stage's ZeRO gathers, then its tasks in 1F1B or interleaved order (one stage:
+  // forward and backward of each micro-batch in turn), then its updates. Stages hold disjoint
+  // ranks, so they are written one after the other; the transfers order them in the run.
   for (int s = 0; s < stages; ++s) {
     const int first_rank = s * stage_size;
     // In the order the forward reads the weights (the planned order is the backward's, in
