@@ -12,6 +12,7 @@
 #include "strategies/plan.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/plan_args.hpp"
+#include "tools/cli/plan_op.hpp"
 #include "tools/cli/plan_report.hpp"
 #include "tools/cli/text_table.hpp"
 
@@ -34,7 +35,9 @@ std::string cluster_text(const ClusterSpec& c) {
          (c.nodes == 1 ? " node x " : " nodes x ") + std::to_string(c.gpus_per_node) + " GPUs)";
 }
 
-int run_plan(const PlanArgs& args) {
+}  // namespace
+
+PlannedOp plan_op(const PlanArgs& args) {
   auto problem = problem_from(args);
   strategies::CostModelOptions options;
   options.devices_per_host = args.gpus_per_host;
@@ -94,9 +97,16 @@ int run_plan(const PlanArgs& args) {
                           format_fixed(layout.stats.seconds * 1e3, 2) + " ms)";
   }
   report.devices_per_host = options.devices_per_host;
-  report.explain = args.explain;
   if (const auto* explainer = strategies::explainer_of(*model))
     report.details = explainer->details(plan.problem, plan.candidates);
+  return {std::move(plan), std::move(report)};
+}
+
+namespace {
+
+int run_plan(const PlanArgs& args) {
+  auto [plan, report] = plan_op(args);
+  report.explain = args.explain;
   if (args.json)
     std::cout << plan_to_json(plan, report).dump(2) << "\n";
   else
