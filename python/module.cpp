@@ -1,0 +1,200 @@
+// The compiled half of `import symmesh` (python/symmesh/__init__.py is the other): scenarios
+// loaded and validated by the library, `symmesh plan`, `simulate` and `sweep` run in-process
+// through the same library calls as the CLI, and a model step's torch plan. Results cross as
+// the CLI's own JSON text (tools/cli's writers), which __init__.py turns into Python data.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "core/dtype.hpp"
+#include "core/errors.hpp"
+#include "core/op_kind.hpp"
+#include "evaluation/scenario_evaluation.hpp"
+#include "evaluation/sweep_answer.hpp"
+#include "evaluation/sweep_runner.hpp"
+#include "evaluation/torch_parallel_plan.hpp"
+#include "evaluation/training_layouts.hpp"
+#include "python/errors.hpp"
+#include "scenario/scenario_loader.hpp"
+#include "tools/cli/layouts_report.hpp"
+#include "tools/cli/plan_op.hpp"
+#include "tools/cli/simulation_output.hpp"
+#include "tools/cli/sweep_report.hpp"
+
+namespace py = pybind11;
+
+namespace symmesh::python {
+namespace {
+
+py::dict cluster_dict(const ClusterSpec& c) {
+  py::dict d;
+  d["name"] = c.name;
+  d["nodes"] = c.nodes;
+  d["gpus_per_node"] = c.gpus_per_node;
+  d["gpu"] = c.gpu.name;
+  d["gpu_memory_bytes"] = c.gpu.memory_capacity_bytes;
+  d["intra_node"] = c.intra_node.kind;
+  d["inter_node"] = c.nodes > 1 ? py::cast(c.inter_node.kind) : py::none();
+  return d;
+}
+
+py::object model_dict(const Scenario& s) {
+  if (!s.model) return py::none();
+  const TransformerSpec& m = *s.model;
+  py::dict d;
+  d["name"] = m.name;
+  d["layers"] = m.layers;
+  d["hidden"] = m.hidden;
+  d["heads"] = m.heads;
+  d["kv_heads"] = m.kv_heads;
+  d["head_dim"] = m.head_dim;
+  d["ffn"] = m.ffn;
+  d["vocab"] = m.vocab;
+  d["seq"] = m.seq;
+  d["global_batch"] = m.global_batch;
+  return d;
+}
+
+// symmesh plan's arguments, as the Python keyword arguments name them.
+std::string plan_json(const std::string& op, const std::string& a, const std::string& b,
+                      const std::string& mesh, const std::vector<std::string>& in,
+                      const std::string& bias, const std::string& bias_in,
+                      const std::string& out_in, const std::string& dtype,
+                      std::optional<int> gpus_per_host, const std::string& cluster, int rerank,
+                      const std::string& cost_model, bool fuse,
+                      const std::string& placement_search) {
+  cli::PlanArgs args;
+  args.op = op, args.a = a, args.b = b, args.mesh = mesh, args.in = in;
+  args.bias = bias, args.bias_in = bias_in, args.out_in = out_in, args.dtype = dtype;
+  if (gpus_per_host) args.gpus_per_host = *gpus_per_host, args.gpus_per_host_given = true;
+  args.cluster = cluster, args.rerank = rerank, args.cost_model = cost_model;
+  args.no_fuse = !fuse, args.placement_search = placement_search;
+  if (args.in.size() != 2)
+    throw InvalidArgument("expected placements for a and b, got " + std::to_string(in.size()),
+                          "--in");
+  const cli::PlannedOp planned = [&] {
+    py::gil_scoped_release unlocked;
+    return cli::plan_op(args);
+  }();
+  return cli::plan_to_json(planned.plan, planned.report).dump();
+}
+
+evaluation::EvaluationOptions evaluation_options(bool emulate, double time_limit_s, bool fuse) {
+  if (!(time_limit_s >= 0))
+    throw InvalidArgument("expected a number >= 0, got " + std::to_string(time_limit_s),
+                          "time_limit_s");
+  evaluation::EvaluationOptions options;
+  options.emulate = emulate;
+  options.wall_clock_limit_s = time_limit_s;
+  options.fuse = fuse;
+  return options;
+}
+
+std::string simulate_json(const Scenario& scenario, bool emulate, double time_limit_s, bool fuse) {
+  const auto options = evaluation_options(emulate, time_limit_s, fuse);
+  py::gil_scoped_release unlocked;
+  return cli::simulation_report_json(evaluation::evaluate_scenario(scenario, options).report)
+      .dump();
+}
+
+// What `symmesh sweep` writes to results.json, without the output folder.
+std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, bool fuse) {
+  using namespace evaluation;
+  if (jobs < 0) throw InvalidArgument("expected a number >= 0, got " + std::to_string(jobs), "jobs");
+  py::gil_scoped_release unlocked;
+  if (scenario.sweep && scenario.sweep->layouts) {
+    const int simulate = scenario.sweep->layouts_simulate;
+    const TrainingLayoutsRun run = run_training_layouts(
+        scenario, training_layout_gpu_counts(scenario, {}), std::max(simulate, 1), simulate);
+    return cli::layouts_json(scenario, run).dump();
+  }
+  SweepOptions options;
+  options.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.evaluation = evaluation_options(false, time_limit_s, fuse);
+  if (scenario.objective) options.max_time_s = scenario.objective->max_time_s;
+  const SweepRun run = run_sweep(scenario, options);
+  const SweepAnswer answer = answer_sweep(run.points, options.max_time_s);
+  if (!answer.best) {
+    // As the CLI says it: every point was skipped, so the scenario is bad input.
+    const std::string first = run.points.front().skip_reason.value_or("");
+    bool same = true;
+    for (const auto& p : run.points) same &= p.skip_reason == first;
+    if (same && run.points.size() == 1) throw InvalidArgument(first, "");
+    throw InvalidArgument("no point of the sweep can be simulated (" +
+                              std::to_string(run.points.size()) + " skipped); " +
+                              (same ? "every one: " : "the first: ") + first,
+                          scenario.path);
+  }
+  const cli::SweepOutcome outcome{scenario, run, answer, {}};
+  return cli::sweep_results_json(outcome).dump();
+}
+
+}  // namespace
+}  // namespace symmesh::python
+
+PYBIND11_MODULE(_symmesh, m) {
+  using namespace symmesh;
+  m.doc() = "symmesh's library, compiled; use the symmesh package (python/symmesh/__init__.py)";
+  python::register_errors(m);
+
+  py::class_<Scenario>(m, "Scenario", "A loaded, validated scenario (read-only).")
+      .def_property_readonly("name", [](const Scenario& s) { return s.name; })
+      .def_property_readonly("path", [](const Scenario& s) { return s.path; })
+      .def_property_readonly("version", [](const Scenario& s) { return s.version; })
+      .def_property_readonly("mesh_shape", [](const Scenario& s) { return s.mesh_shape; })
+      .def_property_readonly("mesh_names", [](const Scenario& s) { return s.mesh_names; })
+      .def_property_readonly("gpus", [](const Scenario& s) {
+        return s.cluster.nodes * s.cluster.gpus_per_node;
+      })
+      .def_property_readonly("dtype", [](const Scenario& s) { return to_string(s.dtype); })
+      .def_property_readonly("cost_model", [](const Scenario& s) { return s.cost_model; })
+      .def_property_readonly("cluster", [](const Scenario& s) { return python::cluster_dict(s.cluster); })
+      .def_property_readonly("model", [](const Scenario& s) { return python::model_dict(s); })
+      .def_property_readonly("tensors", [](const Scenario& s) {
+        std::vector<std::string> names;
+        for (const TensorDecl& t : s.tensors) names.push_back(t.name);
+        return names;
+      })
+      .def_property_readonly("ops", [](const Scenario& s) {
+        std::vector<std::pair<std::string, std::string>> ops;
+        for (const WorkloadOp& op : s.workload) ops.emplace_back(op.name, to_string(op.kind));
+        return ops;
+      }, "(name, kind) of every op of the workload, in file order (a model's as generated)")
+      .def_property_readonly("training", [](const Scenario& s) { return s.training.has_value(); })
+      .def_property_readonly("sweep_nodes", [](const Scenario& s) {
+        return s.sweep ? s.sweep->nodes : std::vector<int>{};
+      })
+      .def_property_readonly("objective_max_time_s", [](const Scenario& s) -> py::object {
+        if (s.objective && s.objective->max_time_s) return py::cast(*s.objective->max_time_s);
+        return py::none();
+      })
+      .def("__repr__", [](const Scenario& s) {
+        std::string mesh;
+        for (int d : s.mesh_shape) mesh += (mesh.empty() ? "" : "x") + std::to_string(d);
+        return "<symmesh.Scenario '" + s.name + "' mesh " + mesh + ", " +
+               std::to_string(s.workload.size()) + " ops>";
+      });
+
+  m.def("load_scenario_file", [](const std::string& path) { return load_scenario(path); },
+        py::arg("path"));
+  m.def("load_scenario_text",
+        [](const std::string& text, const std::string& file) { return load_scenario_text(text, file); },
+        py::arg("text"), py::arg("file"));
+  m.def("plan_json", &python::plan_json, py::arg("op"), py::arg("a"), py::arg("b"),
+        py::arg("mesh"), py::arg("inputs"), py::arg("bias"), py::arg("bias_in"),
+        py::arg("out_in"), py::arg("dtype"), py::arg("gpus_per_host"), py::arg("cluster"),
+        py::arg("rerank"), py::arg("cost_model"), py::arg("fuse"), py::arg("placement_search"));
+  m.def("simulate_json", &python::simulate_json, py::arg("scenario"), py::arg("emulate"),
+        py::arg("time_limit_s"), py::arg("fuse"));
+  m.def("sweep_json", &python::sweep_json, py::arg("scenario"), py::arg("jobs"),
+        py::arg("time_limit_s"), py::arg("fuse"));
+  m.def("torch_plan_json", [](const Scenario& s) {
+    return evaluation::torch_plan_json(evaluation::torch_parallel_plan(s)).dump();
+  });
+  m.def("torch_plan_python", [](const Scenario& s) {
+    return evaluation::torch_plan_python(evaluation::torch_parallel_plan(s));
+  });
+  m.attr("shipped_scenarios_dir") = shipped_scenarios_dir();
+}

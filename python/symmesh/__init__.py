@@ -1,0 +1,145 @@
+"""symmesh from Python: load scenarios, plan one matmul, simulate and sweep a scenario, and
+turn a model scenario's chosen layout into PyTorch's parallelize_module plan.
+
+Every function runs symmesh's C++ library in this process (the compiled module _symmesh),
+with the same checks and messages as the CLI, and returns plain Python data: the JSON the
+CLI prints (`symmesh plan --json`, `symmesh simulate --json`, a sweep's results.json) as
+dicts, lists, floats and strings.
+
+Errors are exceptions whose str() is the text the CLI prints after "symmesh: error: ",
+e.g. "scenario.yaml:4:7: unknown key 'meshh' - did you mean 'mesh'?"; each also has
+.message, .where (a file:line:col, an argument or a file) and .rank (None or an int):
+
+    Error                      every symmesh error
+      ScenarioError            bad input (also a ValueError); the CLI exits 2
+        DoesNotFitError        a step that needs more than the GPU's memory
+      UnsupportedError         well-formed but not supported (also a ValueError); exit 2
+      UnavailableError         cannot run here, e.g. a backend not built (a RuntimeError)
+      SimulationError          a failed run: timeout, backend failure (a RuntimeError)
+"""
+
+import json as _json
+import os as _os
+
+# The simulator is a module the library opens when it first simulates
+# (evaluation/backends.cpp): $SYMMESH_SIM_MODULE, else next to the executable (python3's
+# folder here), else the build folder compiled in. One beside this package wins over the
+# compiled-in folder, so a copied package finds its own.
+_here = _os.path.dirname(_os.path.abspath(__file__))
+if not _os.environ.get("SYMMESH_SIM_MODULE") and _os.path.exists(
+        _os.path.join(_here, "libsymmesh_sim.so")):
+    _os.environ["SYMMESH_SIM_MODULE"] = _os.path.join(_here, "libsymmesh_sim.so")
+
+from . import _symmesh  # noqa: E402
+from ._symmesh import (  # noqa: E402,F401
+    DoesNotFitError, Error, Scenario, ScenarioError, SimulationError, UnavailableError,
+    UnsupportedError)
+
+__all__ = [
+    "Scenario", "load_scenario", "scenario_text", "plan", "simulate", "sweep", "torch_plan",
+    "torch_plan_source", "Error", "ScenarioError", "DoesNotFitError", "UnsupportedError",
+    "UnavailableError", "SimulationError", "SHIPPED_SCENARIOS_DIR",
+]
+
+# The scenarios/ folder of the source tree: relative cluster and model paths fall back to it.
+SHIPPED_SCENARIOS_DIR = _symmesh.shipped_scenarios_dir
+
+
+def scenario_text(data):
+    """The YAML text a scenario dict is loaded from: JSON, which is YAML, one key a line,
+    so that an error's line:col points at the key or value at fault."""
+    return _json.dumps(data, indent=2, allow_nan=False) + "\n"
+
+
+def load_scenario(source, name=None):
+    """A validated Scenario from a file path (str or os.PathLike) or a dict holding what the
+    file would (version, name, cluster, mesh, workload, ...).
+
+    A dict's errors name `name` (default "<dict>") and the line:col of scenario_text(source);
+    its relative cluster/model paths are looked up under the current folder, then under the
+    shipped scenarios folder, as a file's are under its own folder. Raises ScenarioError.
+    """
+    if isinstance(source, Scenario):
+        return source
+    if isinstance(source, dict):
+        file = name or "<dict>"
+        return _symmesh.load_scenario_text(scenario_text(source), file)
+    if isinstance(source, (str, bytes, _os.PathLike)):
+        return _symmesh.load_scenario_file(_os.fsdecode(source))
+    raise TypeError("load_scenario takes a file path, a dict or a Scenario, not "
+                    + type(source).__name__)
+
+
+def _shape(shape):
+    if shape is None:
+        return ""
+    if isinstance(shape, str):
+        return shape
+    return "x".join(str(int(d)) for d in shape)
+
+
+def _placements(p):
+    if p is None:
+        return ""
+    if isinstance(p, str):
+        return p
+    return ",".join(p)
+
+
+def plan(op, a, b, mesh, inputs, *, bias=None, bias_in=None, out=None, dtype="fp32",
+         cluster=None, gpus_per_host=None, cost_model="dtensor", rerank=4, fuse=True,
+         placement_search="full-expansion"):
+    """Plans one mm/bmm/addmm/baddbmm/linear as `symmesh plan --json` does and returns that
+    JSON as a dict (strategy, cost_us, redistributions, candidates, ...).
+
+    Shapes and the mesh are "64x32" or (64, 32); inputs is the placements of a and b, each
+    "S(0),R", ("S(0)", "R") or "auto"; out is --out-in; cluster a cluster file (needed by
+    the analytic and simulated cost models). Raises ScenarioError naming the option.
+    """
+    if isinstance(inputs, str) or len(inputs) != 2:
+        raise ScenarioError("--in: expected the placements of a and b, e.g. ['S(0),R', 'R,R']")
+    text = _symmesh.plan_json(
+        op=op, a=_shape(a), b=_shape(b), mesh=_shape(mesh),
+        inputs=[_placements(p) for p in inputs], bias=_shape(bias),
+        bias_in=_placements(bias_in), out_in=_placements(out), dtype=dtype,
+        gpus_per_host=gpus_per_host, cluster=_os.fsdecode(cluster) if cluster else "",
+        rerank=rerank, cost_model=cost_model, fuse=fuse, placement_search=placement_search)
+    return _json.loads(text)
+
+
+def simulate(scenario, *, emulate=False, time_limit_s=0.0, fuse=True):
+    """Plans and simulates a scenario (a path, dict or Scenario) as `symmesh simulate --json`
+    does and returns that report as a dict (total_time_s, ops, ...)."""
+    s = load_scenario(scenario)
+    return _json.loads(_symmesh.simulate_json(s, emulate, float(time_limit_s), fuse))
+
+
+def sweep(scenario, *, jobs=1, time_limit_s=0.0, fuse=True):
+    """Evaluates the scenario over its `sweep:` (node counts x mesh shapes) as `symmesh
+    sweep` does, without an output folder, and returns what it writes to results.json
+    (per point its report or skip reason, and the answer). jobs: points at once (0: one per
+    core); time_limit_s: per point."""
+    s = load_scenario(scenario)
+    return _json.loads(_symmesh.sweep_json(s, int(jobs), float(time_limit_s), fuse))
+
+
+def torch_plan(scenario):
+    """The PyTorch tensor-parallel plan of a model scenario's chosen layout (its `tp` mesh
+    dim), in torchtitan's Llama module names:
+
+        {"tp_size": 8,
+         "model": {"tok_embeddings": {"style": "RowwiseParallel",
+                                      "kwargs": {"input_layouts": "Replicate()", ...}}, ...},
+         "layers": [{"attention.wq": {"style": "ColwiseParallel", "kwargs": {}}, ...}, ...],
+         "replicated": [modules left whole on every tp rank],
+         "notes": [choices no ParallelStyle expresses]}
+
+    kwargs values are Python source ("Shard(1)", "(Shard(1), None)", "False").
+    evaluation/torch_parallel_plan.hpp says how placements map to styles."""
+    return _json.loads(_symmesh.torch_plan_json(load_scenario(scenario)))
+
+
+def torch_plan_source(scenario):
+    """The Python source of `def apply_tp(model, tp_mesh)`, which applies torch_plan's plan
+    with torch.distributed.tensor.parallel.parallelize_module, as torchtitan's apply_tp."""
+    return _symmesh.torch_plan_python(load_scenario(scenario))
