@@ -91,8 +91,8 @@ TorchParallelPlan torch_parallel_plan(const ModelTpLayout& layout);
 TorchParallelPlan torch_parallel_plan(const Scenario& scenario);
 
 // {"tp_size", "model": {module: {"style", "kwargs": {name: source}}}, "layers": [...],
-//  "replicated", "notes"}: plain data for Python.
-nlohmann::json torch_plan_json(const TorchParallelPlan& plan);
+//  "replicated", "notes"}: plain data for Python, modules and kwargs in the plan's order.
+nlohmann::ordered_json torch_plan_json(const TorchParallelPlan& plan);
 
 // The Python source of a function `apply_tp(model, tp_mesh)` that applies the plan with
 // torch.distributed.tensor.parallel.parallelize_module, as torchtitan's apply_tp does.

@@ -57,9 +57,9 @@ void register_errors(py::module_& m) {
   c.unavailable = new_class(m, "UnavailableError",
                             "What was asked cannot run here, e.g. a backend that was not built.",
                             py::make_tuple(c.error, runtime_error));
-  c.simulation = new_class(m, "SimulationError",
-                           "A failed run: a timeout, a simulator or backend failure.",
-                           py::make_tuple(c.error, runtime_error));
+  c.simulation =
+      new_class(m, "SimulationError", "A failed run: a timeout, a simulator or backend failure.",
+                py::make_tuple(c.error, runtime_error));
   py::register_exception_translator([](std::exception_ptr p) {
     const ErrorClasses& k = classes();
     try {

@@ -102,7 +102,8 @@ std::string simulate_json(const Scenario& scenario, bool emulate, double time_li
 // What `symmesh sweep` writes to results.json, without the output folder.
 std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, bool fuse) {
   using namespace evaluation;
-  if (jobs < 0) throw InvalidArgument("expected a number >= 0, got " + std::to_string(jobs), "jobs");
+  if (jobs < 0)
+    throw InvalidArgument("expected a number >= 0, got " + std::to_string(jobs), "jobs");
   py::gil_scoped_release unlocked;
   if (scenario.sweep && scenario.sweep->layouts) {
     const int simulate = scenario.sweep->layouts_simulate;
@@ -111,7 +112,8 @@ std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, 
     return cli::layouts_json(scenario, run).dump();
   }
   SweepOptions options;
-  options.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.jobs =
+      jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.evaluation = evaluation_options(false, time_limit_s, fuse);
   if (scenario.objective) options.max_time_s = scenario.objective->max_time_s;
   const SweepRun run = run_sweep(scenario, options);
@@ -145,31 +147,37 @@ PYBIND11_MODULE(_symmesh, m) {
       .def_property_readonly("version", [](const Scenario& s) { return s.version; })
       .def_property_readonly("mesh_shape", [](const Scenario& s) { return s.mesh_shape; })
       .def_property_readonly("mesh_names", [](const Scenario& s) { return s.mesh_names; })
-      .def_property_readonly("gpus", [](const Scenario& s) {
-        return s.cluster.nodes * s.cluster.gpus_per_node;
-      })
+      .def_property_readonly(
+          "gpus", [](const Scenario& s) { return s.cluster.nodes * s.cluster.gpus_per_node; })
       .def_property_readonly("dtype", [](const Scenario& s) { return to_string(s.dtype); })
       .def_property_readonly("cost_model", [](const Scenario& s) { return s.cost_model; })
-      .def_property_readonly("cluster", [](const Scenario& s) { return python::cluster_dict(s.cluster); })
+      .def_property_readonly("cluster",
+                             [](const Scenario& s) { return python::cluster_dict(s.cluster); })
       .def_property_readonly("model", [](const Scenario& s) { return python::model_dict(s); })
-      .def_property_readonly("tensors", [](const Scenario& s) {
-        std::vector<std::string> names;
-        for (const TensorDecl& t : s.tensors) names.push_back(t.name);
-        return names;
-      })
-      .def_property_readonly("ops", [](const Scenario& s) {
-        std::vector<std::pair<std::string, std::string>> ops;
-        for (const WorkloadOp& op : s.workload) ops.emplace_back(op.name, to_string(op.kind));
-        return ops;
-      }, "(name, kind) of every op of the workload, in file order (a model's as generated)")
+      .def_property_readonly("tensors",
+                             [](const Scenario& s) {
+                               std::vector<std::string> names;
+                               for (const TensorDecl& t : s.tensors) names.push_back(t.name);
+                               return names;
+                             })
+      .def_property_readonly(
+          "ops",
+          [](const Scenario& s) {
+            std::vector<std::pair<std::string, std::string>> ops;
+            for (const WorkloadOp& op : s.workload) ops.emplace_back(op.name, to_string(op.kind));
+            return ops;
+          },
+          "(name, kind) of every op of the workload, in file order (a model's as generated)")
       .def_property_readonly("training", [](const Scenario& s) { return s.training.has_value(); })
-      .def_property_readonly("sweep_nodes", [](const Scenario& s) {
-        return s.sweep ? s.sweep->nodes : std::vector<int>{};
-      })
-      .def_property_readonly("objective_max_time_s", [](const Scenario& s) -> py::object {
-        if (s.objective && s.objective->max_time_s) return py::cast(*s.objective->max_time_s);
-        return py::none();
-      })
+      .def_property_readonly(
+          "sweep_nodes",
+          [](const Scenario& s) { return s.sweep ? s.sweep->nodes : std::vector<int>{}; })
+      .def_property_readonly("objective_max_time_s",
+                             [](const Scenario& s) -> py::object {
+                               if (s.objective && s.objective->max_time_s)
+                                 return py::cast(*s.objective->max_time_s);
+                               return py::none();
+                             })
       .def("__repr__", [](const Scenario& s) {
         std::string mesh;
         for (int d : s.mesh_shape) mesh += (mesh.empty() ? "" : "x") + std::to_string(d);
@@ -177,15 +185,19 @@ PYBIND11_MODULE(_symmesh, m) {
                std::to_string(s.workload.size()) + " ops>";
       });
 
-  m.def("load_scenario_file", [](const std::string& path) { return load_scenario(path); },
-        py::arg("path"));
-  m.def("load_scenario_text",
-        [](const std::string& text, const std::string& file) { return load_scenario_text(text, file); },
-        py::arg("text"), py::arg("file"));
-  m.def("plan_json", &python::plan_json, py::arg("op"), py::arg("a"), py::arg("b"),
-        py::arg("mesh"), py::arg("inputs"), py::arg("bias"), py::arg("bias_in"),
-        py::arg("out_in"), py::arg("dtype"), py::arg("gpus_per_host"), py::arg("cluster"),
-        py::arg("rerank"), py::arg("cost_model"), py::arg("fuse"), py::arg("placement_search"));
+  m.def(
+      "load_scenario_file", [](const std::string& path) { return load_scenario(path); },
+      py::arg("path"));
+  m.def(
+      "load_scenario_text",
+      [](const std::string& text, const std::string& file) {
+        return load_scenario_text(text, file);
+      },
+      py::arg("text"), py::arg("file"));
+  m.def("plan_json", &python::plan_json, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("mesh"),
+        py::arg("inputs"), py::arg("bias"), py::arg("bias_in"), py::arg("out_in"), py::arg("dtype"),
+        py::arg("gpus_per_host"), py::arg("cluster"), py::arg("rerank"), py::arg("cost_model"),
+        py::arg("fuse"), py::arg("placement_search"));
   m.def("simulate_json", &python::simulate_json, py::arg("scenario"), py::arg("emulate"),
         py::arg("time_limit_s"), py::arg("fuse"));
   m.def("sweep_json", &python::sweep_json, py::arg("scenario"), py::arg("jobs"),

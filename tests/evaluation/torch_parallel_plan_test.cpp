@@ -166,7 +166,7 @@ TEST(TorchParallelPlan, PythonSourceIsTorchtitansCall) {
 }
 
 TEST(TorchParallelPlan, JsonHoldsEveryModuleWithItsKeywordArguments) {
-  const nlohmann::json j = torch_plan_json(torch_parallel_plan(megatron_sp(1)));
+  const nlohmann::ordered_json j = torch_plan_json(torch_parallel_plan(megatron_sp(1)));
   EXPECT_EQ(j["tp_size"], 8);
   EXPECT_EQ(j["model"]["output"]["kwargs"]["use_local_output"], "False");
   EXPECT_EQ(j["layers"][0]["attention.wo"]["style"], "RowwiseParallel");

@@ -1,0 +1,48 @@
+"""symmesh.simulate against `symmesh simulate --json`, run as a separate process."""
+
+import os
+import tempfile
+import unittest
+
+import symmesh
+from cli_support import SCENARIOS, CliTestCase, cli_error, cli_json
+
+
+def without_wall_clock(report):
+    # search_s is how long this run's layout search took: the one figure that differs.
+    if isinstance(report, dict):
+        return {k: without_wall_clock(v) for k, v in report.items() if k != "search_s"}
+    if isinstance(report, list):
+        return [without_wall_clock(v) for v in report]
+    return report
+
+
+class Simulate(CliTestCase):
+    def test_quickstart_matches_the_cli(self):
+        path = os.path.join(SCENARIOS, "quickstart.yaml")
+        ours = symmesh.simulate(path)
+        cli = cli_json("simulate", "--json", path)
+        self.assertEqual(without_wall_clock(ours), without_wall_clock(cli))
+        self.assertEqual([op["name"] for op in ours["ops"]][:2], ["up", "down"])
+        self.assertGreater(ours["total_time_s"], 0)
+
+    def test_a_matmul_that_fits_nowhere_raises_the_clis_message(self):
+        s = dict(name="too-big", version=2, cluster="clusters/dgx-h100.yaml", mesh=[8],
+                 dtype="bf16", cost_model="analytic",
+                 tensors={"a": {"shape": [1048576, 65536], "placements": ["R"]},
+                          "b": {"shape": [65536, 65536], "placements": ["R"]}},
+                 workload=[{"name": "m", "op": "mm", "a": "a", "b": "b", "output": "c"}])
+        # a is declared whole (R) on every GPU: 2^20 x 2^16 bf16 = 128 GiB before any
+        # strategy can split it, over the H100's 80 GiB (the CLI exits 2 saying so).
+        with self.assertRaises(symmesh.UnsupportedError) as caught:
+            symmesh.simulate(s)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "too-big.yaml")
+            with open(path, "w") as f:
+                f.write(symmesh.scenario_text(s))
+            self.assertEqual(str(caught.exception), cli_error("simulate", path))
+        self.assertIn("no strategy fits in memory", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

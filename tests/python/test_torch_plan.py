@@ -1,0 +1,131 @@
+"""symmesh.torch_plan and torch_plan_source for a model scenario whose planner picks
+Megatron's layout with sequence parallelism. The expected plan is torchtitan's Llama plan
+(pytorch/torchtitan, torchtitan/models/llama3/infra/parallelize.py, apply_tp, with loss
+parallel and the Llama 3 attention.forward(x, freqs_cis)), written out by hand."""
+
+import os
+import sys
+import types
+import unittest
+
+import symmesh
+from cli_support import HERE
+
+SCENARIO = os.path.join(HERE, "llama3-8b-2layer-tp8.yaml")
+
+
+def style(name, **kwargs):
+    return {"style": name, "kwargs": kwargs}
+
+
+TORCHTITAN_LAYER = {
+    "attention_norm": style("SequenceParallel"),
+    "attention": style("PrepareModuleInput", input_layouts="(Shard(1), None)",
+                       desired_input_layouts="(Replicate(), None)"),
+    "attention.wq": style("ColwiseParallel"),
+    "attention.wk": style("ColwiseParallel"),
+    "attention.wv": style("ColwiseParallel"),
+    "attention.wo": style("RowwiseParallel", output_layouts="Shard(1)"),
+    "ffn_norm": style("SequenceParallel"),
+    "feed_forward": style("PrepareModuleInput", input_layouts="(Shard(1),)",
+                          desired_input_layouts="(Replicate(),)"),
+    "feed_forward.w1": style("ColwiseParallel"),
+    "feed_forward.w2": style("RowwiseParallel", output_layouts="Shard(1)"),
+    "feed_forward.w3": style("ColwiseParallel"),
+}
+
+
+def fake_torch(calls):
+    """torch.distributed.tensor(.parallel) stand-ins that record what apply_tp builds (torch
+    is not installed here): each style and placement prints as its torch source would."""
+    def record(name):
+        def make(*args, **kwargs):
+            text = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+            return types.SimpleNamespace(text=f"{name}({text})")
+        return make
+
+    class Placement:
+        def __init__(self, *args):
+            self.args = args
+
+        def __repr__(self):
+            return f"{type(self).__name__}({', '.join(map(str, self.args))})"
+
+    tensor = types.ModuleType("torch.distributed.tensor")
+    for name in ("Shard", "Replicate", "Partial"):
+        setattr(tensor, name, type(name, (Placement,), {}))
+    parallel = types.ModuleType("torch.distributed.tensor.parallel")
+    for name in ("ColwiseParallel", "RowwiseParallel", "SequenceParallel",
+                 "PrepareModuleInput", "PrepareModuleOutput"):
+        setattr(parallel, name, record(name))
+    parallel.parallelize_module = lambda module, mesh, plan: calls.append(
+        (module, mesh, {k: v.text for k, v in plan.items()}))
+    return {"torch": types.ModuleType("torch"),
+            "torch.distributed": types.ModuleType("torch.distributed"),
+            "torch.distributed.tensor": tensor,
+            "torch.distributed.tensor.parallel": parallel}
+
+
+def source_call(entry):
+    return entry["style"] + "(" + ", ".join(f"{k}={v}" for k, v in entry["kwargs"].items()) + ")"
+
+
+class TorchPlan(unittest.TestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.plan = symmesh.torch_plan(SCENARIO)
+
+    def test_megatron_layout_is_torchtitans_plan(self):
+        plan = self.plan
+        self.assertEqual(plan["tp_size"], 8)
+        self.assertEqual(len(plan["layers"]), 2)
+        for layer in plan["layers"]:
+            self.assertEqual(layer, TORCHTITAN_LAYER)
+            self.assertEqual(list(layer), list(TORCHTITAN_LAYER))  # torchtitan's order too
+        self.assertEqual(plan["model"]["norm"], style("SequenceParallel"))
+        self.assertEqual(plan["model"]["output"],
+                         style("ColwiseParallel", input_layouts="Shard(1)",
+                               output_layouts="Shard(-1)", use_local_output="False"))
+        # The planner keeps this step's embedding table whole (torchtitan splits it by
+        # vocabulary); its output is cut to the sequence-parallel rows the first norm reads.
+        self.assertEqual(plan["model"]["tok_embeddings"],
+                         style("PrepareModuleOutput", output_layouts="Replicate()",
+                               desired_output_layouts="Shard(1)"))
+        self.assertEqual(plan["replicated"], ["tok_embeddings"])
+        self.assertEqual(plan["notes"], [])
+
+    def test_source_applies_the_same_plan(self):
+        source = symmesh.torch_plan_source(SCENARIO)
+        calls = []
+        saved = {k: sys.modules.get(k) for k in fake_torch(calls)}
+        sys.modules.update(fake_torch(calls))
+        try:
+            namespace = {}
+            exec(compile(source, "apply_tp.py", "exec"), namespace)
+            layers = {"0": "block0", "1": "block1"}
+            model = types.SimpleNamespace(layers=layers)
+            namespace["apply_tp"](model, "tp_mesh")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        # One call for the model, one per block, each with the plan torch_plan returned.
+        self.assertEqual([c[0] for c in calls], [model, "block0", "block1"])
+        self.assertTrue(all(c[1] == "tp_mesh" for c in calls))
+        expected_model = {k: source_call(v) for k, v in self.plan["model"].items()}
+        self.assertEqual(calls[0][2], expected_model)
+        for call in calls[1:]:
+            self.assertEqual(call[2], {k: source_call(v) for k, v in TORCHTITAN_LAYER.items()})
+
+    def test_a_scenario_without_a_model_is_refused(self):
+        with self.assertRaises(symmesh.ScenarioError) as caught:
+            symmesh.torch_plan(os.path.join(symmesh.SHIPPED_SCENARIOS_DIR, "quickstart.yaml"))
+        self.assertIn("needs a model scenario", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
