@@ -59,4 +59,21 @@ TEST(ExpandCommand, AScenarioWithoutAModelIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("has no model: block to expand"));
 }
 
+// --torch-plan: the planned step's tp layout as Python source. The two-layer Llama 8B step
+// is planned in Megatron's sequence-parallel layout, so its blocks get torchtitan's plan
+// (torchtitan/models/llama3/infra/parallelize.py, apply_tp).
+TEST(ExpandCommand, TorchPlanPrintsTorchtitansBlockPlan) {
+  const auto r = run_symmesh("expand --torch-plan " + std::string(SYMMESH_SOURCE_DIR) +
+                             "/tests/python/llama3-8b-2layer-tp8.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("def apply_tp(model, tp_mesh):"));
+  EXPECT_THAT(r.out, HasSubstr("\"attention.wq\": ColwiseParallel(),"));
+  EXPECT_THAT(r.out, HasSubstr("\"attention.wo\": RowwiseParallel(output_layouts=Shard(1)),"));
+  EXPECT_THAT(r.out, HasSubstr("\"feed_forward.w2\": RowwiseParallel(output_layouts=Shard(1)),"));
+  EXPECT_THAT(r.out, HasSubstr("\"ffn_norm\": SequenceParallel(),"));
+  const auto refused = run_symmesh("expand --torch-plan " + kScenarios + "/quickstart.yaml");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("a torch plan needs a model scenario"));
+}
+
 }  // namespace

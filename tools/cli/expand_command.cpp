@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "evaluation/torch_parallel_plan.hpp"
 #include "scenario/model_expansion.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/command.hpp"
@@ -11,14 +12,21 @@ namespace symmesh::cli {
 
 void add_expand_command(CLI::App& app, CommandAction& selected) {
   auto path = std::make_shared<std::string>();
+  auto torch_plan = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "expand",
       "Print the version-2 scenario (tensors and workload) that a model: block generates");
   cmd->add_option("scenario", *path, "a scenario file with a model: block (YAML)")->required();
-  cmd->callback([path, &selected] {
-    selected = [path] {
+  cmd->add_flag("--torch-plan", *torch_plan,
+                "plan the step and print instead the PyTorch parallelize_module plan of its "
+                "tp layout (torchtitan's Llama module names), as Python source");
+  cmd->callback([path, torch_plan, &selected] {
+    selected = [path, torch_plan] {
       const Scenario scenario = load_scenario(*path);
-      std::cout << scenario::expanded_scenario_text(scenario);
+      if (*torch_plan)
+        std::cout << evaluation::torch_plan_python(evaluation::torch_parallel_plan(scenario));
+      else
+        std::cout << scenario::expanded_scenario_text(scenario);
       return 0;
     };
   });
