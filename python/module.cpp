@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include "core/dtype.hpp"
@@ -27,6 +28,14 @@ namespace py = pybind11;
 
 namespace symmesh::python {
 namespace {
+
+// One library call at a time, whichever Python thread makes it (each runs with the GIL
+// released): simulations fork, and no thread may fork while another runs
+// (sim/forked_run.hpp).
+std::mutex& library_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 py::dict cluster_dict(const ClusterSpec& c) {
   py::dict d;
@@ -76,6 +85,7 @@ std::string plan_json(const std::string& op, const std::string& a, const std::st
                           "--in");
   const cli::PlannedOp planned = [&] {
     py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
     return cli::plan_op(args);
   }();
   return cli::plan_to_json(planned.plan, planned.report).dump();
@@ -95,6 +105,7 @@ evaluation::EvaluationOptions evaluation_options(bool emulate, double time_limit
 std::string simulate_json(const Scenario& scenario, bool emulate, double time_limit_s, bool fuse) {
   const auto options = evaluation_options(emulate, time_limit_s, fuse);
   py::gil_scoped_release unlocked;
+  const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
   return cli::simulation_report_json(evaluation::evaluate_scenario(scenario, options).report)
       .dump();
 }
@@ -105,6 +116,7 @@ std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, 
   if (jobs < 0)
     throw InvalidArgument("expected a number >= 0, got " + std::to_string(jobs), "jobs");
   py::gil_scoped_release unlocked;
+  const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
   if (scenario.sweep && scenario.sweep->layouts) {
     const int simulate = scenario.sweep->layouts_simulate;
     const TrainingLayoutsRun run = run_training_layouts(
@@ -203,9 +215,13 @@ PYBIND11_MODULE(_symmesh, m) {
   m.def("sweep_json", &python::sweep_json, py::arg("scenario"), py::arg("jobs"),
         py::arg("time_limit_s"), py::arg("fuse"));
   m.def("torch_plan_json", [](const Scenario& s) {
+    py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(python::library_mutex());
     return evaluation::torch_plan_json(evaluation::torch_parallel_plan(s)).dump();
   });
   m.def("torch_plan_python", [](const Scenario& s) {
+    py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(python::library_mutex());
     return evaluation::torch_plan_python(evaluation::torch_parallel_plan(s));
   });
   m.attr("shipped_scenarios_dir") = shipped_scenarios_dir();

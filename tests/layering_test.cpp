@@ -49,7 +49,7 @@ TEST(Layering, DetectorCatchesForbiddenIncludes) {
 // through core/backend.hpp and the modules (evaluation/backends.hpp), so that a process
 // that only plans maps no SimGrid and none but the GPU commands a CUDA library.
 TEST(Layering, CoreStrategiesAndTheFrontEndNameNoBackendHeader) {
-  for (const char* dir : {"core", "strategies", "scenario", "evaluation", "tools/cli"}) {
+  for (const char* dir : {"core", "strategies", "scenario", "evaluation", "tools/cli", "python"}) {
     const auto hits = scan(std::filesystem::path(SYMMESH_SOURCE_DIR) / dir);
     EXPECT_TRUE(hits.empty()) << dir << " includes a backend header:\n"
                               << [&] {

@@ -70,6 +70,13 @@ def load_scenario(source, name=None):
                     + type(source).__name__)
 
 
+def _error(cls, message, where):
+    """An error raised here, shaped as the library's are: str() 'where: message'."""
+    e = cls(f"{where}: {message}")
+    e.message, e.where, e.rank = message, where, None
+    return e
+
+
 def _shape(shape):
     if shape is None:
         return ""
@@ -97,7 +104,8 @@ def plan(op, a, b, mesh, inputs, *, bias=None, bias_in=None, out=None, dtype="fp
     the analytic and simulated cost models). Raises ScenarioError naming the option.
     """
     if isinstance(inputs, str) or len(inputs) != 2:
-        raise ScenarioError("--in: expected the placements of a and b, e.g. ['S(0),R', 'R,R']")
+        raise _error(ScenarioError, "expected the placements of a and b, e.g. "
+                     "['S(0),R', 'R,R']", "--in")
     text = _symmesh.plan_json(
         op=op, a=_shape(a), b=_shape(b), mesh=_shape(mesh),
         inputs=[_placements(p) for p in inputs], bias=_shape(bias),

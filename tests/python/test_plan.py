@@ -38,8 +38,10 @@ class Plan(CliTestCase):
                                    "--mesh", "4", "--in", "S(2)", "R"))
 
     def test_inputs_need_two_placements(self):
-        with self.assertRaises(symmesh.ScenarioError):
+        with self.assertRaises(symmesh.ScenarioError) as caught:
             symmesh.plan("mm", "64x32", "32x64", "4", ["R"])
+        self.assertEqual(caught.exception.where, "--in")
+        self.assertTrue(str(caught.exception).startswith("--in: expected the placements"))
 
 
 if __name__ == "__main__":
