@@ -13,12 +13,16 @@ def chosen(plan):
 
 class Plan(CliTestCase):
     def test_dtensor_mm_matches_the_cli(self):
-        ours = symmesh.plan("mm", (4096, 1024), "1024x8192", (2, 4), ["S(0),R", ("R", "R")],
+        # Inputs that cannot stay where they are: the plan pays a redistribution.
+        ours = symmesh.plan("mm", (4096, 1024), "1024x8192", (2, 4), ["S(1),R", ("R", "S(0)")],
                             dtype="bf16")
         cli = cli_json("plan", "--op", "mm", "--a", "4096x1024", "--b", "1024x8192", "--mesh",
-                       "2x4", "--in", "S(0),R", "R,R", "--dtype", "bf16", "--json")
+                       "2x4", "--in", "S(1),R", "R,S(0)", "--dtype", "bf16", "--json")
         self.assertEqual(chosen(ours), chosen(cli))
+        self.assertGreater(ours["chosen"]["cost_us"], 0)
         self.assertEqual(len(ours["candidates"]), len(cli["candidates"]))
+        # Where the plan leaves the output is the Python list the JSON holds.
+        self.assertEqual(len(ours["chosen"]["output_placements"]), 2)
 
     def test_analytic_mm_on_a_cluster_matches_the_cli(self):
         ours = symmesh.plan("mm", "32768x4096", "4096x14336", "8", ["S(0)", "S(1)"],
