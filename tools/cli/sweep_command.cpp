@@ -288,10 +288,16 @@ int run_sweep_command(const SweepArgs& args) {
   const MpiLaunch launch = mpi_launch();
   if (!launch.launched || (!mpi_built() && launch.world_size == 1))
     return run_sweep_in(args, nullptr, 1);
-  // N processes without MPI would run N identical sweeps into one folder: refused, said
-  // once (by rank 0; the others exit with the same code, and mpirun says they did).
-  if (!mpi_built() && launch.rank != 0) return 1;
-  const std::unique_ptr<Communicator> world = open_mpi("symmesh sweep");
+  // N processes without MPI (or without its module) would run N identical sweeps into one
+  // folder: refused, said once, by rank 0; the others exit with the same code, and mpirun
+  // says they did.
+  std::unique_ptr<Communicator> world;
+  try {
+    world = open_mpi("symmesh sweep");
+  } catch (const Unavailable&) {
+    if (launch.rank != 0) return 1;
+    throw;
+  }
   return run_sweep_in(args, world.get(), launch.ranks_on_node);
 }
 
