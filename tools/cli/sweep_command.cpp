@@ -312,7 +312,10 @@ void add_sweep_command(CLI::App& app, CommandAction& selected) {
   cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
   cmd->add_option("--out", args->out,
                   "output folder (default: sweep-<scenario name> in the current folder)");
-  cmd->add_option("--jobs,-j", args->jobs, "points simulated at once (default: one per core)")
+  cmd->add_option(
+         "--jobs,-j", args->jobs,
+         "points simulated at once, per process under mpirun (default: one per core; under "
+         "mpirun, the node's cores shared among its processes)")
       ->check(positive_number());
   cmd->add_flag("--no-fuse", args->no_fuse,
                 "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
