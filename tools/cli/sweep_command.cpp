@@ -289,13 +289,13 @@ int run_sweep_command(const SweepArgs& args) {
   if (!launch.launched || (!mpi_built() && launch.world_size == 1))
     return run_sweep_in(args, nullptr, 1);
   // N processes without MPI (or without its module) would run N identical sweeps into one
-  // folder: refused, said once, by rank 0; the others exit with the same code, and mpirun
-  // says they did.
+  // folder: refused, said once, by rank 0, whose exit code mpirun's is; the others exit 0
+  // (a non-zero exit makes mpirun kill rank 0, maybe before it has said why).
   std::unique_ptr<Communicator> world;
   try {
     world = open_mpi("symmesh sweep");
   } catch (const Unavailable&) {
-    if (launch.rank != 0) return 1;
+    if (launch.rank != 0) return 0;
     throw;
   }
   return run_sweep_in(args, world.get(), launch.ranks_on_node);
