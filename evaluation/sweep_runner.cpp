@@ -176,7 +176,13 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   const auto start = Clock::now();
   SweepRun run;
   run.points = sweep_points(scenario);
-  const size_t total = run.points.size();
+  size_t total = 0;
+  for (size_t i = 0; i < run.points.size(); ++i) {
+    if (!options.evaluates || options.evaluates(i))
+      ++total;
+    else
+      run.points[i].skip_reason = kNotEvaluatedHere;
+  }
   size_t done = 0;
   auto report = [&](bool finished) {
     if (options.on_progress) options.on_progress({done, total, finished});
@@ -219,7 +225,8 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   for (;;) {
     while (!failed && !pool.full()) {
       if (!waiting_point) {
-        if (next >= total) break;
+        while (next < run.points.size() && options.evaluates && !options.evaluates(next)) ++next;
+        if (next >= run.points.size()) break;
         const size_t i = next++;
         SweepPoint& point = run.points[i];
         if (point.skip_reason) {
@@ -296,20 +303,23 @@ SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options) {
   // The best point once more, with its timeline, for the trace: one extra simulation keeps
   // the sweep's memory at one timeline instead of one per point in flight. Simulations are
   // deterministic, so its report is the one already kept.
-  if (run.best) {
-    const SweepPoint& best = run.points[*run.best];
-    EvaluationOptions with_timeline = options.evaluation;
-    with_timeline.record_timeline = true;
-    try {
-      run.best_trace_json =
-          evaluate_scenario(point_scenario(scenario, best, best.recompute_fallback), with_timeline)
-              .trace_json;
-    } catch (const Timeout&) {
-      // Past --time-limit this time: the answer stands; its trace stays empty.
-    }
-  }
+  if (run.best && options.trace_best)
+    run.best_trace_json = sweep_point_trace(scenario, run.points[*run.best], options.evaluation);
   run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return run;
+}
+
+std::string sweep_point_trace(const Scenario& scenario, const SweepPoint& point,
+                              const EvaluationOptions& options) {
+  EvaluationOptions with_timeline = options;
+  with_timeline.record_timeline = true;
+  try {
+    return evaluate_scenario(point_scenario(scenario, point, point.recompute_fallback),
+                             with_timeline)
+        .trace_json;
+  } catch (const Timeout&) {
+    return "";  // past --time-limit this time: the answer stands; its trace stays empty
+  }
 }
 
 }  // namespace symmesh::evaluation

@@ -55,7 +55,16 @@ struct SweepOptions {
   std::function<void(const SweepProgress&)> on_progress;
   std::optional<double> max_time_s;
   EvaluationOptions evaluation;
+  // Which points this process evaluates (a distributed sweep shares them out,
+  // tools/cli/mpi_sweep.hpp); empty: all. The others keep skip_reason kNotEvaluatedHere,
+  // count in no progress and are never `best`.
+  std::function<bool(size_t point)> evaluates;
+  // Whether the best point is simulated again for its trace (best_trace_json).
+  bool trace_best = true;
 };
+
+// The skip_reason of a point SweepOptions::evaluates left to another process.
+inline constexpr const char* kNotEvaluatedHere = "evaluated by another process";
 
 struct SweepRun {
   std::vector<SweepPoint> points;
@@ -68,6 +77,12 @@ struct SweepRun {
 // deadlock, a crashed simulation) is re-thrown after the running points finish, naming
 // the point, and stops the sweep.
 SweepRun run_sweep(const Scenario& scenario, const SweepOptions& options);
+
+// The simulated timeline of `point` (one of sweep_points(scenario), simulated) as a Chrome
+// trace, as run_sweep gives its best point's; empty when the simulation passes the
+// wall-clock limit this time.
+std::string sweep_point_trace(const Scenario& scenario, const SweepPoint& point,
+                              const EvaluationOptions& options);
 
 // "2x4"; "-" for no shape.
 std::string mesh_text(const std::vector<int>& mesh);

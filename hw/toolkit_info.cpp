@@ -11,6 +11,14 @@ std::string toolkit_description() {
          std::to_string(CUDART_VERSION);
 }
 
+bool mpi_bootstrap_built() {
+#ifdef SYMMESH_HW_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::string executor_description() {
   return std::string("ranks as threads of one process (one node)") +
 #ifdef SYMMESH_HW_HAVE_MPI

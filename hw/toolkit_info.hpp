@@ -9,6 +9,10 @@ namespace symmesh::hw {
 // "NCCL 2.28.9 (headers), CUDA runtime 13000" — versions known at compile time.
 std::string toolkit_description();
 
+// Whether hw/ was built with OpenMPI, so that a plan over several nodes can run (one MPI
+// process per rank under mpirun); without it ranks are threads of one process, one node.
+bool mpi_bootstrap_built();
+
 // How ranks run (threads of one process, or MPI processes) and toolkit_description().
 std::string executor_description();
 

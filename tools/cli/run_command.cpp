@@ -11,6 +11,9 @@
 #include "core/errors.hpp"
 #include "evaluation/hardware_evaluation.hpp"
 #include "evaluation/scenario_evaluation.hpp"
+#ifdef SYMMESH_HW_BUILT
+#include "hw/toolkit_info.hpp"
+#endif
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
@@ -43,6 +46,26 @@ std::string run_text(const HardwareEvaluation& evaluation) {
   return text;
 }
 
+// A plan over several nodes runs only as one MPI process per rank (hw/bootstrap.hpp): the
+// dry run says how to start it, or that this build cannot ("" for one node).
+std::string multi_node_note(const Scenario& scenario) {
+  const int nodes = scenario.cluster.nodes;
+  if (nodes <= 1) return "";
+  const std::string ranks = std::to_string(scenario.cluster.num_gpus());
+  const std::string spread = ranks + " ranks over " + std::to_string(nodes) + " nodes of " +
+                             std::to_string(scenario.cluster.gpus_per_node) + " GPUs";
+#ifdef SYMMESH_HW_BUILT
+  if (hw::mpi_bootstrap_built())
+    return "note: " + spread + ": start it with mpirun -np " + ranks + " (one process per GPU, " +
+           std::to_string(scenario.cluster.gpus_per_node) + " per node) symmesh run …\n";
+#endif
+  return "note: " + spread +
+         ", but this symmesh was built without OpenMPI (libopenmpi-dev at configure time): it "
+         "runs every rank as a thread of one process on one machine, so it cannot run this plan "
+         "unless this machine alone has " +
+         ranks + " GPUs\n";
+}
+
 int run_run(const RunArgs& args) {
   if (args.backend != "nccl")
     throw InvalidArgument("unknown backend '" + args.backend +
@@ -65,7 +88,7 @@ int run_run(const RunArgs& args) {
   options.fuse = !args.no_fuse;
   const HardwareEvaluation evaluation = evaluate_on_hardware(scenario, options, "symmesh run");
   if (args.dry_run) {
-    std::cout << evaluation.plan_text;
+    std::cout << evaluation.plan_text << multi_node_note(scenario);
     return 0;
   }
   if (!evaluation.result.reporting) return 0;

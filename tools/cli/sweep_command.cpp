@@ -17,6 +17,7 @@
 
 #include "core/errors.hpp"
 #include "core/trace_writer.hpp"
+#include "evaluation/host_memory.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "evaluation/training_layouts.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -24,6 +25,8 @@
 #include "tools/cli/command.hpp"
 #include "tools/cli/interrupt_cleanup.hpp"
 #include "tools/cli/layouts_report.hpp"
+#include "tools/cli/mpi_launch.hpp"
+#include "tools/cli/mpi_sweep.hpp"
 #include "tools/cli/sweep_plots.hpp"
 #include "tools/cli/sweep_progress.hpp"
 #include "tools/cli/sweep_report.hpp"
@@ -166,27 +169,70 @@ int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const st
   return 0;
 }
 
-int run_sweep_command(const SweepArgs& args) {
-  const Scenario scenario = load_scenario(args.scenario);
-  const std::string dir = args.out.empty() ? default_out_dir(scenario.name) : args.out;
-  const std::string what =
-      args.out.empty() ? "the default output folder (named after the scenario; --out picks one)"
-                       : "--out";
-  MadeFolder made(dir, prepare_out_dir(dir, what));
-  const FolderLock lock(dir);
-  if (scenario.sweep && scenario.sweep->layouts)
-    return run_layouts_sweep(scenario, dir, what, made);
-  // No output may land on the scenario or its cluster files (a scenario kept in its own
-  // output folder as results.json, say), nor on anything but a regular file.
-  std::vector<std::string> outputs{"summary.md", "results.csv", "results.json", "best-trace.json"};
-  for (const std::string& name : sweep_plot_file_names()) outputs.push_back(name);
-  const std::vector<std::string> inputs = files_read_for(scenario);
-  for (const std::string& name : outputs)
-    check_output_path((fs::path(dir) / name).string(), what, inputs);
-  if (!scenario.sweep) std::cerr << "symmesh sweep: note: " << sweep_scope_text(scenario) << "\n";
+// This process's share of the host's cores and memory: all of them, or under mpirun an
+// equal part for each of the `ranks_on_node` processes sharing this machine.
+void share_host(SweepOptions& options, int jobs, int ranks_on_node) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.jobs = jobs > 0 ? jobs : std::max(1, cores / ranks_on_node);
+  if (ranks_on_node <= 1) return;
+  std::optional<HostMemory> memory = host_memory();
+  if (!memory) return;
+  memory->available_bytes /= ranks_on_node;
+  memory->source = (memory->source.empty() ? "MemAvailable" : memory->source) + ", shared by " +
+                   std::to_string(ranks_on_node) + " processes of this node";
+  options.evaluation.host_memory = memory;
+}
+
+// The sweep in this process (`world` null) or as one process of an MPI job: then every
+// process loads the scenario and evaluates its share of the points, and rank 0 alone
+// prepares the output folder, prints and writes (tools/cli/mpi_sweep.hpp).
+int run_sweep_in(const SweepArgs& args, Communicator* world, int ranks_on_node) {
+  const bool writes = !world || world->rank() == 0;
+  std::optional<Scenario> loaded;
+  std::string dir, what;
+  std::optional<MadeFolder> made;
+  std::optional<FolderLock> lock;
+  std::exception_ptr error;
+  try {
+    loaded = load_scenario(args.scenario);
+    if (writes) {
+      dir = args.out.empty() ? default_out_dir(loaded->name) : args.out;
+      what = args.out.empty()
+                 ? "the default output folder (named after the scenario; --out picks one)"
+                 : "--out";
+      made.emplace(dir, prepare_out_dir(dir, what));
+      lock.emplace(dir);
+      if (!(loaded->sweep && loaded->sweep->layouts)) {
+        // No output may land on the scenario or its cluster files (a scenario kept in its
+        // own output folder as results.json, say), nor on anything but a regular file.
+        std::vector<std::string> outputs{"summary.md", "results.csv", "results.json",
+                                         "best-trace.json"};
+        for (const std::string& name : sweep_plot_file_names()) outputs.push_back(name);
+        const std::vector<std::string> inputs = files_read_for(*loaded);
+        for (const std::string& name : outputs)
+          check_output_path((fs::path(dir) / name).string(), what, inputs);
+      }
+    }
+  } catch (...) {
+    if (!world) throw;
+    error = std::current_exception();
+  }
+  if (world)
+    if (const std::optional<int> code = agree_on_failure(*world, error)) return *code;
+  const Scenario& scenario = *loaded;
+  if (scenario.sweep && scenario.sweep->layouts) {
+    // Priced in one process: the layouts are ranked by an analytic estimate, not simulated
+    // point by point.
+    if (!writes) return 0;
+    if (world && world->size() > 1)
+      std::cerr << "symmesh sweep: note: a sweep of layouts runs in process 0 only\n";
+    return run_layouts_sweep(scenario, dir, what, *made);
+  }
+  if (writes && !scenario.sweep)
+    std::cerr << "symmesh sweep: note: " << sweep_scope_text(scenario) << "\n";
 
   SweepOptions options;
-  options.jobs = args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  share_host(options, args.jobs, ranks_on_node);
   const bool terminal = isatty(STDERR_FILENO) != 0;
   std::optional<ProgressBar> bar;
   options.on_progress = [&bar, terminal](const evaluation::SweepProgress& p) {
@@ -199,7 +245,15 @@ int run_sweep_command(const SweepArgs& args) {
   options.evaluation.wall_clock_limit_s = args.time_limit_s;
   options.evaluation.fuse = !args.no_fuse;
   if (scenario.objective) options.max_time_s = scenario.objective->max_time_s;
-  const SweepRun run = run_sweep(scenario, options);
+  std::optional<SweepRun> ran;
+  if (world) {
+    int exit_code = 0;
+    ran = run_sweep_over(*world, scenario, options, exit_code);
+    if (!ran) return exit_code;  // rank 0 writes; a failure, rank 0 says it
+  } else {
+    ran = run_sweep(scenario, options);
+  }
+  const SweepRun& run = *ran;
   const SweepAnswer answer = answer_sweep(run.points, options.max_time_s);
   if (!answer.best) fail_all_skipped(run, scenario.path);
 
@@ -219,7 +273,7 @@ int run_sweep_command(const SweepArgs& args) {
   outcome.files.insert(outcome.files.end(), plots.files.begin(), plots.files.end());
   staged.stage((fs::path(dir) / "summary.md").string(), sweep_summary_markdown(outcome));
   staged.commit();
-  made.keep();
+  made->keep();
 
   std::cout << sweep_terminal_text(outcome) << "Outputs in " << without_trailing_slashes(dir)
             << "/: summary.md, results.csv, results.json, best-trace.json, "
@@ -228,6 +282,23 @@ int run_sweep_command(const SweepArgs& args) {
             << "\n";
   if (!plots.note.empty()) std::cerr << "symmesh sweep: " << plots.note << "\n";
   return 0;
+}
+
+int run_sweep_command(const SweepArgs& args) {
+  const MpiLaunch launch = mpi_launch();
+  if (!launch.launched || (!mpi_built() && launch.world_size == 1))
+    return run_sweep_in(args, nullptr, 1);
+  // N processes without MPI (or without its module) would run N identical sweeps into one
+  // folder: refused, said once, by rank 0, whose exit code mpirun's is; the others exit 0
+  // (a non-zero exit makes mpirun kill rank 0, maybe before it has said why).
+  std::unique_ptr<Communicator> world;
+  try {
+    world = open_mpi("symmesh sweep");
+  } catch (const Unavailable&) {
+    if (launch.rank != 0) return 0;
+    throw;
+  }
+  return run_sweep_in(args, world.get(), launch.ranks_on_node);
 }
 
 }  // namespace
@@ -241,7 +312,10 @@ void add_sweep_command(CLI::App& app, CommandAction& selected) {
   cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
   cmd->add_option("--out", args->out,
                   "output folder (default: sweep-<scenario name> in the current folder)");
-  cmd->add_option("--jobs,-j", args->jobs, "points simulated at once (default: one per core)")
+  cmd->add_option(
+         "--jobs,-j", args->jobs,
+         "points simulated at once, per process under mpirun (default: one per core; under "
+         "mpirun, the node's cores shared among its processes)")
       ->check(positive_number());
   cmd->add_flag("--no-fuse", args->no_fuse,
                 "price and run every matmul unfused (no overlapped all-gather + mm), to compare");

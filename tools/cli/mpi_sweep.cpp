@@ -1,0 +1,215 @@
+#include "tools/cli/mpi_sweep.hpp"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "evaluation/sweep_answer.hpp"
+#include "evaluation/sweep_point_codec.hpp"
+
+namespace symmesh::cli {
+namespace {
+
+using evaluation::SweepPoint;
+using evaluation::SweepRun;
+using nlohmann::json;
+
+// A failure as it crosses to other processes: the kind main() tells apart, then its text.
+std::string failure_text(std::exception_ptr error) {
+  if (!error) return "";
+  try {
+    std::rethrow_exception(error);
+  } catch (const InvalidArgument& e) {
+    return "invalid\n" + std::string(e.what());
+  } catch (const Unsupported& e) {
+    return "invalid\n" + std::string(e.what());
+  } catch (const Unavailable& e) {
+    return "unavailable\n" + e.message();
+  } catch (const Error& e) {
+    return "failed\n" + std::string(e.what());
+  } catch (const std::exception& e) {
+    return "internal\n" + std::string(e.what());
+  } catch (...) {
+    return "internal\nan unknown exception";
+  }
+}
+
+// Rank 0 throws another process's failure as the kind it was, so main() says it as it
+// would have said it there.
+[[noreturn]] void throw_failure(const std::string& failure, int rank) {
+  const size_t cut = failure.find('\n');
+  const std::string kind = failure.substr(0, cut);
+  const std::string text = "process " + std::to_string(rank) + ": " + failure.substr(cut + 1);
+  if (kind == "invalid") throw InvalidArgument(text, "");
+  if (kind == "unavailable") throw Unavailable(text, "");
+  if (kind == "failed") throw BackendError(text, "");
+  throw std::runtime_error(text);
+}
+
+// {rank, failure} of the lowest failing rank among `failures` (rank order); rank -1 if none.
+std::pair<int, std::string> first_failure(const std::vector<std::string>& failures) {
+  for (size_t r = 0; r < failures.size(); ++r)
+    if (!failures[r].empty()) return {static_cast<int>(r), failures[r]};
+  return {-1, ""};
+}
+
+// Rank 0's side of the end of a phase whose payloads were gathered: stops everyone on the
+// lowest failure (thrown here), or lets all go on.
+std::optional<int> settle(Communicator& world, std::exception_ptr mine,
+                          const std::pair<int, std::string>& first) {
+  const std::string agreed =
+      world.broadcast(first.first < 0 ? "" : std::to_string(first.first) + "\n" + first.second);
+  if (agreed.empty()) return std::nullopt;
+  const size_t cut = agreed.find('\n');
+  const int rank = std::stoi(agreed.substr(0, cut));
+  const std::string failure = agreed.substr(cut + 1);
+  // The others end quietly with 0: a process that exits non-zero makes mpirun kill the rest
+  // of the job at once, rank 0 maybe before it has said why. Rank 0's code is mpirun's.
+  if (world.rank() != 0) return 0;
+  if (rank == 0 && mine) std::rethrow_exception(mine);
+  throw_failure(failure, rank);
+}
+
+// Progress notes ("done total finished") from the other processes, summed on rank 0.
+class ProgressSum {
+ public:
+  explicit ProgressSum(int ranks) : done_(ranks, 0), finished_(ranks, false) {}
+  void take(Communicator& world) {
+    for (const auto& [rank, note] : world.take_notes()) {
+      const json j = json::parse(note);
+      done_.at(rank) = j.at(0).get<size_t>();
+      finished_.at(rank) = j.at(1).get<bool>();
+    }
+  }
+  void set_own(size_t done, bool finished) { done_[0] = done, finished_[0] = finished; }
+  size_t done() const {
+    size_t sum = 0;
+    for (size_t d : done_) sum += d;
+    return sum;
+  }
+  bool all_finished() const {
+    for (bool f : finished_)
+      if (!f) return false;
+    return true;
+  }
+
+ private:
+  std::vector<size_t> done_;
+  std::vector<bool> finished_;
+};
+
+}  // namespace
+
+std::optional<int> agree_on_failure(Communicator& world, std::exception_ptr error) {
+  const std::vector<std::string> failures = world.gather(failure_text(error));
+  return settle(world, error, first_failure(failures));
+}
+
+std::optional<SweepRun> run_sweep_over(Communicator& world, const Scenario& scenario,
+                                       evaluation::SweepOptions options, int& exit_code) {
+  const auto start = std::chrono::steady_clock::now();
+  const int rank = world.rank(), ranks = world.size();
+  options.evaluates = [rank, ranks](size_t i) { return static_cast<int>(i % ranks) == rank; };
+  options.trace_best = false;
+  // Rank 0 shows every process's points in its progress; the others send theirs to it.
+  const auto show = options.on_progress;
+  const size_t total_points = evaluation::sweep_points(scenario).size();
+  ProgressSum sum(ranks);
+  size_t sent_done = static_cast<size_t>(-1), own_done = 0;
+  options.on_progress = [&](const evaluation::SweepProgress& p) {
+    own_done = p.done;
+    if (rank != 0) {
+      if (p.done != sent_done || p.finished)
+        world.send_note(json::array({p.done, p.finished}).dump());
+      sent_done = p.done;
+      return;
+    }
+    sum.take(world);
+    sum.set_own(p.done, p.finished);
+    if (show) show({sum.done(), total_points, false});
+  };
+
+  // This process's share; a failure is kept for the exchange, where every process learns it.
+  std::exception_ptr error;
+  SweepRun mine;
+  try {
+    mine = run_sweep(scenario, options);
+  } catch (...) {
+    error = std::current_exception();
+    if (rank != 0) world.send_note(json::array({0, true}).dump());
+  }
+  if (rank == 0) {
+    sum.set_own(own_done, true);
+    for (sum.take(world); !sum.all_finished(); sum.take(world)) {
+      if (show) show({sum.done(), total_points, false});
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  // The points to rank 0: [[index, encoded point], …], or the failure.
+  json share = json::array();
+  if (!error)
+    for (size_t i = 0; i < mine.points.size(); ++i)
+      if (options.evaluates(i))
+        share.push_back({i, evaluation::encode_sweep_point(mine.points[i])});
+  const std::vector<std::string> payloads =
+      world.gather(error ? "E" + failure_text(error) : "P" + share.dump());
+  std::pair<int, std::string> first{-1, ""};
+  SweepRun run;
+  if (rank == 0) {
+    run.points = evaluation::sweep_points(scenario);
+    for (int r = 0; r < ranks && first.first < 0; ++r) {
+      if (payloads[r][0] == 'E') {
+        first = {r, payloads[r].substr(1)};
+        break;
+      }
+      try {
+        for (const json& entry : json::parse(payloads[r].substr(1))) {
+          const size_t i = entry.at(0).get<size_t>();
+          run.points.at(i) = evaluation::decode_sweep_point(
+              entry.at(1).get<std::string>(), "sweep point from process " + std::to_string(r));
+        }
+      } catch (...) {
+        first = {r, failure_text(std::current_exception())};
+      }
+    }
+  }
+  if (auto code = settle(world, error, first)) return exit_code = *code, std::nullopt;
+
+  // The best point, ranked as run_sweep ranks (better_point, in point order), and its trace
+  // from the process that simulated it.
+  if (rank == 0) {
+    if (show) show({total_points, total_points, true});
+    for (size_t i = 0; i < run.points.size(); ++i)
+      if (run.points[i].simulated() &&
+          (!run.best || evaluation::better_point(run.points[i], i, run.points[*run.best], *run.best,
+                                                 options.max_time_s)))
+        run.best = i;
+  }
+  const std::string best_text = world.broadcast(run.best ? std::to_string(*run.best) : "");
+  std::string trace;
+  error = nullptr;
+  if (!best_text.empty() && static_cast<int>(std::stoul(best_text) % ranks) == rank) {
+    try {
+      const size_t best = std::stoul(best_text);
+      trace = evaluation::sweep_point_trace(scenario, mine.points.at(best), options.evaluation);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  const std::vector<std::string> traces =
+      world.gather(error ? "E" + failure_text(error) : "T" + trace);
+  if (rank == 0) {
+    for (int r = 0; r < ranks && first.first < 0; ++r)
+      if (traces[r][0] == 'E') first = {r, traces[r].substr(1)};
+    if (run.best) run.best_trace_json = traces[*run.best % ranks].substr(1);
+  }
+  if (auto code = settle(world, error, first)) return exit_code = *code, std::nullopt;
+  if (rank != 0) return std::nullopt;
+  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace symmesh::cli
