@@ -35,7 +35,10 @@ install(TARGETS ${symmesh_library_targets} EXPORT symmeshTargets
 set_target_properties(symmesh_sim_module PROPERTIES EXPORT_NAME sim_module)
 set(symmesh_module_targets symmesh_sim_module)
 if(TARGET symmesh_hw_module)
-  set_target_properties(symmesh_hw_module PROPERTIES EXPORT_NAME hw_module)
+  # The installed module keeps the run path to the CUDA and NCCL libraries it was linked
+  # with (/usr/local/cuda/lib64 is no system folder); the build tree's has it already.
+  set_target_properties(symmesh_hw_module PROPERTIES EXPORT_NAME hw_module
+    INSTALL_RPATH_USE_LINK_PATH ON)
   list(APPEND symmesh_module_targets symmesh_hw_module)
 endif()
 install(TARGETS symmesh EXPORT symmeshTargets

@@ -34,6 +34,12 @@ for f in bin/symmesh lib/symmesh/libsymmesh_sim.so share/symmesh/scenarios/quick
   [ -e "$prefix/$f" ] || fail "the install tree has no $f"
 done
 
+# Every library the installed modules need resolves (ldd says "not found" otherwise): the
+# hardware module's CUDA and NCCL are outside the system folders.
+for module in "$prefix"/lib/symmesh/*.so; do
+  if ldd "$module" | grep -q "not found"; then fail "$module: $(ldd "$module" | grep "not found")"; fi
+done
+
 echo "-- the moved symmesh: shipped clusters by bare name, from the moved tree"
 # A cluster that exists only in the moved tree: found there or nowhere.
 cat >"$shipped/clusters/only-installed.yaml" <<'YAML'
