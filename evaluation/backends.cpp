@@ -7,6 +7,8 @@
 #include <mutex>
 
 #include "core/errors.hpp"
+#include "core/executable_dir.hpp"
+#include "evaluation/module_search.hpp"
 #ifdef SYMMESH_HW_BUILT
 #include "hw/toolkit_info.hpp"
 #endif
@@ -16,26 +18,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Where a module `file` is: $env, next to this executable, or the build folder.
-fs::path find_module(const char* env, const char* file) {
-  if (const char* given = std::getenv(env); given && *given) return given;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && fs::exists(exe.parent_path() / file, ec)) return exe.parent_path() / file;
-  return fs::path(SYMMESH_MODULE_DIR) / file;
-}
-
 // Opens `path` and returns its entry point `symbol`. The module stays loaded for the life
 // of the process: CUDA, NCCL and SimGrid keep threads and handlers that must not outlive
 // their code.
-void* open_entry(const fs::path& path, const char* symbol, const std::string& what,
+void* open_entry(const ModuleSearch& module, const char* symbol, const std::string& what,
                  const std::string& command) {
   std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw Unavailable("the " + what + " module " + path.string() +
-                          " is missing (it is built next to symmesh), so " + command +
-                          " cannot run",
+  if (module.found.empty() || !fs::exists(module.found, ec)) {
+    throw Unavailable("the " + what + " module is missing (looked in " + looked_text(module) +
+                          "; it is built next to symmesh and installed in lib/symmesh), so " +
+                          command + " cannot run",
                       command);
+  }
+  const fs::path& path = module.found;
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     throw Unavailable("cannot load the " + what + " module " + path.string() + ": " + dlerror(),

@@ -7,7 +7,8 @@
 //              commands that execute on GPUs.
 // So `symmesh plan` maps neither SimGrid nor any CUDA library, and `simulate` no CUDA one.
 // A module is looked for in $SYMMESH_SIM_MODULE / $SYMMESH_HW_MODULE, next to the running
-// executable, then in the build folder it was built in.
+// executable, in an install tree's lib/symmesh, then in the build folder it was built in
+// (evaluation/module_search.hpp).
 #include <memory>
 #include <string>
 #include <string_view>

@@ -23,7 +23,8 @@
 
 namespace symmesh {
 
-// The scenarios/ folder of the source tree (SYMMESH_SCENARIOS_DIR).
+// The shipped scenarios folder: $SYMMESH_SCENARIOS_DIR, the installed one beside the running
+// executable, or the source tree's scenarios/ (scenario/scenario_paths.hpp says when).
 std::string shipped_scenarios_dir();
 
 Scenario load_scenario(const std::string& path);

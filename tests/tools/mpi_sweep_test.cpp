@@ -96,8 +96,8 @@ TEST(MpiSweep, AProcessThatCannotSimulateStopsEveryProcessWithItsError) {
                                sweep + " : -np 1 " + sweep));
   EXPECT_EQ(r.exit_code, 1) << r.err;  // Unavailable: cannot run here, not bad input
   const std::string said =
-      "symmesh: error: process 1: the simulation module "
-      "/nonexistent/libsymmesh_sim.so is missing";
+      "symmesh: error: process 1: the simulation module is missing (looked in "
+      "/nonexistent/libsymmesh_sim.so;";
   EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(said), r.err.rfind(said)) << "said more than once:\n" << r.err;
   EXPECT_EQ(r.out, "");

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/errors.hpp"
+#include "evaluation/module_search.hpp"
 
 namespace symmesh::cli {
 namespace {
@@ -26,17 +27,6 @@ std::optional<int> first_env_int(Names... names) {
   std::optional<int> out;
   ((out = out ? out : env_int(names)), ...);
   return out;
-}
-
-// $SYMMESH_MPI_MODULE, next to this executable, or the build folder (as the simulation
-// module is found, evaluation/backends.cpp).
-fs::path module_path() {
-  if (const char* given = std::getenv("SYMMESH_MPI_MODULE"); given && *given) return given;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && fs::exists(exe.parent_path() / "libsymmesh_mpi.so", ec))
-    return exe.parent_path() / "libsymmesh_mpi.so";
-  return fs::path(SYMMESH_MODULE_DIR) / "libsymmesh_mpi.so";
 }
 
 }  // namespace
@@ -68,13 +58,15 @@ std::unique_ptr<Communicator> open_mpi(const std::string& command) {
         "at configure time), so its processes cannot share the work; run it without mpirun, "
         "or rebuild with OpenMPI installed",
         command);
-  const fs::path path = module_path();
+  const evaluation::ModuleSearch module =
+      evaluation::find_module("SYMMESH_MPI_MODULE", "libsymmesh_mpi.so");
   std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw Unavailable("the MPI module " + path.string() +
-                          " is missing (it is built next to symmesh), so " + command +
-                          " cannot run under mpirun",
+  if (module.found.empty() || !fs::exists(module.found, ec))
+    throw Unavailable("the MPI module is missing (looked in " + evaluation::looked_text(module) +
+                          "; it is built next to symmesh and installed in lib/symmesh), so " +
+                          command + " cannot run under mpirun",
                       command);
+  const fs::path& path = module.found;
   // RTLD_GLOBAL: Open MPI's own plugins (mca_*.so), which it opens in MPI_Init, find
   // libmpi's symbols only in the global scope.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);

@@ -1,0 +1,13 @@
+#include "core/executable_dir.hpp"
+
+#include <system_error>
+
+namespace symmesh {
+
+std::filesystem::path executable_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : exe.parent_path();
+}
+
+}  // namespace symmesh
