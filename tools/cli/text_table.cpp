@@ -31,7 +31,7 @@ TimeUnit time_unit_for(const std::vector<double>& seconds) {
   double largest = 0;
   for (double s : seconds)
     if (std::isfinite(s) && s > largest) largest = s;
-  if (largest < 1e-3) return {"us", 1e6, 2};
+  if (largest < 1e-3) return {"us", 1e6, 3};
   if (largest < 1) return {"ms", 1e3, 3};
   return {"s", 1, 3};
 }

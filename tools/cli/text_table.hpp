@@ -22,8 +22,8 @@ std::string format_fixed(double value, int digits);
 // The one time unit of a table, chosen by one rule for every table the CLI prints: the
 // unit in which the table's largest time is at least 1 and under 1000 — us below 1 ms,
 // ms below 1 s, s from there on — so the largest cell has one to three digits before the
-// point; it is stated in the header ("time (ms)"). Decimals: 2 in us (as nccl-tests and
-// the sweep tables print us), 3 in ms and s. (CSV and JSON stay in seconds.)
+// point; it is stated in the header ("time (ms)"), with 3 decimals (a nanosecond in us).
+// CSV and JSON stay in seconds; the nccl-tests table keeps nccl-tests' own us.
 struct TimeUnit {
   std::string name;  // "us" | "ms" | "s"
   double per_second = 1;
