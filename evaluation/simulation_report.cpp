@@ -56,7 +56,10 @@ EmulationError emulation_error(const strategies::LoweredOp& op,
                           .local_gemm(inputs.at(plan.problem.lhs_index()).shape,
                                       inputs.at(plan.problem.rhs_index()).shape)
                           .k;
-    result_error.bound = higham_gamma(matmul_rounding_count(k), unit_roundoff(dtype)) * largest;
+    // Nothing to sum (a zero-size dim, or zero inputs): the result is exactly zero, whatever
+    // γ_n is (infinite in bf16 for a long k, and inf x 0 is no bound).
+    result_error.bound =
+        largest == 0 ? 0.0 : higham_gamma(matmul_rounding_count(k), unit_roundoff(dtype)) * largest;
   }
   return result_error;
 }
