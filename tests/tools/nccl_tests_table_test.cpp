@@ -141,6 +141,7 @@ TEST(NcclTestsTable, BadInputIsExitTwoNamingTheFlag) {
       {base + " --gpus 12", "--gpus"},
       {base + " -f 1", "--step-factor"},
       {base + " -b 12Q", "--min-bytes"},
+      {base + " -e 999999999999999G", "--max-bytes"},  // past int64 bytes
       {"simulate --nccl-tests broadcast --cluster " + kCluster, "--nccl-tests"},
       {"simulate --nccl-tests all_reduce", "--cluster"},
       {"simulate", "scenario"},

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <limits>
 
 #include "core/errors.hpp"
 #include "core/quantity.hpp"
@@ -24,7 +25,10 @@ int64_t parse_nccl_tests_size(std::string_view text, std::string_view flag) {
   bool whole = !digits.empty() && digits.size() <= 15;
   for (char c : digits) whole = whole && std::isdigit(static_cast<unsigned char>(c));
   if (whole) {
-    const int64_t value = std::stoll(std::string(digits)) * scale;
+    const int64_t number = std::stoll(std::string(digits));
+    if (number > std::numeric_limits<int64_t>::max() / scale)
+      throw InvalidArgument("'" + std::string(text) + "' is more bytes than symmesh counts", where);
+    const int64_t value = number * scale;
     if (value < 1)
       throw InvalidArgument("expected a size >= 1 byte, got '" + std::string(text) + "'", where);
     return value;
