@@ -47,7 +47,8 @@ std::vector<Row> rows_of(const SimulationReport& predicted, const SimulationRepo
       if (m.name == p.name) row.measured_s = m.time_s, row.measured_bw = m.bandwidth;
     rows.push_back(row);
   }
-  rows.push_back({"total", "", predicted.total_time_s, measured.total_time_s});
+  rows.push_back(
+      {"total", "", predicted.total_time_s, measured.total_time_s, std::nullopt, std::nullopt});
   return rows;
 }
 
@@ -113,7 +114,7 @@ int run_compare(const CompareArgs& args) {
   for (const Row& r : rows) times.insert(times.end(), {r.predicted_s, r.measured_s});
   const TimeUnit unit = time_unit_for(times);
   const bool any_collective = std::any_of(rows.begin(), rows.end(),
-                                       [](const Row& r) { return r.predicted_bw.has_value(); });
+                                          [](const Row& r) { return r.predicted_bw.has_value(); });
   std::vector<std::string> headers{"op", "kind", unit.header("predicted"), unit.header("measured"),
                                    "error %"};
   if (any_collective)
