@@ -10,15 +10,24 @@
 #include "core/roofline.hpp"
 #include "core/text.hpp"
 #include "evaluation/dtype_values.hpp"
+#include "evaluation/emulation_tolerance.hpp"
 #include "scenario/model_expansion.hpp"
 #include "strategies/sharded_result.hpp"
 
 namespace symmesh::evaluation {
 namespace {
 
-// Max |sharded - unsharded| of an emulated matmul, against inputs rounded to its dtype.
-double emulation_error(const strategies::LoweredOp& op, const strategies::LoweredWorkload& workload,
-                       const RunResult& result) {
+struct EmulationError {
+  double max_abs_error = 0;
+  std::optional<double> bound;  // matrix ops only
+};
+
+// Max |sharded - unsharded| of an emulated matmul, against inputs rounded to its dtype, and
+// the error bound of evaluation/emulation_tolerance.hpp: γ_n times the largest element of
+// |a||b| + |bias| (the unsharded op on the inputs' magnitudes).
+EmulationError emulation_error(const strategies::LoweredOp& op,
+                               const strategies::LoweredWorkload& workload,
+                               const RunResult& result) {
   const auto& plan = *op.plan;
   const DType dtype = plan.problem.dtype();
   std::vector<std::vector<double>> rounded;
@@ -30,10 +39,33 @@ double emulation_error(const strategies::LoweredOp& op, const strategies::Lowere
     pieces.push_back(decode_values(result.output(op.op->name, op.first_rank + r).bytes, dtype));
   const TensorSpec out{op.lowered->output_shape, dtype, op.lowered->output_placements};
   const auto assembled = strategies::assemble_global(out, workload.mesh, pieces);
-  double err = assembled.max_replica_mismatch;
+  EmulationError result_error;
+  result_error.max_abs_error = assembled.max_replica_mismatch;
   for (size_t i = 0; i < expected.size(); ++i)
-    err = std::max(err, std::abs(assembled.values[i] - expected[i]));
-  return err;
+    result_error.max_abs_error =
+        std::max(result_error.max_abs_error, std::abs(assembled.values[i] - expected[i]));
+  // A bound for matrix ops in the dtypes emulation computes (evaluation/emulation_tolerance.hpp);
+  // none for tensor ops and for fp8 (a hardware --check, whose GEMM rounds otherwise).
+  const bool bounded =
+      dtype == DType::fp64 || dtype == DType::fp32 || dtype == DType::fp16 || dtype == DType::bf16;
+  if (!plan.problem.is_tensor_op() && bounded) {
+    std::vector<std::vector<double>> magnitudes = rounded;
+    for (auto& values : magnitudes)
+      for (double& v : values) v = std::abs(v);
+    double largest = 0;
+    for (double v : strategies::unsharded_result(plan.problem, magnitudes))
+      largest = std::max(largest, v);
+    const auto& inputs = plan.problem.inputs;
+    const int64_t k = plan.problem.equation()
+                          .local_gemm(inputs.at(plan.problem.lhs_index()).shape,
+                                      inputs.at(plan.problem.rhs_index()).shape)
+                          .k;
+    // Nothing to sum (a zero-size dim, or zero inputs): the result is exactly zero, whatever
+    // γ_n is (infinite in bf16 for a long k, and inf x 0 is no bound).
+    result_error.bound =
+        largest == 0 ? 0.0 : higham_gamma(matmul_rounding_count(k), unit_roundoff(dtype)) * largest;
+  }
+  return result_error;
 }
 
 std::string cluster_line(const ClusterSpec& c) {
@@ -137,6 +169,7 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   SimulationReport report;
   report.scenario = scenario.name;
   report.cluster = cluster_line(scenario.cluster);
+  report.cluster_spec = scenario.cluster;
   // The whole mesh (a pipeline's stages included), as the scenario gives it.
   report.mesh = to_string(DeviceMesh(scenario.mesh_shape, scenario.mesh_names));
   report.cost_model = scenario.cost_model;
@@ -185,6 +218,10 @@ SimulationReport build_simulation_report(const Scenario& scenario,
       r.comm_time_s = span.busiest_comm_s;
       r.compute_time_s = span.busiest_compute_s;
     }
+    if (const auto kind = bandwidth_collective(r.op); kind && is_collective(op.kind)) {
+      r.group_size = workload.mesh.size(op.mesh_dim);
+      r.bandwidth = collective_bandwidth(*kind, op.bytes, r.group_size, r.time_s);
+    }
     if (lowered.plan) {
       r.input_placements = lowered.plan->chosen_candidate().input_placements;
       r.output_placements = lowered.plan->chosen_candidate().output_placements;
@@ -192,7 +229,11 @@ SimulationReport build_simulation_report(const Scenario& scenario,
         r.out_placements = lowered.plan->problem.output_target;
       r.implementation = to_string(lowered.plan->chosen_candidate().implementation);
       r.chunks = lowered.plan->chosen_candidate().chunks;
-      if (emulated) r.max_abs_error = emulation_error(lowered, workload, result);
+      if (emulated) {
+        const EmulationError e = emulation_error(lowered, workload, result);
+        r.max_abs_error = e.max_abs_error;
+        r.error_bound = e.bound;
+      }
       for (const auto& paid_for : lowered.plan->redistributions)
         r.redistributions.push_back(
             paid(paid_for, input_name(op, *lowered.plan, paid_for.input), workload.mesh));
@@ -225,6 +266,22 @@ std::optional<ModelThroughput> model_throughput(const Scenario& scenario, double
   out.model_flops_per_s_per_gpu = out.tokens_per_s_per_gpu * m.model_flops_per_token();
   out.mfu =
       out.model_flops_per_s_per_gpu / roofline::peak_flops_per_s(scenario.cluster.gpu, m.dtype);
+  return out;
+}
+
+std::optional<EmulationVerdict> emulation_verdict(const SimulationReport& report) {
+  std::optional<EmulationVerdict> out;
+  for (const OpReport& op : report.ops) {
+    if (!op.max_abs_error) continue;
+    if (!out) out.emplace();
+    if (!op.error_bound || !std::isfinite(*op.error_bound)) {
+      ++out->unbounded;
+      continue;
+    }
+    ++out->checked;
+    // NaN is no pass: !(error <= bound).
+    if (!(*op.max_abs_error <= *op.error_bound)) out->failed.push_back(op.name);
+  }
   return out;
 }
 

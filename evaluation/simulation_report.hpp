@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/bus_bandwidth.hpp"
 #include "core/collective_record.hpp"
 #include "core/run_result.hpp"
 #include "core/scenario.hpp"
@@ -38,6 +39,10 @@ struct OpReport {
   double compute_time_s = 0;  // busiest rank's time in local compute (matmul, copies)
   int64_t peak_memory_bytes_per_rank = 0;
   int64_t bytes = 0;  // put_signal / collectives: the op's byte count
+  // Collectives: the ranks of each group (every group of the mesh dim runs at once) and
+  // nccl-tests' algbw and busbw of the op's time (core/bus_bandwidth.hpp).
+  int group_size = 0;
+  std::optional<CollectiveBandwidth> bandwidth;
   std::optional<std::vector<Placements>> input_placements;  // matmuls: the chosen strategy
   std::optional<Placements> output_placements;
   // Where the output ended up when the op named one (out_placements), after the strategy.
@@ -45,6 +50,10 @@ struct OpReport {
   std::string implementation = "unfused";  // matmuls: strategies::Implementation's text
   int chunks = 1;                          // its chunks per shard
   std::optional<double> max_abs_error;     // emulation
+  // Emulated matmuls: the most max_abs_error may be for the result to be right,
+  // γ_n · max(|a||b| + |bias|) (evaluation/emulation_tolerance.hpp); infinite when the
+  // bound says nothing (n·u >= 1); none for ops without a bound (tensor ops).
+  std::optional<double> error_bound;
   std::vector<PaidRedistribution> redistributions;
   // The row of gradient accumulation's earlier micro-batches (op "micro_batches"): how many
   // ran before the last, whose ops are the other rows.
@@ -95,7 +104,8 @@ std::optional<ModelThroughput> model_throughput(const Scenario& scenario, double
 struct SimulationReport {
   std::string scenario;
   std::string backend = "sim";
-  std::string cluster;  // one line
+  std::string cluster;       // one line
+  ClusterSpec cluster_spec;  // the same, with its numbers (for JSON)
   std::string mesh;
   std::string cost_model;
   std::string placement_search;  // Scenario::placement_search
@@ -114,6 +124,18 @@ SimulationReport build_simulation_report(const Scenario& scenario,
                                          const strategies::LoweredWorkload& workload,
                                          const RunResult& result, bool emulated,
                                          const CollectivesChoice& collectives = {});
+// Whether an emulated run computed what the unsharded ops compute: every op with both an
+// error and a bound within it. `checked` counts the ops with a bound, `failed` names those
+// beyond it; `unbounded` counts emulated ops without a finite bound (not judged).
+struct EmulationVerdict {
+  int checked = 0;
+  int unbounded = 0;
+  std::vector<std::string> failed;
+  bool passed() const { return failed.empty(); }
+};
+// nullopt when the run was not emulated.
+std::optional<EmulationVerdict> emulation_verdict(const SimulationReport& report);
+
 // "S(0),R x R,S(1) -> S(0),S(1)" for a matmul, with ", fused-allgather-mm x4" when it
 // runs fused; "" for other ops.
 std::string strategy_text(const OpReport& op);

@@ -39,10 +39,13 @@ TEST(PlanCluster, ExplainShowsCommunicationComputeAndMemory) {
       run_symmesh(kSquare + "--cost-model analytic --cluster clusters/dgx-h100.yaml --explain");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("cost model analytic, cluster dgx-h100 (1 node x 8 GPUs)"));
-  EXPECT_THAT(r.out, HasSubstr("comm (us)  compute (us)  memory/GPU"));
-  // Unfused 282.995 + 181.363 = 464.358; it cannot be fused (b is gathered, not a).
-  EXPECT_THAT(r.out, HasSubstr("unfused (us)  fused (us)"));
-  EXPECT_THAT(r.out, HasSubstr("282.995       181.363  304.00 MiB       464.358"));
+  // The fully replicated candidate, over 1 ms, is the table's largest time: the table is in
+  // ms (tools/cli/text_table.hpp's rule), three decimals.
+  EXPECT_THAT(r.out, HasSubstr("comm (ms)  compute (ms)  memory/GPU"));
+  // Unfused 282.995 + 181.363 = 464.358 us; it cannot be fused (b is gathered, not a). In
+  // ms: 0.283, 0.181, 0.464. (JSON keeps every digit: JsonCarriesTheBreakdown.)
+  EXPECT_THAT(r.out, HasSubstr("unfused (ms)  fused (ms)"));
+  EXPECT_THAT(r.out, HasSubstr("0.283         0.181  304.00 MiB         0.464"));
   EXPECT_THAT(r.out, HasSubstr("infeasible: a: cannot redistribute S(0) to P(sum)"));
 }
 

@@ -193,6 +193,91 @@ workload:
   std::remove(path.c_str());
 }
 
+TEST(SimulateCommand, EmulationVerdictPassesWithinHighamsBound) {
+  // The same shapes as above in fp32. Each matmul's bound is γ_n · max(|a||b| + |bias|),
+  // n = 2k + 2 (evaluation/emulation_tolerance.hpp); inputs in [-1, 1], so
+  // max(|a||b| + |bias|) <= k (+ 1 with a bias): for "uneven" (k = 29) the bound is at most
+  // γ_60 x 29 = 3.5762915e-6 x 29 = 1.0371e-4, and at least the error.
+  const auto path = temp_scenario(R"y(
+name: emulation-verdict
+cluster: clusters/dgx-h100.yaml
+mesh: {shape: [2, 4], names: [dp, tp]}
+dtype: fp32
+cost_model: dtensor
+workload:
+  - {name: uneven, op: mm, a: [37, 29], b: [29, 23], a_placements: ["S(1)", "S(0)"], b_placements: ["S(0)", "R"]}
+)y");
+  const auto report = simulate_json(path + " --emulate");
+  const auto& op = op_named(report, "uneven");
+  const double bound = op["error_bound"].get<double>();
+  EXPECT_GT(bound, 0);
+  EXPECT_LE(bound, 3.5762915e-6 * 29);
+  EXPECT_LE(op["max_abs_error"].get<double>(), bound);
+  EXPECT_EQ(report["emulation"]["passed"], true);
+  EXPECT_EQ(report["emulation"]["checked"], 1);
+  const auto r = run_symmesh("simulate " + path + " --emulate");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("emulation: pass, 1 of 1 matmuls within the error bound"));
+  std::remove(path.c_str());
+}
+
+TEST(SimulateCommand, CollectivesCarryNcclTestsBandwidths) {
+  // ring-allgather-8gpu.yaml works them by hand: algbw 1 GiB / 2.095 ms = 512.6 GB/s,
+  // busbw x 7/8 = 448.5 GB/s (nccl-tests' all-gather factor (n-1)/n).
+  const auto report = simulate_json(kScenarios + "ring-allgather-8gpu.yaml");
+  const auto& gather = op_named(report, "gather");
+  EXPECT_EQ(gather["group_size"], 8);
+  EXPECT_NEAR(gather["algbw_bytes_per_s"].get<double>(), 512.6e9, 0.1e9);
+  EXPECT_NEAR(gather["busbw_bytes_per_s"].get<double>(), 448.5e9, 0.1e9);
+  // The quickstart's grads: 8 MiB all-reduced over dp groups of 2: factor 2(2-1)/2 = 1, and
+  // the time 2 x (1 us + 4 MiB / 450 GB/s) = 20.641 us: algbw = busbw = 8,388,608 B /
+  // 20.641 us = 406.4 GB/s.
+  const auto v1 = simulate_json(kScenarios + "version1-by-hand/quickstart.yaml");
+  const auto& grads = op_named(v1, "grads");
+  EXPECT_EQ(grads["group_size"], 2);
+  EXPECT_NEAR(grads["algbw_bytes_per_s"].get<double>(), 406.4e9, 0.2e9);
+  EXPECT_DOUBLE_EQ(grads["busbw_bytes_per_s"].get<double>(),
+                   grads["algbw_bytes_per_s"].get<double>());
+  EXPECT_FALSE(op_named(v1, "proj").contains("busbw_bytes_per_s"));  // a matmul has none
+  const auto r = run_symmesh("simulate " + kScenarios + "ring-allgather-8gpu.yaml");
+  EXPECT_THAT(r.out, HasSubstr("algbw (GB/s)  busbw (GB/s)"));
+  EXPECT_THAT(r.out, HasSubstr("512.57        448.50"));
+}
+
+TEST(SimulateCommand, ClusterIsStructuredInJson) {
+  // dgx-h100.yaml's own numbers: 8 GPUs of 80 GiB at 3.35 TB/s, bf16 989.4 TFLOP/s;
+  // NVSwitch 450 GB/s and 1 us; rail NICs 8 x 400 Gb/s = 50 GB/s, 3 us.
+  const auto report = simulate_json(kScenarios + "ring-allgather-8gpu.yaml");
+  const auto& c = report["cluster"];
+  EXPECT_EQ(c["name"], "dgx-h100");
+  EXPECT_EQ(c["nodes"], 1);
+  EXPECT_EQ(c["gpus_per_node"], 8);
+  EXPECT_EQ(c["gpu"]["name"], "H100-SXM");
+  EXPECT_DOUBLE_EQ(c["gpu"]["memory_bytes"].get<double>(), 80.0 * (1LL << 30));
+  EXPECT_DOUBLE_EQ(c["gpu"]["memory_bandwidth_bytes_per_s"].get<double>(), 3.35e12);
+  EXPECT_DOUBLE_EQ(c["gpu"]["peak_flops_per_s"]["bf16"].get<double>(), 989.4e12);
+  EXPECT_EQ(c["intra_node"]["kind"], "nvswitch");
+  EXPECT_DOUBLE_EQ(c["intra_node"]["bandwidth_bytes_per_s"].get<double>(), 450e9);
+  EXPECT_DOUBLE_EQ(c["intra_node"]["latency_s"].get<double>(), 1e-6);
+  EXPECT_EQ(c["inter_node"]["nics_per_node"], 8);
+  EXPECT_DOUBLE_EQ(c["inter_node"]["bandwidth_bytes_per_s"].get<double>(), 50e9);
+  EXPECT_DOUBLE_EQ(c["inter_node"]["latency_s"].get<double>(), 3e-6);
+  EXPECT_EQ(report["cluster_text"], "1 node x 8 H100-SXM (nvswitch)");
+}
+
+TEST(SimulateCommand, OneTimeUnitChosenForTheTable) {
+  // The version-1 quickstart's longest time is its total, 6.62 us (proj's roofline) +
+  // 3.33 us (1 us + 1 MiB / 450 GB/s) + 20.64 us (the all-reduce's 2 x (1 us + 4 MiB /
+  // 450 GB/s)) = 30.593 us, under 1 ms: us throughout. The
+  // all-gather's 2.095 ms: ms.
+  const auto small = run_symmesh("simulate " + kScenarios + "version1-by-hand/quickstart.yaml");
+  EXPECT_THAT(small.out, HasSubstr("time (us)  comm (us)  compute (us)"));
+  EXPECT_THAT(small.out, HasSubstr("total: 30.593 us\n"));
+  const auto large = run_symmesh("simulate " + kScenarios + "ring-allgather-8gpu.yaml");
+  EXPECT_THAT(large.out, HasSubstr("time (ms)  comm (ms)  compute (ms)"));
+  EXPECT_THAT(large.out, HasSubstr("total: 2.095 ms\n"));
+}
+
 TEST(SimulateCommand, TraceIsChromeTraceJson) {
   const std::string trace =
       (std::filesystem::temp_directory_path() / "symmesh_trace_test.json").string();

@@ -25,8 +25,11 @@ TEST(ValidateCommand, EveryShippedScenarioIsValid) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   size_t lines = 0;
   for (char c : r.out) lines += c == '\n';
-  EXPECT_EQ(lines, static_cast<size_t>(count));
+  // A line per file, then the summary.
+  EXPECT_EQ(lines, static_cast<size_t>(count) + 1);
   EXPECT_THAT(r.out, HasSubstr("quickstart.yaml: valid"));
+  EXPECT_THAT(r.out,
+              HasSubstr(std::to_string(count) + " of " + std::to_string(count) + " files valid\n"));
 }
 
 TEST(ValidateCommand, InnerDimMismatchIsNamedWithItsPlace) {
@@ -43,6 +46,30 @@ TEST(ValidateCommand, InnerDimMismatchIsNamedWithItsPlace) {
   EXPECT_THAT(r.err, HasSubstr("inner dims"));
   EXPECT_TRUE(r.out.empty());
   std::remove(path.c_str());
+}
+
+TEST(ValidateCommand, ChecksEveryFileAndCountsTheValidOnes) {
+  // A bad file between two good ones, and a missing one last: both good files are still
+  // checked, each bad one gets its own error naming it, and the exit code is 2.
+  const auto bad =
+      (std::filesystem::temp_directory_path() / "symmesh_validate_bad_middle.yaml").string();
+  std::ofstream(bad) << "name: bad\ncluster: clusters/dgx-h100.yaml\nmesh: {shape: [8]}\n"
+                        "workload:\n  - {name: x, op: mm, a: [8, 16], b: [32, 8], "
+                        "a_placements: [R], b_placements: [R]}\n";
+  const std::string good = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/pingpong.yaml";
+  const std::string missing = "/nonexistent/symmesh_validate_missing.yaml";
+  const auto r = run_symmesh("validate " + good + " " + bad + " " + good + " " + missing);
+  EXPECT_EQ(r.exit_code, 2);
+  size_t valid_lines = 0;
+  for (size_t at = r.out.find(": valid"); at != std::string::npos;
+       at = r.out.find(": valid", at + 1))
+    ++valid_lines;
+  EXPECT_EQ(valid_lines, 2u);
+  EXPECT_THAT(r.out, HasSubstr("2 of 4 files valid\n"));
+  EXPECT_THAT(r.err, HasSubstr("symmesh_validate_bad_middle.yaml:5:"));
+  EXPECT_THAT(r.err, HasSubstr("inner dims"));
+  EXPECT_THAT(r.err, HasSubstr("symmesh_validate_missing.yaml"));
+  std::remove(bad.c_str());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // symmesh compare: the same Program simulated and executed on this machine's GPUs, per op:
 // predicted time, measured time and the simulator's error in percent of the measurement —
 // "evaluated, then executed" (shared/DESIGN.md), with the difference as the report.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/simulation_output.hpp"
 #include "tools/cli/text_table.hpp"
 
 namespace symmesh::cli {
@@ -30,6 +32,8 @@ struct CompareArgs {
 struct Row {
   std::string name, op;
   double predicted_s = 0, measured_s = 0;
+  // Collectives: nccl-tests' bandwidths of each time (core/bus_bandwidth.hpp).
+  std::optional<CollectiveBandwidth> predicted_bw, measured_bw;
   double error_percent() const {
     return measured_s > 0 ? (predicted_s - measured_s) / measured_s * 100 : NAN;
   }
@@ -38,12 +42,13 @@ struct Row {
 std::vector<Row> rows_of(const SimulationReport& predicted, const SimulationReport& measured) {
   std::vector<Row> rows;
   for (const OpReport& p : predicted.ops) {
-    Row row{p.name, p.op, p.time_s, NAN};
+    Row row{p.name, p.op, p.time_s, NAN, p.bandwidth, std::nullopt};
     for (const OpReport& m : measured.ops)
-      if (m.name == p.name) row.measured_s = m.time_s;
+      if (m.name == p.name) row.measured_s = m.time_s, row.measured_bw = m.bandwidth;
     rows.push_back(row);
   }
-  rows.push_back({"total", "", predicted.total_time_s, measured.total_time_s});
+  rows.push_back(
+      {"total", "", predicted.total_time_s, measured.total_time_s, std::nullopt, std::nullopt});
   return rows;
 }
 
@@ -74,7 +79,8 @@ int run_compare(const CompareArgs& args) {
   if (args.json) {
     nlohmann::json j;
     j["scenario"] = scenario.name;
-    j["cluster"] = predicted.report.cluster;
+    j["cluster"] = cluster_json(predicted.report.cluster_spec);
+    j["cluster_text"] = predicted.report.cluster;
     j["mesh"] = predicted.report.mesh;
     j["collectives"] = args.collectives;
     j["ops"] = nlohmann::json::array();
@@ -83,6 +89,14 @@ int run_compare(const CompareArgs& args) {
                            {"predicted_s", r.predicted_s},
                            {"measured_s", number_or_null(r.measured_s)},
                            {"error_percent", number_or_null(r.error_percent())}};
+      if (r.predicted_bw) {
+        op["predicted_algbw_bytes_per_s"] = r.predicted_bw->algbw_bytes_per_s;
+        op["predicted_busbw_bytes_per_s"] = r.predicted_bw->busbw_bytes_per_s;
+        op["measured_algbw_bytes_per_s"] =
+            r.measured_bw ? nlohmann::json(r.measured_bw->algbw_bytes_per_s) : nlohmann::json();
+        op["measured_busbw_bytes_per_s"] =
+            r.measured_bw ? nlohmann::json(r.measured_bw->busbw_bytes_per_s) : nlohmann::json();
+      }
       if (r.name == "total") {
         j["total"] = op;
       } else {
@@ -96,11 +110,34 @@ int run_compare(const CompareArgs& args) {
   }
   std::cout << "symmesh compare: " << scenario.name << " on " << predicted.report.cluster
             << ", mesh " << predicted.report.mesh << ", collectives " << args.collectives << "\n";
-  TextTable table({"op", "kind", "predicted (ms)", "measured (ms)", "error %"});
-  for (const Row& r : rows)
-    table.add_row({r.name, r.op, format_fixed(r.predicted_s * 1e3, 4),
-                   format_fixed(r.measured_s * 1e3, 4), format_fixed(r.error_percent(), 1)});
+  std::vector<double> times;
+  for (const Row& r : rows) times.insert(times.end(), {r.predicted_s, r.measured_s});
+  const TimeUnit unit = time_unit_for(times);
+  const bool any_collective = std::any_of(rows.begin(), rows.end(),
+                                          [](const Row& r) { return r.predicted_bw.has_value(); });
+  std::vector<std::string> headers{"op", "kind", unit.header("predicted"), unit.header("measured"),
+                                   "error %"};
+  if (any_collective)
+    headers.insert(headers.end(),
+                   {"predicted busbw (GB/s)", "measured busbw (GB/s)", "measured algbw (GB/s)"});
+  TextTable table(headers);
+  const auto gbps = [](const std::optional<CollectiveBandwidth>& bw, bool bus) {
+    return bw ? format_fixed((bus ? bw->busbw_bytes_per_s : bw->algbw_bytes_per_s) * 1e-9, 2)
+              : std::string();
+  };
+  for (const Row& r : rows) {
+    std::vector<std::string> cells{r.name, r.op, unit.cell(r.predicted_s), unit.cell(r.measured_s),
+                                   format_fixed(r.error_percent(), 1)};
+    if (any_collective)
+      cells.insert(cells.end(), {gbps(r.predicted_bw, true), gbps(r.measured_bw, true),
+                                 gbps(r.measured_bw, false)});
+    table.add_row(cells);
+  }
   std::cout << table.render();
+  if (any_collective)
+    std::cout << "busbw and algbw as nccl-tests reports them (algbw = bytes / time; busbw = "
+                 "algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter, "
+                 "all_to_all)\n";
   std::cout << "error % = (predicted - measured) / measured; positive: the simulator is slower\n";
   for (const auto& note : measured->result.notes) std::cout << "note: " << note << "\n";
   return 0;

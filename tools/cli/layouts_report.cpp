@@ -69,9 +69,19 @@ std::string count_text(double n) {
 }
 
 void print_simulated(std::ostream& out, const evaluation::TrainingLayoutsRun& run) {
-  TextTable table({"GPUs", "layout", "priced (s)", "simulated (s)", "difference", "pipeline (s)",
-                   "DP exposed (s)", "optimizer (s)", "MFU", "simulated ranks / ops",
-                   "stands for ranks / ops", "wall (s)"});
+  // One time unit for the table (text_table.hpp), the tool's wall time included.
+  std::vector<double> times_s;
+  for (const auto& size : run.sizes)
+    for (const auto& step : size.simulated) {
+      times_s.push_back(step.estimate.step_s);
+      if (step.simulated())
+        times_s.insert(times_s.end(), {step.step_s, step.pipeline_s, step.data_parallel.exposed_s,
+                                       step.optimizer_s, step.wall_s});
+    }
+  const TimeUnit unit = time_unit_for(times_s);
+  TextTable table({"GPUs", "layout", unit.header("priced"), unit.header("simulated"), "difference",
+                   unit.header("pipeline"), unit.header("DP exposed"), unit.header("optimizer"),
+                   "MFU", "simulated ranks / ops", "stands for ranks / ops", unit.header("wall")});
   bool any = false;
   for (const auto& size : run.sizes)
     for (size_t i = 0; i < size.simulated.size(); ++i) {
@@ -80,21 +90,21 @@ void print_simulated(std::ostream& out, const evaluation::TrainingLayoutsRun& ru
       any = true;
       if (!step.simulated()) {
         table.add_row({i == 0 ? std::to_string(size.gpus) : "", to_string(step.estimate.layout),
-                       format_fixed(priced, 3), "not simulated", "-", "-", "-", "-", "-",
+                       unit.cell(priced), "not simulated", "-", "-", "-", "-", "-",
                        "- / " + count_text(static_cast<double>(step.replica_stream_ops)), "-",
                        "-"});
         continue;
       }
       table.add_row(
           {i == 0 ? std::to_string(size.gpus) : "", to_string(step.estimate.layout),
-           format_fixed(priced, 3), format_fixed(step.step_s, 3),
-           format_fixed(100 * (step.step_s / priced - 1), 1) + "%",
-           format_fixed(step.pipeline_s, 3), format_fixed(step.data_parallel.exposed_s, 3),
-           format_fixed(step.optimizer_s, 4), format_fixed(100 * step.mfu, 1) + "%",
+           unit.cell(priced), unit.cell(step.step_s),
+           format_fixed(100 * (step.step_s / priced - 1), 1) + "%", unit.cell(step.pipeline_s),
+           unit.cell(step.data_parallel.exposed_s), unit.cell(step.optimizer_s),
+           format_fixed(100 * step.mfu, 1) + "%",
            std::to_string(step.replica_ranks + step.data_parallel_ranks) + " / " +
                count_text(static_cast<double>(step.simulated_stream_ops())),
            std::to_string(step.represented_ranks) + " / " + count_text(step.represented_stream_ops),
-           format_fixed(step.wall_s, 1)});
+           unit.cell(step.wall_s)});
     }
   if (!any) return;
   out << "\nSimulated (evaluation/simulated_training_step.hpp): one data-parallel replica's "
@@ -153,8 +163,13 @@ void print_layouts(std::ostream& out, const Scenario& s, const evaluation::Train
   out << "MFU: model FLOPs per token " << format_fixed(m.model_flops_per_token() / 1e9, 1)
       << " GFLOP (6 x multiplying parameters + 12 x layers x heads x head_dim x seq, as "
          "PaLM defines it) over the bf16 peak\n\n";
-  TextTable table({"GPUs", "layout", "step (s)", "tokens/s", "tokens/s/GPU", "MFU",
-                   "memory/GPU GiB (w+g+o+act)", "bubble", "exposed comm (s)", "fit/priced"});
+  std::vector<double> times_s;
+  for (const auto& size : run.sizes)
+    for (const auto& e : size.best) times_s.insert(times_s.end(), {e.step_s, e.exposed_comm_s});
+  const TimeUnit unit = time_unit_for(times_s);
+  TextTable table({"GPUs", "layout", unit.header("step"), "tokens/s", "tokens/s/GPU", "MFU",
+                   "memory/GPU GiB (w+g+o+act)", "bubble", unit.header("exposed comm"),
+                   "fit/priced"});
   for (const auto& size : run.sizes) {
     const std::string fit =
         std::to_string(size.priced - size.too_big) + "/" + std::to_string(size.priced);
@@ -166,13 +181,13 @@ void print_layouts(std::ostream& out, const Scenario& s, const evaluation::Train
     for (size_t i = 0; i < size.best.size(); ++i) {
       const auto& e = size.best[i];
       table.add_row({i == 0 ? std::to_string(size.gpus) : "", to_string(e.layout),
-                     format_fixed(e.step_s, 3), format_fixed(e.tokens_per_s, 0),
+                     unit.cell(e.step_s), format_fixed(e.tokens_per_s, 0),
                      format_fixed(e.tokens_per_s_per_gpu, 0), format_fixed(100 * e.mfu, 1) + "%",
                      gib(e.memory.total()) + " (" + gib(e.memory.weights_bytes) + "+" +
                          gib(e.memory.gradients_bytes) + "+" + gib(e.memory.optimizer_bytes) + "+" +
                          gib(e.memory.activations_bytes) + ")",
-                     format_fixed(100 * e.bubble_fraction, 1) + "%",
-                     format_fixed(e.exposed_comm_s, 3), i == 0 ? fit : ""});
+                     format_fixed(100 * e.bubble_fraction, 1) + "%", unit.cell(e.exposed_comm_s),
+                     i == 0 ? fit : ""});
     }
   }
   out << table.render();

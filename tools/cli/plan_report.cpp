@@ -187,8 +187,12 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
     out += "redistributions: none (inputs are already in place)\n";
   } else {
     out += "redistributions:\n";
+    std::vector<double> costs_s;
+    for (const strategies::PlannedRedistribution* move : moves)
+      for (double us : move->step_cost_us) costs_s.push_back(us * 1e-6);
+    const TimeUnit unit = time_unit_for(costs_s);
     TextTable table({"input", "from", "to", "mesh dim", "step", "collective", "implementation",
-                     "bytes/rank", "cost (us)"});
+                     "bytes/rank", unit.header("cost")});
     for (const strategies::PlannedRedistribution* move : moves) {
       const auto& r = *move;
       const auto& steps = r.redistribution.steps;
@@ -201,7 +205,7 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
                        to_string(steps[s].from) + "->" + to_string(steps[s].to),
                        to_string(steps[s].collective) + (fused ? " (fused into the mm)" : ""),
                        implementation_text(plan, r, s), std::to_string(steps[s].bytes),
-                       format_fixed(r.step_cost_us[s], 3)});
+                       unit.cell(r.step_cost_us[s] * 1e-6)});
       }
     }
     out += table.render();
@@ -236,16 +240,28 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
       return x->cost_us < y->cost_us;
     });
     const bool detailed = !details.empty();
+    // One unit for the table's times: the largest of what it shows decides (text_table.hpp).
+    std::vector<double> times_s;
+    for (const Candidate* c : kept) {
+      times_s.push_back(c->cost_us * 1e-6);
+      if (detailed) {
+        const auto& d = details.at(c - plan.candidates.data());
+        times_s.insert(times_s.end(), {d.comm_us * 1e-6, d.compute_us * 1e-6,
+                                       c->unfused_cost_us * 1e-6, c->fused_cost_us * 1e-6});
+      }
+    }
+    const TimeUnit unit = time_unit_for(times_s);
+    const auto in_unit = [&](double us) { return unit.cell(us * 1e-6); };
     std::vector<std::string> headers{"#", "out"};
     for (const auto& n : names) headers.push_back(n);
     if (detailed) {
-      headers.push_back("comm (us)");
-      headers.push_back("compute (us)");
+      headers.push_back(unit.header("comm"));
+      headers.push_back(unit.header("compute"));
       headers.push_back("memory/GPU");
-      headers.push_back("unfused (us)");
-      headers.push_back("fused (us)");
+      headers.push_back(unit.header("unfused"));
+      headers.push_back(unit.header("fused"));
     }
-    headers.push_back("cost (us)");
+    headers.push_back(unit.header("cost"));
     headers.push_back("note");
     TextTable table(headers);
     auto row = [&](const Candidate& c, const std::string& cost, const std::string& note) {
@@ -254,12 +270,12 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
       if (detailed) {
         const auto& d = details.at(&c - plan.candidates.data());
         const bool known = c.kept() && (d.feasible || d.memory_bytes_per_rank > 0);
-        cells.push_back(known ? format_fixed(d.comm_us, 3) : "-");
-        cells.push_back(known ? format_fixed(d.compute_us, 3) : "-");
+        cells.push_back(known ? in_unit(d.comm_us) : "-");
+        cells.push_back(known ? in_unit(d.compute_us) : "-");
         cells.push_back(known ? strategies::gib_text(d.memory_bytes_per_rank) : "-");
-        cells.push_back(c.kept() && d.feasible ? format_fixed(c.unfused_cost_us, 3) : "-");
+        cells.push_back(c.kept() && d.feasible ? in_unit(c.unfused_cost_us) : "-");
         cells.push_back(c.kept() && d.feasible && std::isfinite(c.fused_cost_us)
-                            ? format_fixed(c.fused_cost_us, 3) + " (" +
+                            ? in_unit(c.fused_cost_us) + " (" +
                                   fusion_short_name(c.fused_implementation) + " x" +
                                   std::to_string(c.fused_chunks) + ")"
                             : "-");
@@ -272,7 +288,7 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
       std::string note = c->index == chosen.index ? "<- chosen" : "";
       if (detailed && !details.at(c - plan.candidates.data()).note.empty())
         note += (note.empty() ? "" : "; ") + details.at(c - plan.candidates.data()).note;
-      row(*c, format_fixed(c->cost_us, 3), note);
+      row(*c, in_unit(c->cost_us), note);
     }
     for (const Candidate* c : dropped) row(*c, "-", "filtered: " + c->filtered);
     out += "candidates (kept ones by cost, ties in index order; then filtered ones):\n";

@@ -1,12 +1,16 @@
 // symmesh simulate: plan every matmul of a scenario, run the whole workload on the
-// SimGrid-modelled cluster and report per op.
+// SimGrid-modelled cluster and report per op; or, with --nccl-tests, one collective over a
+// range of sizes on a cluster, printed as nccl-tests prints it.
 #include <iostream>
 #include <memory>
 
+#include "core/errors.hpp"
+#include "evaluation/collective_perf.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/nccl_tests_table.hpp"
 #include "tools/cli/simulation_output.hpp"
 
 namespace symmesh::cli {
@@ -21,9 +25,47 @@ struct SimulateArgs {
   bool emulate = false;
   double time_limit_s = 0;
   bool no_fuse = false;
+  // --nccl-tests
+  std::string nccl_tests;
+  std::string cluster;
+  int gpus = 0;
+  std::string min_bytes = "8";
+  std::string max_bytes = "128M";
+  int64_t step_factor = 2;
+  std::string dtype = "float";
 };
 
+int run_nccl_tests(const SimulateArgs& args) {
+  if (!args.scenario.empty())
+    throw InvalidArgument("give a scenario file or --nccl-tests, not both", "--nccl-tests");
+  if (args.cluster.empty())
+    throw InvalidArgument("--nccl-tests needs --cluster FILE (a cluster YAML)", "--cluster");
+  if (args.emulate || !args.trace.empty())
+    throw InvalidArgument("--emulate and --trace are for scenarios, not --nccl-tests",
+                          "--nccl-tests");
+  CollectivePerfRequest request;
+  request.op = parse_nccl_tests_collective(args.nccl_tests);
+  request.cluster = perf_cluster(load_cluster(args.cluster), args.gpus);
+  request.min_bytes = parse_nccl_tests_size(args.min_bytes, "--min-bytes");
+  request.max_bytes = parse_nccl_tests_size(args.max_bytes, "--max-bytes");
+  request.step_factor = args.step_factor;
+  request.dtype = parse_dtype(args.dtype, "--dtype");
+  request.wall_clock_limit_s = args.time_limit_s;
+  const CollectivePerf perf = simulate_collective_perf(request);
+  if (args.json)
+    std::cout << nccl_tests_json(request, perf).dump(2) << "\n";
+  else
+    std::cout << nccl_tests_text(request, perf);
+  return 0;
+}
+
 int run_simulate(const SimulateArgs& args) {
+  if (!args.nccl_tests.empty()) return run_nccl_tests(args);
+  if (args.scenario.empty())
+    throw InvalidArgument("give a scenario file (or --nccl-tests OP --cluster FILE)", "simulate");
+  if (!args.cluster.empty() || args.gpus)
+    throw InvalidArgument(
+        "--cluster and --gpus go with --nccl-tests (a scenario names its cluster)", "--cluster");
   const Scenario scenario = load_scenario(args.scenario);
   check_output_path(args.trace, "--trace", files_read_for(scenario));
   EvaluationOptions options;
@@ -37,7 +79,9 @@ int run_simulate(const SimulateArgs& args) {
     std::cout << simulation_report_json(evaluation.report).dump(2) << "\n";
   else
     std::cout << simulation_report_text(evaluation.report);
-  return 0;
+  // An emulated result beyond its error bound is a failed run (exit 1), not bad input.
+  const auto verdict = emulation_verdict(evaluation.report);
+  return verdict && !verdict->passed() ? 1 : 0;
 }
 
 }  // namespace
@@ -46,17 +90,37 @@ void add_simulate_command(CLI::App& app, CommandAction& selected) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "simulate", "Plan a scenario's workload and run it on the simulated cluster");
-  cmd->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
+  cmd->add_option("scenario", args->scenario, "scenario file (YAML)");
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace (JSON) to this file");
-  cmd->add_flag(
-      "--emulate", args->emulate,
-      "carry real data: compute every mm/bmm sharded and compare with the unsharded product");
+  cmd->add_flag("--emulate", args->emulate,
+                "carry real data: compute every mm/bmm sharded, compare with the unsharded "
+                "product against an error bound; exit 1 when one is beyond it");
   cmd->add_flag("--no-fuse", args->no_fuse,
                 "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit for the simulation, in seconds (0: none)")
       ->check(non_negative_number());
+  cmd->add_option("--nccl-tests", args->nccl_tests,
+                  "instead of a scenario: simulate one collective (all_reduce, all_gather, "
+                  "reduce_scatter, alltoall) over a range of sizes and print nccl-tests' table");
+  cmd->add_option("--cluster", args->cluster, "--nccl-tests: the cluster file (YAML)");
+  cmd->add_option("--gpus", args->gpus,
+                  "--nccl-tests: GPUs in the collective (whole nodes, or part of one; default: "
+                  "the cluster file's)")
+      ->check(positive_number());
+  cmd->add_option("-b,--min-bytes", args->min_bytes,
+                  "--nccl-tests: smallest size (nccl-tests' -b: 8, 1K, 128M, 8G)")
+      ->capture_default_str();
+  cmd->add_option("-e,--max-bytes", args->max_bytes, "--nccl-tests: largest size (-e)")
+      ->capture_default_str();
+  cmd->add_option("-f,--step-factor", args->step_factor,
+                  "--nccl-tests: each size is the last times this (-f)")
+      ->capture_default_str();
+  cmd->add_option("-d,--dtype", args->dtype,
+                  "--nccl-tests: element type (-d: float, half, "
+                  "bfloat16, double, …)")
+      ->capture_default_str();
   cmd->callback([args, &selected] { selected = [args] { return run_simulate(*args); }; });
 }
 

@@ -74,6 +74,18 @@ std::string step_text(const SimulationReport& report) {
 
 }  // namespace
 
+std::vector<double> report_times_s(const SimulationReport& report) {
+  std::vector<double> times{report.total_time_s};
+  for (const OpReport& r : report.ops)
+    times.insert(times.end(),
+                 {r.time_s, r.comm_time_s, r.compute_time_s, r.start_s, r.end_s, r.exposed_comm_s});
+  return times;
+}
+
+std::string gbps_cell(double bytes_per_s) {
+  return format_fixed(bytes_per_s * 1e-9, 2);
+}
+
 std::string simulation_report_text(const SimulationReport& report) {
   std::string out = "symmesh simulate: " + report.scenario + " on " + report.cluster + ", mesh " +
                     report.mesh + ", cost model " + report.cost_model +
@@ -83,15 +95,24 @@ std::string simulation_report_text(const SimulationReport& report) {
                     ", backend " + report.backend + "\n";
   const bool emulated = std::any_of(report.ops.begin(), report.ops.end(),
                                     [](const OpReport& r) { return r.max_abs_error.has_value(); });
+  const bool collectives = std::any_of(report.ops.begin(), report.ops.end(),
+                                       [](const OpReport& r) { return r.bandwidth.has_value(); });
   // Version 2 has no barrier between ops: when each op ran says what overlapped.
   const bool dataflow = report.step.has_value();
-  std::vector<std::string> headers{"op",        "kind",         "strategy / size", "time (ms)",
-                                   "comm (ms)", "compute (ms)", "peak mem/rank"};
+  const TimeUnit unit = time_unit_for(report_times_s(report));
+  std::vector<std::string> headers{"op",
+                                   "kind",
+                                   "strategy / size",
+                                   unit.header("time"),
+                                   unit.header("comm"),
+                                   unit.header("compute"),
+                                   "peak mem/rank"};
   if (dataflow) {
-    headers.insert(headers.begin() + 3, {"start (ms)", "end (ms)"});
-    headers.push_back("exposed comm (ms)");
+    headers.insert(headers.begin() + 3, {unit.header("start"), unit.header("end")});
+    headers.push_back(unit.header("exposed comm"));
   }
-  if (emulated) headers.push_back("max abs error");
+  if (collectives) headers.insert(headers.end(), {"algbw (GB/s)", "busbw (GB/s)"});
+  if (emulated) headers.insert(headers.end(), {"max abs error", "error bound"});
   TextTable table(headers);
   for (const auto& r : report.ops) {
     const std::string what = r.input_placements        ? strategy_text(r)
@@ -101,24 +122,37 @@ std::string simulation_report_text(const SimulationReport& report) {
                                                        : format_bytes(r.bytes);
     std::vector<std::string> row{r.name, r.op, what};
     if (dataflow) {
-      row.push_back(format_fixed(r.start_s * 1e3, 4));
-      row.push_back(format_fixed(r.end_s * 1e3, 4));
+      row.push_back(unit.cell(r.start_s));
+      row.push_back(unit.cell(r.end_s));
     }
-    row.insert(row.end(), {format_fixed(r.time_s * 1e3, 4), format_fixed(r.comm_time_s * 1e3, 4),
-                           format_fixed(r.compute_time_s * 1e3, 4),
-                           format_bytes(r.peak_memory_bytes_per_rank)});
+    row.insert(row.end(),
+               {unit.cell(r.time_s), unit.cell(r.comm_time_s), unit.cell(r.compute_time_s),
+                format_bytes(r.peak_memory_bytes_per_rank)});
     if (dataflow)
-      row.push_back(format_fixed(r.exposed_comm_s * 1e3, 4) +
-                    (r.on_comm_stream ? " (comm stream)" : ""));
+      row.push_back(unit.cell(r.exposed_comm_s) + (r.on_comm_stream ? " (comm stream)" : ""));
+    if (collectives) {
+      row.push_back(r.bandwidth ? gbps_cell(r.bandwidth->algbw_bytes_per_s) : "");
+      row.push_back(r.bandwidth ? gbps_cell(r.bandwidth->busbw_bytes_per_s) : "");
+    }
     if (emulated) {
-      char buffer[32];
-      std::snprintf(buffer, sizeof buffer, "%.3g", r.max_abs_error.value_or(NAN));
-      row.push_back(r.max_abs_error ? buffer : "-");
+      const auto g = [](std::optional<double> v) {
+        if (!v) return std::string("-");
+        if (std::isinf(*v)) return std::string("none");
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.3g", *v);
+        return std::string(buffer);
+      };
+      row.push_back(g(r.max_abs_error));
+      row.push_back(r.max_abs_error ? g(r.error_bound) : "-");
     }
     table.add_row(row);
   }
   out += table.render();
-  out += "total: " + format_fixed(report.total_time_s * 1e3, 4) + " ms\n";
+  out += "total: " + unit.cell(report.total_time_s) + " " + unit.name + "\n";
+  if (collectives)
+    out +=
+        "algbw = bytes / time, busbw = algbw x 2(n-1)/n (all_reduce) or (n-1)/n (all_gather, "
+        "reduce_scatter, all_to_all) over the n ranks of a group, as nccl-tests reports them\n";
   if (!report.collectives.empty()) {
     out += "collectives:";
     for (size_t i = 0; i < report.collectives.size(); ++i) {
@@ -129,15 +163,52 @@ std::string simulation_report_text(const SimulationReport& report) {
     out += "\n";
   }
   if (dataflow) out += step_text(report);
+  if (const auto verdict = evaluation::emulation_verdict(report)) out += emulation_text(*verdict);
   for (const auto& w : report.warnings) out += "warning: " + w + "\n";
   return out;
+}
+
+std::string emulation_text(const evaluation::EmulationVerdict& v) {
+  std::string out = "emulation: " + std::string(v.passed() ? "pass" : "FAIL") + ", " +
+                    std::to_string(v.checked - static_cast<int>(v.failed.size())) + " of " +
+                    std::to_string(v.checked) +
+                    " matmuls within the error bound (Higham's gamma_n x max(|a||b| + |bias|), "
+                    "n = 2k + 2 roundings of the dtype's unit roundoff)";
+  if (v.unbounded) out += "; " + std::to_string(v.unbounded) + " op(s) without a bound not judged";
+  out += "\n";
+  for (const auto& name : v.failed) out += "emulation: '" + name + "' is beyond its error bound\n";
+  return out;
+}
+
+nlohmann::json cluster_json(const ClusterSpec& c) {
+  nlohmann::json peaks = nlohmann::json::object();
+  for (const auto& [family, flops] : c.gpu.peak_flops_per_s) peaks[family] = flops;
+  return {{"name", c.name},
+          {"nodes", c.nodes},
+          {"gpus_per_node", c.gpus_per_node},
+          {"gpus", c.num_gpus()},
+          {"gpu",
+           {{"name", c.gpu.name},
+            {"memory_bytes", c.gpu.memory_capacity_bytes},
+            {"memory_bandwidth_bytes_per_s", c.gpu.memory_bandwidth_bytes_per_s},
+            {"peak_flops_per_s", peaks}}},
+          {"intra_node",
+           {{"kind", c.intra_node.kind},
+            {"bandwidth_bytes_per_s", c.intra_node.bandwidth_bytes_per_s},
+            {"latency_s", c.intra_node.latency_s}}},
+          {"inter_node",
+           {{"kind", c.inter_node.kind},
+            {"nics_per_node", c.inter_node.nics_per_node},
+            {"bandwidth_bytes_per_s", c.inter_node.bandwidth_bytes_per_s},
+            {"latency_s", c.inter_node.latency_s}}}};
 }
 
 nlohmann::json simulation_report_json(const SimulationReport& report) {
   nlohmann::json j;
   j["scenario"] = report.scenario;
   j["backend"] = report.backend;
-  j["cluster"] = report.cluster;
+  j["cluster"] = cluster_json(report.cluster_spec);
+  j["cluster_text"] = report.cluster;
   j["mesh"] = report.mesh;
   j["cost_model"] = report.cost_model;
   // Only where it is not the default, so that version-1 reports keep their keys.
@@ -170,11 +241,22 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                         {"chunks", r.chunks}};
       if (r.out_placements) op["strategy"]["out_placements"] = placements_json(*r.out_placements);
       op["peak_memory_bytes_per_rank"] = r.peak_memory_bytes_per_rank;
-      if (r.max_abs_error) op["max_abs_error"] = *r.max_abs_error;
+      if (r.max_abs_error) {
+        op["max_abs_error"] = *r.max_abs_error;
+        // null where the bound says nothing (n·u >= 1); absent for ops without one.
+        if (r.error_bound)
+          op["error_bound"] =
+              std::isfinite(*r.error_bound) ? nlohmann::json(*r.error_bound) : nlohmann::json();
+      }
     } else {
       op["bytes"] = r.bytes;
       op["comm_time_s"] = r.comm_time_s;
       op["peak_memory_bytes_per_rank"] = r.peak_memory_bytes_per_rank;
+      if (r.group_size > 0) op["group_size"] = r.group_size;
+      if (r.bandwidth) {
+        op["algbw_bytes_per_s"] = r.bandwidth->algbw_bytes_per_s;
+        op["busbw_bytes_per_s"] = r.bandwidth->busbw_bytes_per_s;
+      }
       if (r.op == "micro_batches") {
         op["micro_batches"] = r.micro_batches;
         op["compute_time_s"] = r.compute_time_s;
@@ -216,6 +298,11 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                                {"bubble_fraction", step.bubble_fraction},
                                {"stage_peak_bytes_per_gpu", step.stage_peak_bytes}};
   }
+  if (const auto verdict = evaluation::emulation_verdict(report))
+    j["emulation"] = {{"passed", verdict->passed()},
+                      {"checked", verdict->checked},
+                      {"unbounded", verdict->unbounded},
+                      {"failed", verdict->failed}};
   j["warnings"] = report.warnings;
   return j;
 }

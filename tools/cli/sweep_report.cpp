@@ -166,14 +166,10 @@ std::string nodes_text(int nodes) {
 }  // namespace
 
 SweepTimeUnit sweep_time_unit(const SweepRun& run) {
-  double longest = 0;
+  std::vector<double> totals;
   for (const auto& p : run.points)
-    if (p.simulated()) longest = std::max(longest, p.total_time_s());
-  return longest < 10e-3 ? SweepTimeUnit{"us", 1e6, 2} : SweepTimeUnit{"ms", 1e3, 3};
-}
-
-std::string SweepTimeUnit::cell(double seconds) const {
-  return format_fixed(seconds * per_second, decimals);
+    if (p.simulated()) totals.push_back(p.total_time_s());
+  return time_unit_for(totals);
 }
 
 const std::vector<std::string>& sweep_csv_columns() {
@@ -320,14 +316,39 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
     out += "\n## " + std::string(o.answer.met ? "Answer" : "Fastest point") + ": " +
            nodes_text(best.nodes) + " (" + std::to_string(best.gpus) + " GPUs), mesh " +
            markdown_text(named_mesh_text(best.mesh, s.mesh_names)) + "\n\n";
-    out += markdown_row({"op", "kind", "time" + in_unit, "comm" + in_unit, "compute" + in_unit,
-                         "strategy / bytes"}) +
-           "|---|---|---:|---:|---:|---|\n";
-    for (const auto& op : best.report.ops)
-      out += markdown_row({op.name, op.op, unit.cell(op.time_s), unit.cell(op.comm_time_s),
-                           unit.cell(op.compute_time_s),
-                           op.input_placements ? strategy_text(op) : format_bytes(op.bytes)});
-    out += "\ncomm and compute are the busiest rank's time in each; they may overlap.\n";
+    // Collectives also with nccl-tests' bandwidths (core/bus_bandwidth.hpp).
+    const bool collectives =
+        std::any_of(best.report.ops.begin(), best.report.ops.end(),
+                    [](const OpReport& op) { return op.bandwidth.has_value(); });
+    std::vector<std::string> header{
+        "op", "kind", "time" + in_unit, "comm" + in_unit, "compute" + in_unit, "strategy / bytes"};
+    std::string align = "|---|---|---:|---:|---:|---|";
+    if (collectives) {
+      header.insert(header.end(), {"algbw (GB/s)", "busbw (GB/s)"});
+      align += "---:|---:|";
+    }
+    out += markdown_row(header) + align + "\n";
+    for (const auto& op : best.report.ops) {
+      std::vector<std::string> row{
+          op.name,
+          op.op,
+          unit.cell(op.time_s),
+          unit.cell(op.comm_time_s),
+          unit.cell(op.compute_time_s),
+          op.input_placements ? strategy_text(op) : format_bytes(op.bytes)};
+      if (collectives) {
+        row.push_back(op.bandwidth ? format_fixed(op.bandwidth->algbw_bytes_per_s * 1e-9, 2) : "");
+        row.push_back(op.bandwidth ? format_fixed(op.bandwidth->busbw_bytes_per_s * 1e-9, 2) : "");
+      }
+      out += markdown_row(row);
+    }
+    out += "\ncomm and compute are the busiest rank's time in each; they may overlap.";
+    if (collectives)
+      out +=
+          " algbw = bytes / time and busbw = algbw x 2(n-1)/n (all_reduce) or (n-1)/n "
+          "(all_gather, reduce_scatter, all_to_all) over a group of n, as nccl-tests reports "
+          "them.";
+    out += "\n";
     for (const auto& w : best.report.warnings) out += "\nwarning: " + markdown_text(w) + "\n";
   }
   if (!o.files.empty()) {
@@ -391,7 +412,9 @@ nlohmann::json sweep_results_json(const SweepOutcome& o) {
   j["cost_model"] = s.cost_model;
   // Only where it is not the default, as in simulate --json.
   if (s.placement_search == "priority-queue") j["placement_search"] = s.placement_search;
-  j["cluster"] = s.cluster.name;
+  // The scenario's cluster as the file gives it (each point sets its own node count).
+  j["cluster"] = cluster_json(s.cluster);
+  j["cluster_name"] = s.cluster.name;
   j["gpus_per_node"] = s.cluster.gpus_per_node;
   j["mesh_names"] = s.mesh_names;
   nlohmann::json sweep;

@@ -10,6 +10,7 @@
 #include "core/scenario.hpp"
 #include "evaluation/sweep_answer.hpp"
 #include "evaluation/sweep_runner.hpp"
+#include "tools/cli/text_table.hpp"
 
 namespace symmesh::cli {
 
@@ -20,14 +21,9 @@ struct SweepOutcome {
   std::vector<std::string> files;  // written next to summary.md, for its "Files" list
 };
 
-// The time unit of tables and plots: microseconds while every step takes under 10 ms,
-// else milliseconds. (CSV and JSON are in seconds.)
-struct SweepTimeUnit {
-  std::string name;  // "us" | "ms"
-  double per_second;
-  int decimals;  // in tables
-  std::string cell(double seconds) const;
-};
+// The time unit of tables and plots: the CLI's one rule (text_table.hpp) over the points'
+// totals, the largest time of every table. (CSV and JSON are in seconds.)
+using SweepTimeUnit = TimeUnit;
 SweepTimeUnit sweep_time_unit(const evaluation::SweepRun& run);
 
 // The stable CSV columns, in order.

@@ -27,6 +27,15 @@ std::string format_fixed(double value, int digits) {
   return buffer;
 }
 
+TimeUnit time_unit_for(const std::vector<double>& seconds) {
+  double largest = 0;
+  for (double s : seconds)
+    if (std::isfinite(s) && s > largest) largest = s;
+  if (largest < 1e-3) return {"us", 1e6, 3};
+  if (largest < 1) return {"ms", 1e3, 3};
+  return {"s", 1, 3};
+}
+
 std::string TextTable::render(const std::string& indent) const {
   std::vector<size_t> width(headers_.size(), 0);
   for (size_t c = 0; c < headers_.size(); ++c) width[c] = headers_[c].size();
