@@ -68,6 +68,11 @@ json op_json(const OpReport& op) {
   if (op.output_placements) j["output_placements"] = placements_json(*op.output_placements);
   if (op.out_placements) j["out_placements"] = placements_json(*op.out_placements);
   if (op.max_abs_error) j["max_abs_error"] = exact(*op.max_abs_error);
+  if (op.error_bound) j["error_bound"] = exact(*op.error_bound);
+  j["group_size"] = op.group_size;
+  if (op.bandwidth)
+    j["bandwidth"] = {{"algbw_bytes_per_s", exact(op.bandwidth->algbw_bytes_per_s)},
+                      {"busbw_bytes_per_s", exact(op.bandwidth->busbw_bytes_per_s)}};
   for (const PaidRedistribution& r : op.redistributions)
     j["redistributions"].push_back({{"tensor", r.tensor},
                                     {"from", placements_json(r.from)},
@@ -100,6 +105,11 @@ OpReport op_of(const json& j) {
   if (j.contains("output_placements")) op.output_placements = placements_of(j["output_placements"]);
   if (j.contains("out_placements")) op.out_placements = placements_of(j["out_placements"]);
   if (j.contains("max_abs_error")) op.max_abs_error = exact_double(j["max_abs_error"]);
+  if (j.contains("error_bound")) op.error_bound = exact_double(j["error_bound"]);
+  op.group_size = j.at("group_size").get<int>();
+  if (j.contains("bandwidth"))
+    op.bandwidth = CollectiveBandwidth{exact_double(j["bandwidth"].at("algbw_bytes_per_s")),
+                                       exact_double(j["bandwidth"].at("busbw_bytes_per_s"))};
   for (const json& r : j.at("redistributions"))
     op.redistributions.push_back({r.at("tensor").get<std::string>(), placements_of(r.at("from")),
                                   placements_of(r.at("to")), r.at("steps").get<std::string>(),

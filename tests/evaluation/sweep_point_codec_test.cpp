@@ -57,6 +57,9 @@ SweepPoint awkward_point() {
   op.implementation = "fused-allgather-mm";
   op.chunks = 4;
   op.max_abs_error = std::numeric_limits<double>::quiet_NaN();
+  op.error_bound = std::numeric_limits<double>::infinity();
+  op.group_size = 16;
+  op.bandwidth = CollectiveBandwidth{1.0 / 7.0, 3e300};
   op.micro_batches = 7;
   op.redistributions.push_back({"a",
                                 {Placement::partial(ReduceOp::avg)},
@@ -151,6 +154,12 @@ TEST(SweepPointCodec, EveryFieldOfASimulatedPointComesBackExactly) {
   EXPECT_EQ(op.chunks, 4);
   ASSERT_TRUE(op.max_abs_error.has_value());
   EXPECT_TRUE(std::isnan(*op.max_abs_error));
+  ASSERT_TRUE(op.error_bound.has_value());
+  EXPECT_TRUE(std::isinf(*op.error_bound));
+  EXPECT_EQ(op.group_size, 16);
+  ASSERT_TRUE(op.bandwidth.has_value());
+  EXPECT_EQ(bits(op.bandwidth->algbw_bytes_per_s), bits(1.0 / 7.0));
+  EXPECT_EQ(bits(op.bandwidth->busbw_bytes_per_s), bits(3e300));
   EXPECT_EQ(op.micro_batches, 7);
   ASSERT_EQ(op.redistributions.size(), 1u);
   EXPECT_EQ(op.redistributions[0].tensor, "a");
@@ -160,7 +169,8 @@ TEST(SweepPointCodec, EveryFieldOfASimulatedPointComesBackExactly) {
   EXPECT_EQ(bits(op.redistributions[0].estimated_us), bits(12.345678901234567));
   const OpReport& plain = r.ops[1];
   EXPECT_FALSE(plain.input_placements || plain.output_placements || plain.out_placements ||
-               plain.max_abs_error);
+               plain.max_abs_error || plain.error_bound || plain.bandwidth);
+  EXPECT_EQ(plain.group_size, 0);
   EXPECT_EQ(plain.implementation, "unfused");
   ASSERT_EQ(r.collectives.size(), 2u);
   EXPECT_EQ(r.collectives[0].op, CollectiveOp::matmul_reducescatter);
