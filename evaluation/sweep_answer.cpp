@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/errors.hpp"
 #include "strategies/dataflow_graph.hpp"
 
 namespace symmesh::evaluation {
@@ -137,6 +138,17 @@ std::string answer_text(const SweepAnswer& answer, const std::vector<SweepPoint>
   return "Answer: no point meets the " + budget + " objective; the fastest, " + where + ", takes " +
          format_time(best.total_time_s()) + " per step: " + format_time(answer.miss_s) + " (" +
          percent + ") over.\n" + strategies_line(best);
+}
+
+void throw_all_skipped(const SweepRun& run, const std::string& scenario_path) {
+  const std::string first = run.points.front().skip_reason.value_or("");
+  bool same = true;
+  for (const auto& p : run.points) same &= p.skip_reason == first;
+  if (same && run.points.size() == 1) throw InvalidArgument(first, "");
+  throw InvalidArgument("no point of the sweep can be simulated (" +
+                            std::to_string(run.points.size()) + " skipped); " +
+                            (same ? "every one: " : "the first: ") + first,
+                        scenario_path);
 }
 
 }  // namespace symmesh::evaluation

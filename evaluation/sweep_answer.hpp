@@ -36,6 +36,11 @@ struct SweepAnswer {
 
 SweepAnswer answer_sweep(const std::vector<SweepPoint>& points, std::optional<double> max_time_s);
 
+// A sweep with no answer because every point was skipped: the scenario cannot be evaluated
+// at any size, which is bad input. Throws InvalidArgument with the skip reason (one point:
+// its reason as it is; several: how many, and the reason they share or the first one).
+[[noreturn]] void throw_all_skipped(const SweepRun& run, const std::string& scenario_path);
+
 // The answer in one or two lines (each ending in a newline), e.g.
 //   Answer: 2 nodes (16 GPUs), mesh 2x8 (dp,tp): 8.21 ms per step, within the 10 ms objective.
 //   Strategies: qkv S(0),S(0) x R,S(1) -> S(0),S(1); …

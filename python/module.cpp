@@ -130,17 +130,7 @@ std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, 
   if (scenario.objective) options.max_time_s = scenario.objective->max_time_s;
   const SweepRun run = run_sweep(scenario, options);
   const SweepAnswer answer = answer_sweep(run.points, options.max_time_s);
-  if (!answer.best) {
-    // As the CLI says it: every point was skipped, so the scenario is bad input.
-    const std::string first = run.points.front().skip_reason.value_or("");
-    bool same = true;
-    for (const auto& p : run.points) same &= p.skip_reason == first;
-    if (same && run.points.size() == 1) throw InvalidArgument(first, "");
-    throw InvalidArgument("no point of the sweep can be simulated (" +
-                              std::to_string(run.points.size()) + " skipped); " +
-                              (same ? "every one: " : "the first: ") + first,
-                          scenario.path);
-  }
+  if (!answer.best) throw_all_skipped(run, scenario.path);  // as the CLI says it
   const cli::SweepOutcome outcome{scenario, run, answer, {}};
   return cli::sweep_results_json(outcome).dump();
 }

@@ -123,18 +123,6 @@ bool prepare_out_dir(const std::string& dir, const std::string& what) {
   return !existed;
 }
 
-// Every point skipped: the scenario cannot be evaluated at any size; bad input.
-[[noreturn]] void fail_all_skipped(const SweepRun& run, const std::string& scenario_path) {
-  const std::string first = run.points.front().skip_reason.value_or("");
-  bool same = true;
-  for (const auto& p : run.points) same &= p.skip_reason == first;
-  if (same && run.points.size() == 1) throw InvalidArgument(first, "");
-  throw InvalidArgument("no point of the sweep can be simulated (" +
-                            std::to_string(run.points.size()) + " skipped); " +
-                            (same ? "every one: " : "the first: ") + first,
-                        scenario_path);
-}
-
 std::string without_trailing_slashes(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   return dir;
@@ -255,7 +243,7 @@ int run_sweep_in(const SweepArgs& args, Communicator* world, int ranks_on_node) 
   }
   const SweepRun& run = *ran;
   const SweepAnswer answer = answer_sweep(run.points, options.max_time_s);
-  if (!answer.best) fail_all_skipped(run, scenario.path);
+  if (!answer.best) throw_all_skipped(run, scenario.path);
 
   // The whole set is staged first and renamed into place together: a sweep that fails
   // while writing leaves the previous set whole, never a mix of two runs.
