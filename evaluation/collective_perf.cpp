@@ -5,26 +5,6 @@
 #include "evaluation/scenario_evaluation.hpp"
 
 namespace symmesh::evaluation {
-namespace {
-
-OpKind op_kind_of(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::all_gather:
-      return OpKind::all_gather;
-    case CollectiveOp::reduce_scatter:
-      return OpKind::reduce_scatter;
-    case CollectiveOp::all_reduce:
-      return OpKind::all_reduce;
-    case CollectiveOp::all_to_all:
-      return OpKind::all_to_all;
-    default:
-      throw InvalidArgument(to_string(op) + " is no collective nccl-tests measures",
-                            "--nccl-tests");
-  }
-}
-
-}  // namespace
-
 ClusterSpec perf_cluster(ClusterSpec cluster, int gpus) {
   if (gpus == 0) return cluster;
   if (gpus < 1)
@@ -44,7 +24,10 @@ ClusterSpec perf_cluster(ClusterSpec cluster, int gpus) {
 }
 
 CollectivePerf simulate_collective_perf(const CollectivePerfRequest& request) {
-  const OpKind kind = op_kind_of(request.op);
+  if (request.op != OpKind::all_gather && request.op != OpKind::reduce_scatter &&
+      request.op != OpKind::all_reduce && request.op != OpKind::all_to_all)
+    throw InvalidArgument(to_string(request.op) + " is no collective nccl-tests measures",
+                          "--nccl-tests");
   if (request.min_bytes < 1)
     throw InvalidArgument("expected a size >= 1 byte, got " + std::to_string(request.min_bytes),
                           "--min-bytes");
@@ -69,7 +52,7 @@ CollectivePerf simulate_collective_perf(const CollectivePerfRequest& request) {
   scenario.cost_model = "analytic";
   WorkloadOp op;
   op.name = to_string(request.op);
-  op.kind = kind;
+  op.kind = request.op;
   op.mesh_dim = 0;
   EvaluationOptions options;
   options.wall_clock_limit_s = request.wall_clock_limit_s;
@@ -77,7 +60,7 @@ CollectivePerf simulate_collective_perf(const CollectivePerfRequest& request) {
     // nccl-tests: count = size / element size; the per-rank count of a gather, scatter or
     // all-to-all is count / n, and the buffer is that times n.
     const int64_t count = size / element;
-    const bool per_rank = request.op != CollectiveOp::all_reduce;
+    const bool per_rank = request.op != OpKind::all_reduce;
     const int64_t printed_count = per_rank ? count / ranks : count;
     const int64_t bytes = (per_rank ? printed_count * ranks : count) * element;
     if (printed_count < 1) {
@@ -89,11 +72,12 @@ CollectivePerf simulate_collective_perf(const CollectivePerfRequest& request) {
       CollectivePerfRow row;
       row.bytes = bytes;
       row.count = printed_count;
+      // The report's algbw/busbw are core/bus_bandwidth's of this op's bytes, group and time.
       for (const OpReport& r : evaluation.report.ops)
-        if (r.name == op.name) row.time_s = r.time_s;
-      if (const auto bw =
-              collective_bandwidth(*bandwidth_collective(request.op), bytes, ranks, row.time_s))
-        row.bandwidth = *bw;
+        if (r.name == op.name) {
+          row.time_s = r.time_s;
+          if (r.bandwidth) row.bandwidth = *r.bandwidth;
+        }
       out.rows.push_back(row);
     }
     if (size > request.max_bytes / request.step_factor) break;  // the next one is past max

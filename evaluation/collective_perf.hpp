@@ -9,14 +9,14 @@
 
 #include "core/bus_bandwidth.hpp"
 #include "core/cluster_spec.hpp"
-#include "core/collective_record.hpp"
 #include "core/dtype.hpp"
+#include "core/op_kind.hpp"
 
 namespace symmesh::evaluation {
 
 struct CollectivePerfRequest {
-  CollectiveOp op = CollectiveOp::all_reduce;  // all_gather, reduce_scatter, all_reduce, all_to_all
-  ClusterSpec cluster;                         // sized to the GPUs already (perf_cluster)
+  OpKind op = OpKind::all_reduce;  // all_gather, reduce_scatter, all_reduce, all_to_all
+  ClusterSpec cluster;             // sized to the GPUs already (perf_cluster)
   int64_t min_bytes = 8;
   int64_t max_bytes = 128LL << 20;
   int64_t step_factor = 2;

@@ -87,4 +87,10 @@ TrainingLayoutsRun run_training_layouts(const Scenario& s, const std::vector<int
   return run;
 }
 
+TrainingLayoutsRun sweep_training_layouts(const Scenario& scenario) {
+  const int simulate = scenario.sweep->layouts_simulate;
+  return run_training_layouts(scenario, training_layout_gpu_counts(scenario, {}),
+                              std::max(simulate, 1), simulate);
+}
+
 }  // namespace symmesh::evaluation

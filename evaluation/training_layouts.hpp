@@ -48,4 +48,9 @@ TrainingLayoutsRun run_training_layouts(const Scenario& scenario,
                                         int simulate = 0,
                                         const strategies::TrainingSearchOptions& options = {});
 
+// A scenario's `sweep.layouts`: its node counts' layouts, the fastest
+// `sweep.layouts_simulate` of each count also simulated (what `symmesh sweep` and the
+// Python module's sweep report for such a scenario).
+TrainingLayoutsRun sweep_training_layouts(const Scenario& scenario);
+
 }  // namespace symmesh::evaluation

@@ -118,9 +118,7 @@ std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, 
   py::gil_scoped_release unlocked;
   const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
   if (scenario.sweep && scenario.sweep->layouts) {
-    const int simulate = scenario.sweep->layouts_simulate;
-    const TrainingLayoutsRun run = run_training_layouts(
-        scenario, training_layout_gpu_counts(scenario, {}), std::max(simulate, 1), simulate);
+    const TrainingLayoutsRun run = sweep_training_layouts(scenario);
     return cli::layouts_json(scenario, run).dump();
   }
   SweepOptions options;

@@ -178,15 +178,11 @@ std::optional<SweepRun> run_sweep_over(Communicator& world, const Scenario& scen
   }
   if (auto code = settle(world, error, first)) return exit_code = *code, std::nullopt;
 
-  // The best point, ranked as run_sweep ranks (better_point, in point order), and its trace
+  // The best point, as the sweep's answer ranks it (run_sweep's ranking too), and its trace
   // from the process that simulated it.
   if (rank == 0) {
     if (show) show({total_points, total_points, true});
-    for (size_t i = 0; i < run.points.size(); ++i)
-      if (run.points[i].simulated() &&
-          (!run.best || evaluation::better_point(run.points[i], i, run.points[*run.best], *run.best,
-                                                 options.max_time_s)))
-        run.best = i;
+    run.best = evaluation::answer_sweep(run.points, options.max_time_s).best;
   }
   const std::string best_text = world.broadcast(run.best ? std::to_string(*run.best) : "");
   std::string trace;

@@ -36,11 +36,11 @@ int64_t parse_nccl_tests_size(std::string_view text, std::string_view flag) {
   return parse_size_bytes(text, where);  // "1 GiB"; its message names the units
 }
 
-CollectiveOp parse_nccl_tests_collective(std::string_view text) {
-  if (text == "all_reduce") return CollectiveOp::all_reduce;
-  if (text == "all_gather") return CollectiveOp::all_gather;
-  if (text == "reduce_scatter") return CollectiveOp::reduce_scatter;
-  if (text == "alltoall" || text == "all_to_all") return CollectiveOp::all_to_all;
+OpKind parse_nccl_tests_collective(std::string_view text) {
+  if (text == "all_reduce") return OpKind::all_reduce;
+  if (text == "all_gather") return OpKind::all_gather;
+  if (text == "reduce_scatter") return OpKind::reduce_scatter;
+  if (text == "alltoall" || text == "all_to_all") return OpKind::all_to_all;
   throw InvalidArgument("unknown collective '" + std::string(text) +
                             "' (all_reduce, all_gather, reduce_scatter, alltoall)",
                         "--nccl-tests");
@@ -70,8 +70,8 @@ std::string nccl_tests_type(DType dtype) {
   return to_string(dtype);
 }
 
-std::string nccl_tests_redop(CollectiveOp op) {
-  return op == CollectiveOp::all_reduce || op == CollectiveOp::reduce_scatter ? "sum" : "none";
+std::string nccl_tests_redop(OpKind op) {
+  return op == OpKind::all_reduce || op == OpKind::reduce_scatter ? "sum" : "none";
 }
 
 namespace {

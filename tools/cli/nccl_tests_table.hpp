@@ -18,10 +18,10 @@ namespace symmesh::cli {
 int64_t parse_nccl_tests_size(std::string_view text, std::string_view flag);
 // nccl-tests' program names less "_perf": all_reduce, all_gather, reduce_scatter,
 // alltoall (all_to_all too). Throws InvalidArgument naming --nccl-tests.
-CollectiveOp parse_nccl_tests_collective(std::string_view text);
+OpKind parse_nccl_tests_collective(std::string_view text);
 // nccl-tests' type and reduction names: float, half, bfloat16, double, …; sum or none.
 std::string nccl_tests_type(DType dtype);
-std::string nccl_tests_redop(CollectiveOp op);
+std::string nccl_tests_redop(OpKind op);
 
 // The table: nccl-tests' three header lines with one group of columns (size, count, type,
 // redop, root, time in us, algbw and busbw in GB/s of 1e9 B, #wrong), its row format

@@ -136,9 +136,7 @@ int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const st
   const std::vector<std::string> inputs = files_read_for(scenario);
   for (const char* name : {"summary.md", "results.csv", "results.json"})
     check_output_path((fs::path(dir) / name).string(), what, inputs);
-  const int simulate = scenario.sweep->layouts_simulate;
-  const TrainingLayoutsRun run = run_training_layouts(
-      scenario, training_layout_gpu_counts(scenario, {}), std::max(simulate, 1), simulate);
+  const TrainingLayoutsRun run = sweep_training_layouts(scenario);
   std::ostringstream text;
   print_layouts(text, scenario, run, "symmesh sweep");
   StagedOutputs staged("--out");
