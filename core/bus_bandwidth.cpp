@@ -36,6 +36,26 @@ std::optional<BandwidthCollective> bandwidth_collective(std::string_view op) {
   return std::nullopt;
 }
 
+std::string to_string(BandwidthCollective op) {
+  switch (op) {
+    case BandwidthCollective::all_reduce:
+      return "all_reduce";
+    case BandwidthCollective::all_gather:
+      return "all_gather";
+    case BandwidthCollective::reduce_scatter:
+      return "reduce_scatter";
+    case BandwidthCollective::all_to_all:
+      return "all_to_all";
+    case BandwidthCollective::broadcast:
+      return "broadcast";
+    case BandwidthCollective::reduce:
+      return "reduce";
+    case BandwidthCollective::sendrecv:
+      return "sendrecv";
+  }
+  return "?";
+}
+
 std::optional<BandwidthCollective> bandwidth_collective(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::all_gather:

@@ -42,6 +42,9 @@ double bus_bandwidth_factor(BandwidthCollective op, int ranks);
 // too); nullopt for anything else (a matmul, put_signal, a fused collective matmul).
 std::optional<BandwidthCollective> bandwidth_collective(std::string_view op);
 std::optional<BandwidthCollective> bandwidth_collective(CollectiveOp op);
+// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
+// "sendrecv": the names bandwidth_collective(string) reads.
+std::string to_string(BandwidthCollective op);
 
 struct CollectiveBandwidth {
   double algbw_bytes_per_s = 0;

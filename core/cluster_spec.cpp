@@ -58,6 +58,7 @@ void ClusterSpec::validate() const {
     require_positive(inter_node.bandwidth_bytes_per_s, "cluster.inter_node.bandwidth");
     require_non_negative(inter_node.latency_s, "cluster.inter_node.latency");
   }
+  collectives.validate();
 }
 
 }  // namespace symmesh

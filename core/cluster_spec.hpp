@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_tuning.hpp"
+
 namespace symmesh {
 
 struct GpuSpec {
@@ -41,6 +43,10 @@ struct ClusterSpec {
   GpuSpec gpu;
   IntraNodeSpec intra_node;
   InterNodeSpec inter_node;  // ignored when nodes == 1
+  // How NCCL runs the plain collectives here (core/nccl_cost_model.hpp). Empty: the cluster
+  // file has no `collectives:` section, and every collective is priced and simulated as the
+  // core's one-sided algorithms over the links above.
+  CollectiveTuning collectives;
 
   int num_gpus() const { return nodes * gpus_per_node; }
   int node_of(int rank) const { return rank / gpus_per_node; }

@@ -13,8 +13,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kClusterKeys{"name", "base",       "nodes",     "gpus_per_node",
-                                            "gpu",  "intra_node", "inter_node"};
+const std::vector<std::string> kClusterKeys{"name", "base",       "nodes",      "gpus_per_node",
+                                            "gpu",  "intra_node", "inter_node", "collectives"};
+const std::vector<std::string> kCollectiveScopes{"intra_node", "inter_node"};
+const std::vector<std::string> kVariantKeys{"algorithm", "protocol", "base_latency", "step_latency",
+                                            "bus_bandwidth"};
+const std::vector<std::string> kAlgorithms{"ring", "tree", "nvls", "pairwise", "direct"};
+const std::vector<std::string> kProtocols{"LL", "LL128", "Simple"};
 const std::vector<std::string> kGpuKeys{"name", "peak", "memory"};
 const std::vector<std::string> kMemoryKeys{"capacity", "bandwidth"};
 const std::vector<std::string> kIntraKeys{"kind", "bandwidth", "latency"};
@@ -86,6 +91,7 @@ class ClusterBuilder {
     if (auto v = map.get("gpu")) apply_gpu(*v);
     if (auto v = map.get("intra_node")) apply_intra(*v);
     if (auto v = map.get("inter_node")) apply_inter(*v);
+    if (auto v = map.get("collectives")) apply_collectives(*v);
   }
 
   ClusterSpec finish(const Value& top) const {
@@ -190,6 +196,56 @@ class ClusterBuilder {
           record("inter_node.bandwidth", *v).as_quantity(QuantityKind::bandwidth);
     if (auto v = inter.get("latency"))
       spec_.inter_node.latency_s = record("inter_node.latency", *v).as_quantity(QuantityKind::time);
+  }
+
+  // collectives: {intra_node: {all_reduce: [variant, …], …}, inter_node: {…}}. A list
+  // given replaces the base file's list for that scope and collective.
+  void apply_collectives(const Value& value) {
+    const MapReader scopes(value, kCollectiveScopes);
+    for (const std::string& scope_name : kCollectiveScopes) {
+      const auto scope_value = scopes.get(scope_name);
+      if (!scope_value) continue;
+      CollectiveScopeTuning& scope =
+          scope_name == "intra_node" ? spec_.collectives.intra_node : spec_.collectives.inter_node;
+      std::vector<std::string> names;
+      for (int i = 0; i < kBandwidthCollectiveCount; ++i)
+        names.push_back(to_string(static_cast<BandwidthCollective>(i)));
+      const MapReader ops(*scope_value, names);
+      for (int i = 0; i < kBandwidthCollectiveCount; ++i) {
+        const auto op = static_cast<BandwidthCollective>(i);
+        const auto list = ops.get(names[i]);
+        if (!list) continue;
+        if (!list->is_list())
+          list->fail(list->label() +
+                     ": expected a list of {algorithm, protocol, base_latency, "
+                     "step_latency, bus_bandwidth}, got " +
+                     list->describe());
+        std::vector<CollectiveVariant>& variants = scope.of(op);
+        variants.clear();
+        const std::string field = "collectives." + scope_name + "." + names[i];
+        int index = 0;
+        for (const Value& item : list->items()) {
+          const std::string at = field + "[" + std::to_string(index++) + "]";
+          record(at, item);
+          const MapReader v(item, kVariantKeys);
+          CollectiveVariant variant;
+          parse_library_algorithm(
+              one_of(record(at + ".algorithm", v.require("algorithm")), kAlgorithms),
+              variant.algorithm);
+          if (auto p = v.get("protocol"))
+            variant.protocol = one_of(record(at + ".protocol", *p), kProtocols);
+          variant.base_latency_s = record(at + ".base_latency", v.require("base_latency"))
+                                       .as_quantity(QuantityKind::time);
+          if (auto l = v.get("step_latency"))
+            variant.step_latency_s =
+                record(at + ".step_latency", *l).as_quantity(QuantityKind::time);
+          variant.bus_bandwidth_bytes_per_s =
+              record(at + ".bus_bandwidth", v.require("bus_bandwidth"))
+                  .as_quantity(QuantityKind::bandwidth);
+          variants.push_back(std::move(variant));
+        }
+      }
+    }
   }
 
   ClusterSpec spec_;

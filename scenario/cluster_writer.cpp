@@ -106,6 +106,26 @@ std::string cluster_file_text(const ClusterSpec& c, const ClusterFileNotes& note
       << ", bandwidth: " << in(c.inter_node.bandwidth_bytes_per_s, 9, "GB/s")
       << ", latency: " << in(c.inter_node.latency_s, -6, "us") << "}\n";
   }
+  if (!c.collectives.empty()) {
+    comment(y, notes.collectives);
+    y << "collectives:\n";
+    const auto scope = [&](const char* name, const CollectiveScopeTuning& tuning) {
+      if (tuning.empty()) return;
+      y << "  " << name << ":\n";
+      for (int i = 0; i < kBandwidthCollectiveCount; ++i) {
+        const auto op = static_cast<BandwidthCollective>(i);
+        if (tuning.of(op).empty()) continue;
+        y << "    " << to_string(op) << ":\n";
+        for (const CollectiveVariant& v : tuning.of(op))
+          y << "      - {algorithm: " << to_string(v.algorithm) << ", protocol: " << v.protocol
+            << ", base_latency: " << in(v.base_latency_s, -6, "us")
+            << ", step_latency: " << in(v.step_latency_s, -6, "us")
+            << ", bus_bandwidth: " << in(v.bus_bandwidth_bytes_per_s, 9, "GB/s") << "}\n";
+      }
+    };
+    scope("intra_node", c.collectives.intra_node);
+    scope("inter_node", c.collectives.inter_node);
+  }
   return y.str();
 }
 

@@ -16,6 +16,7 @@ struct ClusterFileNotes {
   std::string gpu;                  // a comment line before each section, when not empty
   std::string intra_node;
   std::string inter_node;
+  std::string collectives;
 };
 
 struct ClusterFileFormat {
