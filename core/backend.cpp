@@ -32,6 +32,7 @@ CollectivesChoice parse_collectives(std::string_view text, std::string_view wher
                            std::string(where));
   };
   CollectivesChoice out;
+  out.given = true;
   const size_t colon = text.find(':');
   const std::string_view impl = text.substr(0, colon);
   if (impl == "nccl")

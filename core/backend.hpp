@@ -19,8 +19,12 @@ namespace symmesh {
 // Which collectives a backend may run its own way (NCCL's) instead of the core's one-sided
 // algorithms, chosen from the Program's collective records.
 struct CollectivesChoice {
-  bool native = false;            // "nccl"; false: "one-sided"
-  std::vector<std::string> ops;   // only the collectives of these workload ops (empty: all)
+  bool native = false;           // "nccl"; false: "one-sided"
+  std::vector<std::string> ops;  // only the collectives of these workload ops (empty: all)
+  // Set by parse_collectives: the user chose. The simulator's default (not given) runs the
+  // plain collectives as NCCL does wherever the cluster has a collectives: section
+  // (core/library_collectives.hpp).
+  bool given = false;
   std::string kind() const;       // "one-sided" or "nccl"
   std::string to_string() const;  // kind(), with the ops: "nccl:grads,qkv"
   // Whether a hardware run with this choice hands `record` to NCCL.

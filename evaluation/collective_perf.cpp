@@ -56,6 +56,7 @@ CollectivePerf simulate_collective_perf(const CollectivePerfRequest& request) {
   op.mesh_dim = 0;
   EvaluationOptions options;
   options.wall_clock_limit_s = request.wall_clock_limit_s;
+  options.collectives = request.collectives;
   for (int64_t size = request.min_bytes;;) {
     // nccl-tests: count = size / element size; the per-rank count of a gather, scatter or
     // all-to-all is count / n, and the buffer is that times n.
@@ -78,6 +79,8 @@ CollectivePerf simulate_collective_perf(const CollectivePerfRequest& request) {
           row.time_s = r.time_s;
           if (r.bandwidth) row.bandwidth = *r.bandwidth;
         }
+      for (const CollectiveCount& c : evaluation.report.collectives)
+        row.implementation = c.implementation;
       out.rows.push_back(row);
     }
     if (size > request.max_bytes / request.step_factor) break;  // the next one is past max

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.hpp"
 #include "core/bus_bandwidth.hpp"
 #include "core/cluster_spec.hpp"
 #include "core/dtype.hpp"
@@ -22,6 +23,7 @@ struct CollectivePerfRequest {
   int64_t step_factor = 2;
   DType dtype = DType::fp32;
   double wall_clock_limit_s = 0;  // per simulation; 0: none
+  CollectivesChoice collectives;  // --collectives (default: NCCL's where the cluster says how)
 };
 
 // One line of the table, in nccl-tests' conventions: `bytes` the whole buffer (for an
@@ -33,6 +35,7 @@ struct CollectivePerfRow {
   int64_t count = 0;
   double time_s = 0;
   CollectiveBandwidth bandwidth;
+  std::string implementation;  // how it ran: "nccl ring/LL", "ring", … (the report's)
 };
 
 struct CollectivePerf {

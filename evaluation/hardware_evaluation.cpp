@@ -57,7 +57,7 @@ HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const Hardware
   if (!out.result.reporting) return out;
   if (options.trace) out.trace_json = chrome_trace_json(program, out.result);
   out.report = build_simulation_report(scenario, out.prepared->workload, out.result, options.check,
-                                       options.collectives);
+                                       options.collectives, /*on_hardware=*/true);
   out.report.backend = "nccl";
   return out;
 }

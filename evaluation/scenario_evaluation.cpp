@@ -73,6 +73,7 @@ std::unique_ptr<PreparedScenario> lower_sized(std::unique_ptr<SizedScenario> siz
   prepared->request.carry_data = options.emulate;
   prepared->request.wall_clock_limit_s = options.wall_clock_limit_s;
   prepared->request.record_timeline = options.record_timeline;
+  prepared->request.collectives = options.collectives;
   sim::sim_options_for(prepared->request);  // checks the figures
   return prepared;
 }
@@ -91,7 +92,7 @@ Evaluation report_evaluation(const PreparedScenario& prepared, RunResult result)
   if (prepared.request.record_timeline)
     out.trace_json = chrome_trace_json(prepared.workload.program, out.result);
   out.report = build_simulation_report(prepared.scenario, prepared.workload, out.result,
-                                       prepared.request.carry_data);
+                                       prepared.request.carry_data, prepared.request.collectives);
   return out;
 }
 

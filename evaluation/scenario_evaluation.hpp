@@ -24,6 +24,8 @@ struct EvaluationOptions {
   // crosses back (at 1,024 GPUs it is gigabytes and a third of the CPU time).
   bool record_timeline = false;
   bool fuse = true;  // false: `--no-fuse`, every matmul runs unfused
+  // `--collectives`: which plain collectives run as NCCL's (core/library_collectives.hpp).
+  CollectivesChoice collectives;
   // What the host memory guard compares with (evaluation/host_memory.hpp): unset, this
   // machine's MemAvailable when the scenario is prepared; set, that figure (the sweep reads
   // it once; tests inject one). An unset figure that cannot be read guards nothing.

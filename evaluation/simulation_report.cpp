@@ -1,5 +1,7 @@
 #include "evaluation/simulation_report.hpp"
 
+#include "core/library_collectives.hpp"
+
 #include <string_view>
 #include <unordered_map>
 
@@ -165,7 +167,7 @@ void add_exposed_communication(const strategies::PlannedWorkload& planned,
 SimulationReport build_simulation_report(const Scenario& scenario,
                                          const strategies::LoweredWorkload& workload,
                                          const RunResult& result, bool emulated,
-                                         const CollectivesChoice& collectives) {
+                                         const CollectivesChoice& collectives, bool on_hardware) {
   SimulationReport report;
   report.scenario = scenario.name;
   report.cluster = cluster_line(scenario.cluster);
@@ -177,9 +179,12 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   report.total_time_s = result.makespan_s;
   report.warnings = result.warnings;
   for (const auto& h : result.hazards) report.warnings.push_back("hazard: " + h.to_string());
-  report.collectives = count_collectives(
-      workload.program.collectives(),
-      [&](const CollectiveRecord& r) { return collectives.implementation_of(r); });
+  report.collectives =
+      count_collectives(workload.program.collectives(), [&](const CollectiveRecord& r) {
+        return on_hardware
+                   ? collectives.implementation_of(r)
+                   : simulated_implementation(scenario.cluster, collectives, workload.program, r);
+      });
 
   // Each op's span by name, found once (a scan per op made 100,000-op reports quadratic);
   // a name with several spans takes the last, as the scan did.

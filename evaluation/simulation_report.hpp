@@ -118,12 +118,14 @@ struct SimulationReport {
   std::optional<ModelThroughput> model;  // a model: scenario
 };
 
-// `collectives` says which collectives a hardware run handed to NCCL (the simulator runs
-// them all one-sided).
+// `collectives` is what the run was asked for: on hardware, which collectives went to NCCL;
+// in the simulator, which ran as NCCL's (core/library_collectives.hpp), named with the
+// algorithm and protocol the model chose ("nccl ring/LL128").
 SimulationReport build_simulation_report(const Scenario& scenario,
                                          const strategies::LoweredWorkload& workload,
                                          const RunResult& result, bool emulated,
-                                         const CollectivesChoice& collectives = {});
+                                         const CollectivesChoice& collectives = {},
+                                         bool on_hardware = false);
 // Whether an emulated run computed what the unsharded ops compute: every op with both an
 // error and a bound within it. `checked` counts the ops with a bound, `failed` names those
 // beyond it; `unbounded` counts emulated ops without a finite bound (not judged).

@@ -19,6 +19,7 @@ SimOptions sim_options_for(const RunRequest& request) {
   options.carry_data = request.carry_data;
   options.record_timeline = request.record_timeline;
   options.wall_clock_limit_s = request.wall_clock_limit_s;
+  options.collectives = request.collectives;
   options.validate();
   return options;
 }

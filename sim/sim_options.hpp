@@ -17,6 +17,9 @@ struct SimOptions {
   // Record one timeline entry per executed op (start, end, bytes). Off for huge programs
   // whose per-op record would dominate memory (benchmarks).
   bool record_timeline = true;
+  // Which plain collectives run as NCCL's (core/library_collectives.hpp); by default all of
+  // them where the cluster has a collectives: section.
+  CollectivesChoice collectives;
 
   // Throws InvalidArgument for a negative or non-finite limit.
   void validate() const;

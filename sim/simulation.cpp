@@ -106,6 +106,7 @@ sg4::ActorPtr Simulation::anchor(int rank) {
 
 void Simulation::spawn_actors() {
   make_route_mailboxes();
+  find_library_collectives();
   for (int rank = 0; rank < program_.world_size(); ++rank) {
     const auto& streams = program_.streams(rank);
     for (size_t s = 0; s < streams.size(); ++s) {
@@ -127,6 +128,22 @@ void Simulation::run_stream(int rank, int stream) {
     for (size_t i = 0; i < ops.size(); ++i) {
       if (waits_.aborted()) throw RunAborted{};
       const double start = sg4::Engine::get_clock();
+      if (LibraryRun* run = library_run_at(rank, stream, static_cast<int>(i))) {
+        // The whole span is one NCCL call: timed and labelled as its first op.
+        run_library_collective(rank, stream, static_cast<int>(i), *run);
+        const double end = sg4::Engine::get_clock();
+        const CollectiveRecord& record = program_.collectives()[run->record];
+        label_spans_.add(rank, stream, static_cast<int>(i), start, end);
+        int count = 1;
+        for (const CollectiveSpan& span : record.spans)
+          if (span.rank == rank && span.stream == stream && span.first_op == static_cast<int>(i))
+            count = span.op_count;
+        if (options_.record_timeline)
+          timeline_.push_back(
+              {rank, stream, static_cast<int>(i), count, start, end, record.bytes, run->detail});
+        i += count - 1;
+        continue;
+      }
       const int64_t bytes = execute(rank, stream, ops[i], links);
       const double end = sg4::Engine::get_clock();
       label_spans_.add(rank, stream, static_cast<int>(i), start, end);
@@ -189,6 +206,7 @@ RunResult Simulation::collect() {
   result.makespan_s = makespan_s_;
   result.timeline = std::move(timeline_);
   result.label_spans = label_spans_.spans();
+  result.details = library_details_;
   for (int rank = 0; rank < program_.world_size(); ++rank)
     result.peak_memory_bytes.push_back(memory_.peak_bytes(rank));
   result.hazards = hazards_;

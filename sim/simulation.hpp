@@ -75,6 +75,15 @@ class Simulation {
   void barrier(int rank, int stream, const StreamOp& op);
   void free_buffer(int rank, const StreamOp& op);
   void busy_for(double duration_s);
+
+  // library_collectives.cpp: collectives run as NCCL runs them (core/library_collectives.hpp).
+  void find_library_collectives();
+  // The library collective whose span on (rank, stream) starts at op `index`, or nullptr.
+  struct LibraryRun;
+  LibraryRun* library_run_at(int rank, int stream, int index);
+  // Meets every member, then the stream is busy for the estimate; the data moves at the end.
+  void run_library_collective(int rank, int stream, int index, LibraryRun& run);
+  void apply_library_collective(const CollectiveRecord& record);
   void make_route_mailboxes();
   simgrid::s4u::ActorPtr anchor(int rank);
   const std::string& name_of(const StreamOp& op) const {
@@ -107,6 +116,18 @@ class Simulation {
   std::unordered_map<int64_t, BarrierRound> barrier_arrived_;  // (group, round)
   std::vector<int> live_streams_;                              // per rank: streams not yet finished
   std::vector<simgrid::s4u::ActorPtr> anchors_;  // per rank, made when a route needs it
+
+  struct LibraryRun {
+    int record = -1;  // in program_.collectives()
+    double duration_s = 0;
+    int detail = -1;  // in library_details_
+    int arrived = 0;
+    bool applied = false;
+    WaitList waiters;
+  };
+  std::vector<LibraryRun> library_runs_;            // one per record run as NCCL's
+  std::unordered_map<int64_t, int> library_start_;  // (rank, stream, first op) → run
+  std::vector<std::string> library_details_;        // RunResult::details
 
   std::vector<TimelineEntry> timeline_;  // only with SimOptions::record_timeline
   LabelSpans label_spans_;

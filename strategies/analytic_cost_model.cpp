@@ -288,7 +288,7 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
                                            bool with_reasons) const {
   const DeviceMesh& mesh = problem.mesh;
   const auto topo = topology(mesh);
-  const FeatureLayout layout{mesh.ndim()};
+  const FeatureLayout layout{mesh.ndim(), topo->library ? topo.get() : nullptr};
   const std::vector<double> weights = cost_vector(layout, *topo, cluster_.gpu);
   const Eigen::Map<const Eigen::VectorXd> w(weights.data(), layout.cols());
   const double us_per_peak_flop = 1e6 / roofline::peak_flops_per_s(cluster_.gpu, problem.dtype());
@@ -463,14 +463,15 @@ std::vector<double> AnalyticCostModel::step_costs_us(const TensorSpec& current,
                                                      const DeviceMesh& mesh) const {
   Placements target = current.placements;
   for (const Transition& t : steps) target[t.mesh_dim] = t.to;
-  const FeatureLayout layout{mesh.ndim()};
+  const auto topo = topology(mesh);
+  const FeatureLayout layout{mesh.ndim(), topo->library ? topo.get() : nullptr};
   const InputFeatures f = input_features(current, target, mesh, layout, true);
   if (!f.impossible.empty()) return std::vector<double>(steps.size(), kInfiniteCost);
   if (f.step_rows.size() != steps.size())
     throw InvalidArgument("the steps are not the redistribution planner's for " +
                               to_string(current.placements) + " -> " + to_string(target),
                           "analytic cost model");
-  const std::vector<double> w = cost_vector(layout, *topology(mesh), cluster_.gpu);
+  const std::vector<double> w = cost_vector(layout, *topo, cluster_.gpu);
   std::vector<double> costs;
   for (const auto& row : f.step_rows) {
     double cost = 0;

@@ -101,6 +101,7 @@ std::vector<double> cost_vector(const FeatureLayout& layout, const AnalyticTopol
   }
   w[layout.copy_launches()] = roofline::kLaunchOverhead_s * 1e6;
   w[layout.copy_hbm_bytes()] = roofline::hbm_time_s(gpu, 1.0) * 1e6;
+  w[layout.library_s()] = 1e6;
   return w;
 }
 
@@ -133,26 +134,45 @@ InputFeatures input_features(const TensorSpec& current, const Placements& target
     after.placements[d] = step.to;
     std::fill(row.begin(), row.end(), 0.0);
     int64_t buffers = 0;
+    // The library prices the nccl-tests size: the whole buffer of the step.
+    const auto library = [&](BandwidthCollective op, int64_t bytes) {
+      if (p > 1)
+        row[layout.library_s()] =
+            library_collective_s(*layout.library, d, op, static_cast<double>(bytes));
+    };
     switch (step.collective) {
       case CollectiveKind::all_gather:
       case CollectiveKind::reduce_scatter: {
         const int64_t c = step.buffer_bytes / p;
-        row[layout.ring_steps(d)] = static_cast<double>(p - 1);
-        row[layout.ring_bytes(d)] = static_cast<double>((p - 1) * c);
+        if (layout.library) {
+          library(step.collective == CollectiveKind::all_gather
+                      ? BandwidthCollective::all_gather
+                      : BandwidthCollective::reduce_scatter,
+                  p * c);
+        } else {
+          row[layout.ring_steps(d)] = static_cast<double>(p - 1);
+          row[layout.ring_bytes(d)] = static_cast<double>((p - 1) * c);
+        }
         buffers = p * c;
         if (step.collective == CollectiveKind::reduce_scatter) buffers += (p - 1) * c;
         break;
       }
       case CollectiveKind::all_reduce: {
         const int64_t c = ((step.buffer_bytes + e - 1) / e + p - 1) / p * e;
-        row[layout.ring_steps(d)] = static_cast<double>(2 * (p - 1));
-        row[layout.ring_bytes(d)] = static_cast<double>(2 * (p - 1) * c);
+        if (layout.library) {
+          library(BandwidthCollective::all_reduce, step.buffer_bytes);
+        } else {
+          row[layout.ring_steps(d)] = static_cast<double>(2 * (p - 1));
+          row[layout.ring_bytes(d)] = static_cast<double>(2 * (p - 1) * c);
+        }
         buffers = p * c + (p - 1) * c;
         break;
       }
       case CollectiveKind::all_to_all: {
         const int64_t c = step.buffer_bytes / p;
-        if (p > 1) {
+        if (layout.library) {
+          library(BandwidthCollective::all_to_all, p * c);
+        } else if (p > 1) {
           row[layout.a2a_count(d)] = 1;
           row[layout.a2a_bytes(d)] = static_cast<double>(c);
         }

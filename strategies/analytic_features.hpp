@@ -16,6 +16,11 @@
 //     a2a_bytes(d)    Σ of their chunks c                         × Σ_s s/B of d
 //   copy_launches     re-layout copies (pad, concat, split, chunk) × kernel launch overhead
 //   copy_hbm_bytes    bytes those copies read and write in HBM    × 1 / HBM bandwidth
+//   library_s         seconds of the plain collectives NCCL runs  × 1e6
+// With a layout whose `library` topology is set (the cluster has a collectives: section),
+// every all-gather, reduce-scatter, all-reduce and all-to-all is priced as NCCL runs it
+// (core/nccl_cost_model.hpp, not linear in its bytes) into library_s, and the ring and a2a
+// columns stay 0: that is how the simulator runs them (core/library_collectives.hpp).
 // c is the chunk the lowering's collectives move: buffer_bytes / p of core/redistribution's
 // step (all-reduce: ceil(buffer / p) in whole elements, as CollectiveSpec::chunk_bytes).
 #include <cstdint>
@@ -32,13 +37,15 @@ namespace symmesh::strategies {
 
 struct FeatureLayout {
   int ndim = 1;
-  int cols() const { return 4 * ndim + 2; }
+  const AnalyticTopology* library = nullptr;  // see above; nullptr: the one-sided columns
+  int cols() const { return 4 * ndim + 3; }
   int ring_steps(int d) const { return 4 * d; }
   int ring_bytes(int d) const { return 4 * d + 1; }
   int a2a_count(int d) const { return 4 * d + 2; }
   int a2a_bytes(int d) const { return 4 * d + 3; }
   int copy_launches() const { return 4 * ndim; }
   int copy_hbm_bytes() const { return 4 * ndim + 1; }
+  int library_s() const { return 4 * ndim + 2; }
 };
 
 // µs per unit of each column, for `topo`'s mesh on `gpu`.

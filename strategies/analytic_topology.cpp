@@ -67,11 +67,13 @@ AnalyticTopology AnalyticTopology::of(const ClusterSpec& cluster, const DeviceMe
                               std::to_string(cluster.num_gpus()) + " GPUs",
                           "--mesh");
   AnalyticTopology topo;
+  if (!cluster.collectives.empty()) topo.library = std::make_shared<const ClusterSpec>(cluster);
   for (int d = 0; d < mesh.ndim(); ++d) {
     MeshDimLinks links;
     links.size = mesh.size(d);
     if (links.size > 1) {
       const auto groups = mesh.groups(d);
+      links.group = geometry_of(cluster, groups.front(), mesh.size());
       const StepFigures ring = step_figures(cluster, groups, 1);
       links.spans_nodes = ring.crosses_nodes;
       links.nic_sharing = ring.nic_sharing;
@@ -99,6 +101,22 @@ double ring_all_reduce_s(const MeshDimLinks& links, double chunk_bytes) {
 
 double pairwise_all_to_all_s(const MeshDimLinks& links, double chunk_bytes) {
   return links.a2a_latency_s + chunk_bytes * links.a2a_s_per_byte;
+}
+
+double collective_s(const AnalyticTopology& topo, int dim, BandwidthCollective op,
+                    double chunk_bytes) {
+  const MeshDimLinks& links = topo.dims.at(dim);
+  if (links.size <= 1) return 0;
+  if (topo.library) return library_collective_s(topo, dim, op, chunk_bytes * links.size);
+  return op == BandwidthCollective::all_reduce ? ring_all_reduce_s(links, chunk_bytes)
+                                               : ring_all_gather_s(links, chunk_bytes);
+}
+
+double library_collective_s(const AnalyticTopology& topo, int dim, BandwidthCollective op,
+                            double bytes) {
+  if (!topo.library)
+    throw InvalidArgument("the cluster has no collectives: section", "analytic topology");
+  return estimate_library_collective(*topo.library, op, topo.dims.at(dim).group, bytes).time_s;
 }
 
 }  // namespace symmesh::strategies

@@ -37,10 +37,12 @@
 // whose groups mix intra- and inter-node peers (mesh [32] on 4 nodes) does not: ranks with
 // peers in their node run ahead, and flows of different steps meet on one NIC; the
 // simulator measures it 20-40% slower than this per-step form.
+#include <memory>
 #include <vector>
 
 #include "core/cluster_spec.hpp"
 #include "core/device_mesh.hpp"
+#include "core/nccl_cost_model.hpp"
 
 namespace symmesh::strategies {
 
@@ -56,10 +58,17 @@ struct MeshDimLinks {
   // (sums over its p-1 steps).
   double a2a_latency_s = 0;
   double a2a_s_per_byte = 0;
+  // The shape of this dim's groups (all alike: the mesh is laid row-major over the GPUs),
+  // for the plain collectives NCCL runs (core/nccl_cost_model.hpp).
+  GroupGeometry group;
 };
 
 struct AnalyticTopology {
   std::vector<MeshDimLinks> dims;  // one per mesh dim
+  // Set when the cluster has a collectives: section: plain collectives (all-gather,
+  // reduce-scatter, all-reduce, all-to-all) are then priced as NCCL runs them
+  // (library_collective_s), as the simulator runs them (core/library_collectives.hpp).
+  std::shared_ptr<const ClusterSpec> library;
 
   // Throws InvalidArgument when the mesh has more ranks than the cluster has GPUs, or the
   // cluster is invalid.
@@ -76,5 +85,16 @@ struct AnalyticTopology {
 double ring_all_gather_s(const MeshDimLinks& links, double chunk_bytes);
 double ring_all_reduce_s(const MeshDimLinks& links, double chunk_bytes);
 double pairwise_all_to_all_s(const MeshDimLinks& links, double chunk_bytes);
+
+// A plain collective (all_gather, reduce_scatter, all_reduce) whose chunk per rank is
+// `chunk_bytes` on mesh dim `dim`, in seconds: as NCCL runs it when topo.library is set,
+// else the core's one-sided ring (the closed forms above).
+double collective_s(const AnalyticTopology& topo, int dim, BandwidthCollective op,
+                    double chunk_bytes);
+
+// A plain collective of `bytes` (nccl-tests size) on mesh dim `dim` as NCCL runs it, in
+// seconds; requires topo.library.
+double library_collective_s(const AnalyticTopology& topo, int dim, BandwidthCollective op,
+                            double bytes);
 
 }  // namespace symmesh::strategies

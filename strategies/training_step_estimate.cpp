@@ -60,7 +60,7 @@ LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int t, int64_t 
 namespace {
 
 LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
-                       const MeshDimLinks& tp_links, int t, int64_t b, Recompute recompute) {
+                       const AnalyticTopology& topology, int t, int64_t b, Recompute recompute) {
   const DType dt = spec.dtype;
   const int64_t T = b * spec.seq;
   const double element = static_cast<double>(element_size_bytes(dt));
@@ -85,13 +85,17 @@ LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
   // Sequence parallelism: all-gather [T, h] before qkv and the MLP, reduce-scatter after out
   // and down, in each direction; chunk = T·h/t elements.
   double tp_forward = 0;
-  if (t > 1) tp_forward = 4 * ring_all_gather_s(tp_links, sbh_t * element);
+  const double tp_gather =
+      collective_s(topology, 2, BandwidthCollective::all_gather, sbh_t * element);
+  const double tp_scatter =
+      collective_s(topology, 2, BandwidthCollective::reduce_scatter, sbh_t * element);
+  if (t > 1) tp_forward = 2 * tp_gather + 2 * tp_scatter;
   out.tp_comm_s = 2 * tp_forward;
   // FlashAttention recomputes the scores inside its backward (in the 2.5x above), so
   // selective recomputation adds nothing more.
   if (recompute == Recompute::full) {
     out.backward_s += out.forward_s;
-    out.tp_comm_s += 2 * (t > 1 ? ring_all_gather_s(tp_links, sbh_t * element) : 0);
+    out.tp_comm_s += 2 * (t > 1 ? tp_gather : 0);
   }
   return out;
 }
@@ -167,8 +171,6 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
                           const AnalyticTopology& topology) {
   const int64_t gpus = int64_t{l.tp} * l.pp * l.dp;
   const MeshDimLinks& pp_links = topology.dims[0];
-  const MeshDimLinks& dp_links = topology.dims[1];
-  const MeshDimLinks& tp_links = topology.dims[2];
   const GpuSpec& gpu = cluster.gpu;
   const double element = static_cast<double>(element_size_bytes(spec.dtype));
 
@@ -185,7 +187,7 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
   const int64_t shortfall = layers_per_stage * p - spec.layers;
   const int64_t first_stage_layers =
       p == 1 ? spec.layers : std::max<int64_t>(1, layers_per_stage - (shortfall + 1) / 2);
-  const LayerTimes layer = layer_times(spec, gpu, tp_links, l.tp, l.micro_batch, l.recompute);
+  const LayerTimes layer = layer_times(spec, gpu, topology, l.tp, l.micro_batch, l.recompute);
   // The output projection [T, h] x [h, vocab/t] and its backward, spread over the stages.
   const int64_t T = l.micro_batch * spec.seq;
   const double output_s = 3 * gemm_s(gpu, 1, T, spec.vocab / l.tp, spec.hidden, spec.dtype);
@@ -211,10 +213,13 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
   if (l.dp > 1) {
     const double grad_chunk = params * kGradientBytes / dp;
     const double weight_chunk = params * kWeightBytes / dp;
-    const double gradients = l.zero_stage == 0 ? ring_all_reduce_s(dp_links, grad_chunk)
-                                               : ring_all_gather_s(dp_links, grad_chunk);
+    const double gradients = collective_s(
+        topology, 1,
+        l.zero_stage == 0 ? BandwidthCollective::all_reduce : BandwidthCollective::reduce_scatter,
+        grad_chunk);
     dp_time =
-        data_parallel_time(l.zero_stage, m, gradients, ring_all_gather_s(dp_links, weight_chunk),
+        data_parallel_time(l.zero_stage, m, gradients,
+                           collective_s(topology, 1, BandwidthCollective::all_gather, weight_chunk),
                            stage_forward, stage_backward);
   }
   const double dp_comm = dp_time.comm_s, dp_exposed = dp_time.exposed_s;

@@ -70,6 +70,7 @@ int run_compare(const CompareArgs& args) {
   // started their threads (see sim/forked_run.hpp).
   EvaluationOptions simulation;
   simulation.fuse = options.fuse;
+  simulation.collectives = collectives;
   const Evaluation predicted = evaluate_scenario(scenario, simulation);
   const auto measured = std::make_unique<HardwareEvaluation>(
       evaluate_on_hardware(scenario, options, "symmesh compare"));

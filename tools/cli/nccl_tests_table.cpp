@@ -115,8 +115,8 @@ std::string nccl_tests_text(const evaluation::CollectivePerfRequest& request,
                      static_cast<long long>(request.max_bytes),
                      static_cast<long long>(request.step_factor), type.c_str());
   out +=
-      "# simulated (symmesh's one-sided ring / pairwise algorithms on the SimGrid model), "
-      "one in-place collective per size; nothing validated (#wrong N/A)\n#\n";
+      "# simulated on the SimGrid model, one in-place collective per size; nothing validated "
+      "(#wrong N/A); how each size ran is listed at the end\n#\n";
   out += printf_text("# %10s  %12s  %8s  %6s  %6s           simulated (in-place)\n", "", "", "", "",
                      "");
   out += printf_text("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s\n", "size", "count", "type",
@@ -132,6 +132,16 @@ std::string nccl_tests_text(const evaluation::CollectivePerfRequest& request,
   for (int64_t skipped : perf.skipped_bytes)
     out += "# skipped " + std::to_string(skipped) + " B: under one " + type + " per rank\n";
   out += printf_text("# Avg bus bandwidth    : %g \n#\n", average_busbw_gbps(perf));
+  // How each size ran, as runs of consecutive sizes (nccl-tests' rows keep their columns).
+  for (size_t i = 0; i < perf.rows.size();) {
+    size_t j = i;
+    while (j + 1 < perf.rows.size() && perf.rows[j + 1].implementation == perf.rows[i].implementation)
+      ++j;
+    out += printf_text("# %lld..%lld B: %s\n", static_cast<long long>(perf.rows[i].bytes),
+                       static_cast<long long>(perf.rows[j].bytes),
+                       perf.rows[i].implementation.c_str());
+    i = j + 1;
+  }
   return out;
 }
 
@@ -155,7 +165,8 @@ nlohmann::json nccl_tests_json(const evaluation::CollectivePerfRequest& request,
                          {"root", -1},
                          {"time_s", row.time_s},
                          {"algbw_bytes_per_s", row.bandwidth.algbw_bytes_per_s},
-                         {"busbw_bytes_per_s", row.bandwidth.busbw_bytes_per_s}});
+                         {"busbw_bytes_per_s", row.bandwidth.busbw_bytes_per_s},
+                         {"implementation", row.implementation}});
   j["skipped_bytes"] = perf.skipped_bytes;
   j["average_busbw_bytes_per_s"] = average_busbw_gbps(perf) * 1e9;
   return j;

@@ -25,6 +25,7 @@ struct SimulateArgs {
   bool emulate = false;
   double time_limit_s = 0;
   bool no_fuse = false;
+  std::string collectives;  // empty: the default (core/library_collectives.hpp)
   // --nccl-tests
   std::string nccl_tests;
   std::string cluster;
@@ -51,6 +52,7 @@ int run_nccl_tests(const SimulateArgs& args) {
   request.step_factor = args.step_factor;
   request.dtype = parse_dtype(args.dtype, "--dtype");
   request.wall_clock_limit_s = args.time_limit_s;
+  if (!args.collectives.empty()) request.collectives = parse_collectives(args.collectives);
   const CollectivePerf perf = simulate_collective_perf(request);
   if (args.json)
     std::cout << nccl_tests_json(request, perf).dump(2) << "\n";
@@ -72,6 +74,7 @@ int run_simulate(const SimulateArgs& args) {
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;
   options.fuse = !args.no_fuse;
+  if (!args.collectives.empty()) options.collectives = parse_collectives(args.collectives);
   options.record_timeline = !args.trace.empty();
   const Evaluation evaluation = evaluate_scenario(scenario, options);
   if (!args.trace.empty()) write_file_atomically(args.trace, evaluation.trace_json, "--trace");
@@ -98,6 +101,10 @@ void add_simulate_command(CLI::App& app, CommandAction& selected) {
                 "product against an error bound; exit 1 when one is beyond it");
   cmd->add_flag("--no-fuse", args->no_fuse,
                 "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
+  cmd->add_option("--collectives", args->collectives,
+                  "one-sided | nccl | nccl:OP,OP: run the plain collectives as the core's "
+                  "put_signal rings, or as NCCL runs them (the default where the cluster has "
+                  "a collectives: section)");
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit for the simulation, in seconds (0: none)")
       ->check(non_negative_number());
