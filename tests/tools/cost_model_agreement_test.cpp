@@ -183,7 +183,7 @@ TEST(AnalyticAgreement, AllToAllOverMixedHopsIsContendedAndPricedLow) {
   // the node finish their steps early and move on, so flows of different steps arrive at
   // one GPU's NIC at once: contention that the per-step form (31 steps, each as slow as its
   // slowest flow: 2 MiB / 50 GB/s each, 3 us + 0.5 us of spine on the 28 steps whose
-  // inter-node flows cross rails, 3 us on steps 8, 16 and 24 = 1394 us) does not see. The
+  // inter-node flows cross rails, 3 us on steps 8, 16 and 24 = 1407 us) does not see. The
   // simulator measures about 1780 us: analytic is low by more than 20% — this is what
   // `simulated` re-ranks (tests/sim/simulated_cost_model_test.cpp).
   const ClusterSpec rail =
