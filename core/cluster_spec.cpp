@@ -57,6 +57,16 @@ void ClusterSpec::validate() const {
                             "cluster.inter_node.nics_per_node");
     require_positive(inter_node.bandwidth_bytes_per_s, "cluster.inter_node.bandwidth");
     require_non_negative(inter_node.latency_s, "cluster.inter_node.latency");
+    require_non_negative(inter_node.spine_latency_s, "cluster.inter_node.spine_latency");
+    if (!(inter_node.oversubscription >= 1) || inter_node.oversubscription > 1e6)
+      throw InvalidArgument(
+          "must be >= 1 (1: non-blocking; 2: a leaf's uplinks carry half of "
+          "what its NICs can send), got " +
+              number_text(inter_node.oversubscription),
+          "cluster.inter_node.oversubscription");
+    if (inter_node.nodes_per_leaf < 0)
+      throw InvalidArgument("must be >= 1, got " + std::to_string(inter_node.nodes_per_leaf),
+                            "cluster.inter_node.nodes_per_leaf");
   }
   collectives.validate();
 }

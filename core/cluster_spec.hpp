@@ -26,11 +26,21 @@ struct IntraNodeSpec {
 };
 
 // Between nodes: rail-optimised (NIC g of every node on rail switch g) or a fat-tree.
+// Leaves hold nodes_per_leaf nodes (rail: one leaf per NIC index per group of nodes;
+// fat-tree: one leaf per group, all its NICs); a flow between two leaves goes up to the
+// spine (core/fabric_layout.hpp says which flows do, sim/platform_builder.hpp how).
 struct InterNodeSpec {
+  // An assumption, not a datasheet figure: two more switch traversals (spine and the far
+  // leaf) of a few hundred ns each on NDR InfiniBand, plus cabling.
+  static constexpr double kDefaultSpineLatencyS = 0.5e-6;
+
   std::string kind = "rail";  // rail | fat-tree
   int nics_per_node = 0;
-  double bandwidth_bytes_per_s = 0;  // per NIC, one direction
-  double latency_s = 0;
+  double bandwidth_bytes_per_s = 0;                // per NIC, one direction
+  double latency_s = 0;                            // one way, GPU to GPU under one leaf
+  double spine_latency_s = kDefaultSpineLatencyS;  // added one way by crossing the spine
+  double oversubscription = 1;  // a leaf's downlink bandwidth / its uplink bandwidth
+  int nodes_per_leaf = 0;       // 0: every node under one leaf (per rail)
 };
 
 struct ClusterSpec {
@@ -51,7 +61,7 @@ struct ClusterSpec {
   int num_gpus() const { return nodes * gpus_per_node; }
   int node_of(int rank) const { return rank / gpus_per_node; }
   // Throws InvalidArgument naming the field ("cluster.intra_node.bandwidth") for counts
-  // < 1, non-positive rates, negative latencies, unknown kinds.
+  // < 1, non-positive rates, negative latencies, unknown kinds, an oversubscription < 1.
   void validate() const;
 };
 

@@ -1,6 +1,8 @@
 #include "scenario/cluster_reader.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <vector>
@@ -23,7 +25,9 @@ const std::vector<std::string> kProtocols{"LL", "LL128", "Simple"};
 const std::vector<std::string> kGpuKeys{"name", "peak", "memory"};
 const std::vector<std::string> kMemoryKeys{"capacity", "bandwidth"};
 const std::vector<std::string> kIntraKeys{"kind", "bandwidth", "latency"};
-const std::vector<std::string> kInterKeys{"kind", "nics_per_node", "bandwidth", "latency"};
+const std::vector<std::string> kInterKeys{"kind",          "nics_per_node", "bandwidth",
+                                          "latency",       "spine_latency", "oversubscription",
+                                          "nodes_per_leaf"};
 const std::vector<std::string> kIntraKinds{"nvswitch", "nvlink", "pcie"};
 const std::vector<std::string> kInterKinds{"rail", "fat-tree"};
 
@@ -41,6 +45,17 @@ const std::vector<std::string> kRequiredMultiNode{"inter_node.kind", "inter_node
 
 std::string stem_of(const std::string& path) {
   return fs::path(path).stem().string();
+}
+
+// A plain number such as 2 or 1.5 (a ratio: no unit).
+double as_ratio(const Value& value) {
+  const std::string text = value.as_string();
+  double ratio = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ratio);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(ratio))
+    value.fail(value.label() + ": expected a plain number such as 2 (downlink:uplink 2:1), got '" +
+               text + "'");
+  return ratio;
 }
 
 std::string one_of(const Value& value, const std::vector<std::string>& allowed) {
@@ -196,6 +211,13 @@ class ClusterBuilder {
           record("inter_node.bandwidth", *v).as_quantity(QuantityKind::bandwidth);
     if (auto v = inter.get("latency"))
       spec_.inter_node.latency_s = record("inter_node.latency", *v).as_quantity(QuantityKind::time);
+    if (auto v = inter.get("spine_latency"))
+      spec_.inter_node.spine_latency_s =
+          record("inter_node.spine_latency", *v).as_quantity(QuantityKind::time);
+    if (auto v = inter.get("oversubscription"))
+      spec_.inter_node.oversubscription = as_ratio(record("inter_node.oversubscription", *v));
+    if (auto v = inter.get("nodes_per_leaf"))
+      spec_.inter_node.nodes_per_leaf = record("inter_node.nodes_per_leaf", *v).as_int(1);
   }
 
   // collectives: {intra_node: {all_reduce: [variant, …], …}, inter_node: {…}}. A list

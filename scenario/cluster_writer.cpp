@@ -104,7 +104,14 @@ std::string cluster_file_text(const ClusterSpec& c, const ClusterFileNotes& note
     y << "inter_node: {kind: " << c.inter_node.kind
       << ", nics_per_node: " << c.inter_node.nics_per_node
       << ", bandwidth: " << in(c.inter_node.bandwidth_bytes_per_s, 9, "GB/s")
-      << ", latency: " << in(c.inter_node.latency_s, -6, "us") << "}\n";
+      << ", latency: " << in(c.inter_node.latency_s, -6, "us");
+    // The fabric's shape only when it is not the default (one leaf, non-blocking).
+    if (c.inter_node.spine_latency_s != InterNodeSpec::kDefaultSpineLatencyS)
+      y << ", spine_latency: " << in(c.inter_node.spine_latency_s, -6, "us");
+    if (c.inter_node.oversubscription != 1)
+      y << ", oversubscription: " << decimal_in_unit(c.inter_node.oversubscription, 0, digits);
+    if (c.inter_node.nodes_per_leaf > 0) y << ", nodes_per_leaf: " << c.inter_node.nodes_per_leaf;
+    y << "}\n";
   }
   if (!c.collectives.empty()) {
     comment(y, notes.collectives);

@@ -1,82 +1,124 @@
 #include "sim/platform_builder.hpp"
 
 #include <xbt/log.h>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <stdexcept>
 #include <string>
+
+#include "core/fabric_layout.hpp"
 
 namespace symmesh::sim {
 namespace {
 
 namespace sg4 = simgrid::s4u;
+using simgrid::kernel::resource::StandardLinkImpl;
 using simgrid::kernel::routing::NetPoint;
+using simgrid::kernel::routing::NetZoneImpl;
+using simgrid::kernel::routing::Route;
 
-// Stands in for "unlimited" on the non-blocking fabric link (bytes/s).
-constexpr double kFabricBandwidth = 1e18;
-
-sg4::Link* one_way_link(sg4::NetZone* zone, const std::string& name, double bandwidth,
-                        double latency_s) {
-  return zone->create_link(name, bandwidth)
-      ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
-      ->set_latency(latency_s)
-      ->seal();
-}
-
-struct Node {
-  sg4::NetZone* zone = nullptr;
-  NetPoint* gateway = nullptr;
+// One direction of a physical link: its SimGrid link and its latency (the zone adds the
+// latencies of the links it routes through, as SimGrid's own zones do).
+struct OneWay {
+  StandardLinkImpl* link = nullptr;
+  double latency_s = 0;
 };
 
-Node build_node(sg4::NetZone* root, const ClusterSpec& c, int n, std::vector<sg4::Host*>& hosts) {
-  const std::string prefix = "node" + std::to_string(n);
-  Node node;
-  node.zone = sg4::create_full_zone(prefix);
-  node.zone->set_parent(root);
-  node.gateway = node.zone->create_router(prefix + "_gw");
+struct Duplex {
+  OneWay up, down;
+};
 
-  const int g_count = c.gpus_per_node;
-  const double nvl_latency = c.intra_node.latency_s / 2;
-  std::vector<sg4::Host*> gpus(g_count);
-  std::vector<sg4::Link*> nvl_up(g_count), nvl_down(g_count);
-  for (int g = 0; g < g_count; ++g) {
-    const std::string name = "gpu" + std::to_string(n * g_count + g);
-    gpus[g] = node.zone->create_host(name, kHostFlopsPerS)->seal();
-    nvl_up[g] =
-        one_way_link(node.zone, name + "_nvl_up", c.intra_node.bandwidth_bytes_per_s, nvl_latency);
-    nvl_down[g] = one_way_link(node.zone, name + "_nvl_down", c.intra_node.bandwidth_bytes_per_s,
-                               nvl_latency);
-  }
-  for (int a = 0; a < g_count; ++a)
-    for (int b = 0; b < g_count; ++b)
-      if (a != b)
-        node.zone->add_route(gpus[a]->get_netpoint(), gpus[b]->get_netpoint(), nullptr, nullptr,
-                             {sg4::LinkInRoute(nvl_up[a]), sg4::LinkInRoute(nvl_down[b])}, false);
-
-  if (c.nodes > 1) {
-    const int nics = c.inter_node.nics_per_node;
-    const double nic_latency = c.inter_node.latency_s / 2;
-    std::vector<sg4::Link*> nic_up(nics), nic_down(nics);
-    for (int x = 0; x < nics; ++x) {
-      const std::string name = prefix + "_nic" + std::to_string(x);
-      nic_up[x] =
-          one_way_link(node.zone, name + "_up", c.inter_node.bandwidth_bytes_per_s, nic_latency);
-      nic_down[x] =
-          one_way_link(node.zone, name + "_down", c.inter_node.bandwidth_bytes_per_s, nic_latency);
-    }
-    for (int g = 0; g < g_count; ++g) {
-      const int x = static_cast<int>(static_cast<long long>(g) * nics / g_count);
-      node.zone->add_route(gpus[g]->get_netpoint(), node.gateway, nullptr, nullptr,
-                           {sg4::LinkInRoute(nic_up[x])}, false);
-      node.zone->add_route(node.gateway, gpus[g]->get_netpoint(), nullptr, nullptr,
-                           {sg4::LinkInRoute(nic_down[x])}, false);
+// Every GPU of the cluster in one zone whose routes are computed from the ranks' indices
+// when a comm asks for them (nothing is stored per pair of GPUs).
+class ClusterZone final : public NetZoneImpl {
+ public:
+  ClusterZone(const ClusterSpec& cluster)
+      : NetZoneImpl("cluster"), c_(cluster), fabric_(c_), nvl_(c_.num_gpus()) {
+    if (c_.nodes > 1) {
+      nic_.resize(static_cast<size_t>(c_.nodes) * fabric_.nics_per_node());
+      leaf_.resize(fabric_.leaf_count());
     }
   }
-  node.zone->seal();
-  hosts.insert(hosts.end(), gpus.begin(), gpus.end());
-  return node;
-}
+
+  // Hosts, then links: all made through the zone's S4U face.
+  std::vector<sg4::Host*> populate() {
+    sg4::NetZone* zone = get_iface();
+    std::vector<sg4::Host*> hosts;
+    hosts.reserve(c_.num_gpus());
+    for (int r = 0; r < c_.num_gpus(); ++r) {
+      const std::string name = "gpu" + std::to_string(r);
+      hosts.push_back(zone->create_host(name, kHostFlopsPerS)->seal());
+      rank_of_id_.resize(std::max(rank_of_id_.size(), hosts.back()->get_netpoint()->id() + 1), -1);
+      rank_of_id_[hosts.back()->get_netpoint()->id()] = r;
+      nvl_[r] =
+          duplex(name + "_nvl", c_.intra_node.bandwidth_bytes_per_s, c_.intra_node.latency_s / 2);
+    }
+    for (size_t slot = 0; slot < nic_.size(); ++slot) {
+      const int node = static_cast<int>(slot) / fabric_.nics_per_node();
+      const int x = static_cast<int>(slot) % fabric_.nics_per_node();
+      nic_[slot] = duplex("node" + std::to_string(node) + "_nic" + std::to_string(x),
+                          c_.inter_node.bandwidth_bytes_per_s, c_.inter_node.latency_s / 2);
+    }
+    for (size_t leaf = 0; leaf < leaf_.size(); ++leaf)
+      leaf_[leaf] = duplex("leaf" + std::to_string(leaf) + "_spine",
+                           fabric_.uplink_bytes_per_s(static_cast<int>(leaf)),
+                           c_.inter_node.spine_latency_s / 2);
+    return hosts;
+  }
+
+  void get_local_route(const NetPoint* src, const NetPoint* dst, Route* into,
+                       double* latency) override {
+    const int a = rank_of(src), b = rank_of(dst);
+    if (a == b) return;  // a self-put is a local copy (sim/stream_ops.cpp): never asked
+    if (c_.node_of(a) == c_.node_of(b)) {
+      add(nvl_[a].up, into, latency);
+      add(nvl_[b].down, into, latency);
+      return;
+    }
+    add(nic_[fabric_.nic_slot(a)].up, into, latency);
+    if (fabric_.crosses_spine(a, b)) {
+      add(leaf_[fabric_.leaf_of(a)].up, into, latency);
+      add(leaf_[fabric_.leaf_of(b)].down, into, latency);
+    }
+    add(nic_[fabric_.nic_slot(b)].down, into, latency);
+  }
+
+ private:
+  Duplex duplex(const std::string& name, double bandwidth, double latency_s) {
+    auto one_way = [&](const std::string& suffix) {
+      sg4::Link* link = get_iface()
+                            ->create_link(name + suffix, bandwidth)
+                            ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
+                            ->set_latency(latency_s)
+                            ->seal();
+      return OneWay{link->get_impl(), latency_s};
+    };
+    return {one_way("_up"), one_way("_down")};
+  }
+
+  int rank_of(const NetPoint* point) const {
+    const size_t id = point->id();
+    if (id >= rank_of_id_.size() || rank_of_id_[id] < 0)
+      throw std::logic_error("platform: no GPU for netpoint " + point->get_name());
+    return rank_of_id_[id];
+  }
+
+  static void add(const OneWay& hop, Route* into, double* latency) {
+    into->link_list_.push_back(hop.link);
+    if (latency) *latency += hop.latency_s;
+  }
+
+  const ClusterSpec c_;  // a copy: the zone outlives the caller's spec
+  const FabricLayout fabric_;
+  std::vector<Duplex> nvl_;   // per rank
+  std::vector<Duplex> nic_;   // per node × NIC
+  std::vector<Duplex> leaf_;  // per leaf: its uplink to the spine and downlink from it
+  std::vector<int> rank_of_id_;
+};
 
 }  // namespace
 
@@ -92,30 +134,10 @@ void configure_network_model() {
 
 std::vector<sg4::Host*> build_platform(const ClusterSpec& cluster) {
   cluster.validate();
-  auto* root = sg4::create_full_zone("cluster");
-  std::vector<sg4::Host*> hosts;
-  hosts.reserve(cluster.num_gpus());
-  std::vector<Node> nodes;
-  nodes.reserve(cluster.nodes);
-  for (int n = 0; n < cluster.nodes; ++n) nodes.push_back(build_node(root, cluster, n, hosts));
-
-  if (cluster.nodes > 1) {
-    // SimGrid forbids an empty route between zones: each node reaches the fabric through
-    // its own unlimited FATPIPE port, which never limits a flow and couples only the
-    // flows leaving the same node in the solver.
-    std::vector<sg4::Link*> ports(cluster.nodes);
-    for (int n = 0; n < cluster.nodes; ++n)
-      ports[n] = root->create_link("node" + std::to_string(n) + "_fabric_port", kFabricBandwidth)
-                     ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                     ->set_latency(0)
-                     ->seal();
-    for (int a = 0; a < cluster.nodes; ++a)
-      for (int b = 0; b < cluster.nodes; ++b)
-        if (a != b)
-          root->add_route(nodes[a].zone->get_netpoint(), nodes[b].zone->get_netpoint(),
-                          nodes[a].gateway, nodes[b].gateway, {sg4::LinkInRoute(ports[a])}, false);
-  }
-  root->seal();
+  // Owned by SimGrid's engine once made (it deletes the root zone).
+  auto* zone = new ClusterZone(cluster);
+  std::vector<sg4::Host*> hosts = zone->populate();
+  zone->get_iface()->seal();
   return hosts;
 }
 

@@ -2,11 +2,14 @@
 // The modelled cluster as a SimGrid platform, built with the S4U API from a ClusterSpec,
 // and the network-model configuration that makes its transfer times exact.
 //
-//   rail-optimised: one switch per NIC index        fat-tree: one non-blocking core
+//   rail-optimised (nodes_per_leaf = 2, 4 nodes)       fat-tree (nodes_per_leaf = 2, 4 nodes)
 //
-//     rail 0    rail 1   ...  rail 7                          core
-//     |    |    |    |        |    |                      /   /  |  |   |
-//   n0.NIC0 n1.NIC0 ...     n0.NIC7 n1.NIC7            every NIC of every node
+//                    spine (non-blocking)                      spine (non-blocking)
+//        /      |        \        \   \  <- uplinks:          /              \
+//   leaf(0,0) leaf(0,1) … leaf(1,0) …   NICs' bw / over-      leaf 0           leaf 1
+//    |    |    |    |                   subscription       / | … \          / | … \
+//   n0.NIC0 n1.NIC0 n0.NIC1 …           each direction    every NIC of     every NIC of
+//   (rail x of group k: leaf (k, x))                      nodes 0 and 1    nodes 2 and 3
 //
 //   one node (gpus_per_node = 8, one NIC per GPU):
 //   +-------------------------------------------------------------+
@@ -19,28 +22,31 @@
 //   |  ========== NVSwitch (non-blocking) ==========  intra_node.latency / 2 each
 //   +-------------------------------------------------------------+
 //
-// In SimGrid terms:
-//   root (full zone)
-//   ├─ node0 (full zone): hosts gpu0…gpu7, router node0_gw
-//   │    gpuA → gpuB     : [gpuA_nvl_up, gpuB_nvl_down]          (NVSwitch inside a node)
-//   │    gpuA → node0_gw : [node0_nicX_up]   X = NIC of gpuA     (leaving the node)
-//   │    node0_gw → gpuB : [node0_nicY_down] Y = NIC of gpuB     (entering the node)
-//   ├─ node1 …
-//   └─ node_i → node_j : gateways node_i_gw → node_j_gw over node_i's FATPIPE fabric port
-//      (no latency, unlimited bandwidth: the rail switches / the core are non-blocking, so
-//      the only shared resources are the GPUs' NVLink ports and the NICs).
+// Which leaf a NIC is on and which flows cross the spine: core/fabric_layout.hpp (one rule
+// for this platform and the analytic model). In SimGrid terms, one zone holds every GPU
+// and computes a route from the two ranks when a comm asks for it:
+//   same node        : [gpuA_nvl_up, gpuB_nvl_down]                        (NVSwitch)
+//   same leaf        : [nodeN_nicX_up, nodeM_nicY_down]                    (leaf turns it)
+//   across the spine : [nodeN_nicX_up, leafL_spine_up, leafK_spine_down, nodeM_nicY_down]
+// where leafL_spine_up/down carry uplink = (NICs on the leaf) × inter_node.bandwidth /
+// inter_node.oversubscription and inter_node.spine_latency / 2 each. The spine itself is
+// non-blocking: the shared resources are the NVLink ports, the NICs and the leaf uplinks.
 //
 // Every link is one direction (separate up and down links), so both directions have full
 // bandwidth. An uncontended GPU→GPU transfer of b bytes therefore takes
-//   intra_node.latency + b / intra_node.bandwidth    inside a node,
-//   inter_node.latency + b / inter_node.bandwidth    between nodes,
-// once configure_network_model() has removed SimGrid's default corrections (below).
+//   intra_node.latency + b / intra_node.bandwidth                         inside a node,
+//   inter_node.latency + b / inter_node.bandwidth                         under one leaf,
+//   inter_node.latency + spine_latency + b / min(inter_node.bandwidth, uplink)
+//                                                                         across the spine,
+// and k flows crossing one leaf uplink in one direction (and nothing narrower) each get
+// uplink / k, once configure_network_model() has removed SimGrid's default corrections.
 // GPU g uses NIC floor(g × nics_per_node / gpus_per_node): its own NIC on a rail network
-// (nics = GPUs), a shared one when a fat-tree node has fewer NICs than GPUs. Cross-rail
-// traffic is modelled like same-rail traffic (a non-blocking spine at no extra latency).
+// (nics = GPUs), a shared one when a fat-tree node has fewer NICs than GPUs. With the
+// defaults (nodes_per_leaf: all nodes, oversubscription 1) a fat-tree is one leaf, and on a
+// rail network only cross-rail flows reach the spine, at no bandwidth cost.
 //
-// Routes are stored per node pair at the root and per GPU pair inside a node, so the
-// platform grows as nodes² + nodes × (gpus_per_node + 1)² — 1,024 GPUs cost a few MB.
+// Nothing is stored per pair of GPUs: the platform grows as GPUs + NICs + leaves (links
+// and hosts), and building it for 1,024 GPUs takes milliseconds.
 #include <vector>
 
 #include "core/cluster_spec.hpp"

@@ -18,14 +18,20 @@
 //   - rail (nics_per_node = gpus_per_node): every GPU has its own NIC, so no sharing;
 //   - fat-tree with fewer NICs than GPUs: the GPUs of a node that take part in the step
 //     share its NICs (dp across 4 nodes with 8 GPUs and 2 NICs per node: 4 flows a NIC).
+// A flow that crosses the spine (core/fabric_layout.hpp: cross-rail, or between leaves)
+// adds inter_node.spine_latency, and its bandwidth is also limited by the uplink of the
+// leaf it leaves and the downlink of the leaf it enters, each divided by the number of the
+// step's flows crossing it in that direction (uplink = the leaf's NICs' bandwidth /
+// oversubscription): with 2 leaves of 2 nodes, 8 NICs a node at 50 GB/s and
+// oversubscription 2, a leaf's uplink carries 400 GB/s, and 16 flows leaving it get 25 GB/s.
 // A step lasts as long as its slowest flow: latency = the largest flow latency and
 // seconds per byte = the largest (sharing / bandwidth). The ring steps of a dim all see the
 // same flows, so ring collectives use one (α, s/B) pair per dim; all-to-all steps differ,
 // so their latencies and seconds per byte are summed over the p-1 steps.
 //
-// Limits. The fabric behind the NICs (rail switches, spine, fat-tree core) is taken as
-// non-blocking, cross-rail traffic costs the same as same-rail traffic, and flows get
-// equal shares of a NIC (no congestion control, no PXN routing through NVLink). Only the
+// Limits. The spine is taken as non-blocking (only the leaves' uplinks limit), and flows
+// get equal shares of a NIC or an uplink (no congestion control, no adaptive routing, no
+// PXN routing of cross-rail traffic through NVLink). Only the
 // collective's own flows are counted: traffic of other ops running at the same time
 // (overlap, other streams) is not — that is what the simulated model adds. Taking the
 // slowest flow's latency and bandwidth together is exact when one flow is slowest in both

@@ -99,7 +99,12 @@ TEST(SimulatedCostModel, ContentionOverturnsTheAnalyticChoice) {
   // contention the per-step form assumes away. #25 takes about 227 us and `simulated`
   // picks #10.
   const OpProblem p = mm({8, 2}, {8192, 8192}, "R,S(1)", {8192, 2048}, "S(0),R");
-  const SimulatedCostModel simulated(test_cluster(2, 8), 4);
+  // The spine as fast as a leaf (spine_latency 0): with the default 0.5 us, #25's 7 steps
+  // cross rails (GPU g to GPU g ± 2) and cost 7 × 0.5 us more, 214.045 us, and analytic
+  // would already pick #10.
+  ClusterSpec cluster = test_cluster(2, 8);
+  cluster.inter_node.spine_latency_s = 0;
+  const SimulatedCostModel simulated(cluster, 4);
   const Plan analytic_plan = build_plan(p, simulated.analytic());
   const Plan sim_plan = build_plan(p, simulated);
   ASSERT_EQ(analytic_plan.chosen_candidate().index, 25);

@@ -66,6 +66,46 @@ TEST(AnalyticTopology, FatTreeWithANicPerGpuSharesNothing) {
   EXPECT_DOUBLE_EQ(topo.dims[0].ring_s_per_byte, 1 / 50e9);
 }
 
+TEST(AnalyticTopology, CrossRailRingHopsPayTheSpineAndShareTheUplinks) {
+  // Mesh [32] on 4 rail nodes (one leaf group): the ring hops 7→8, 15→16, 23→24, 31→0 leave
+  // rail 7 and enter rail 0, so they cross the spine: 3 us + 0.5 us (default spine latency).
+  // Rail 7's leaf has 4 NICs of 50 GB/s: uplink 200 GB/s for 4 flows, 50 GB/s each, no
+  // narrower than a NIC.
+  auto rail = dgx_cluster(4);
+  const auto topo = AnalyticTopology::of(rail, DeviceMesh({32}));
+  EXPECT_DOUBLE_EQ(topo.dims[0].ring_latency_s, 3.5e-6);
+  EXPECT_DOUBLE_EQ(topo.dims[0].ring_s_per_byte, 1 / 50e9);
+  // Oversubscription 2: the uplink carries 100 GB/s, 25 GB/s for each of the 4 flows.
+  rail.inter_node.oversubscription = 2;
+  EXPECT_DOUBLE_EQ(AnalyticTopology::of(rail, DeviceMesh({32})).dims[0].ring_s_per_byte, 1 / 25e9);
+  // Mesh [4, 8]: dp hops are same-rail (GPU g to GPU g), under one leaf: no spine at all.
+  const auto dp = AnalyticTopology::of(rail, DeviceMesh({4, 8}));
+  EXPECT_DOUBLE_EQ(dp.dims[0].ring_latency_s, 3e-6);
+  EXPECT_DOUBLE_EQ(dp.dims[0].ring_s_per_byte, 1 / 50e9);
+}
+
+TEST(AnalyticTopology, OversubscribedFatTreeDividesTheLeafUplink) {
+  // 4 fat-tree nodes, 2 per leaf, 8 NICs of 50 GB/s each: a leaf's NICs total 800 GB/s.
+  // Mesh [4, 8], dp groups {g, 8+g, 16+g, 24+g}: hops 1→2 and 3→0 go between leaves; all 8
+  // GPUs of node 1 (and of node 3) send at once, 8 flows per uplink, plus 0.5 us spine.
+  //   oversubscription 2: uplink 400 GB/s / 8 = 50 GB/s — as fast as a NIC;
+  //   oversubscription 4: uplink 200 GB/s / 8 = 25 GB/s.
+  auto ft = dgx_cluster(4, "fat-tree", 8, 3e-6);
+  ft.inter_node.nodes_per_leaf = 2;
+  ft.inter_node.oversubscription = 2;
+  auto topo = AnalyticTopology::of(ft, DeviceMesh({4, 8}));
+  EXPECT_DOUBLE_EQ(topo.dims[0].ring_latency_s, 3.5e-6);
+  EXPECT_DOUBLE_EQ(topo.dims[0].ring_s_per_byte, 1 / 50e9);
+  ft.inter_node.oversubscription = 4;
+  topo = AnalyticTopology::of(ft, DeviceMesh({4, 8}));
+  EXPECT_DOUBLE_EQ(topo.dims[0].ring_s_per_byte, 1 / 25e9);
+  // All-to-all over dp: step 2 sends node n → n+2, always between leaves: 16 flows leave
+  // each leaf (8 from each of its 2 nodes), 200 / 16 = 12.5 GB/s. Steps 1 and 3 cross with 8
+  // flows a leaf (25 GB/s). Sum of s/B: 1/25 + 1/12.5 + 1/25 per GB/s.
+  EXPECT_DOUBLE_EQ(topo.dims[0].a2a_s_per_byte, 1 / 25e9 + 1 / 12.5e9 + 1 / 25e9);
+  EXPECT_DOUBLE_EQ(topo.dims[0].a2a_latency_s, 3 * 3.5e-6);
+}
+
 TEST(AnalyticTopology, SmallerMeshUsesTheFirstGpusAndLargerIsAnError) {
   const auto topo = AnalyticTopology::of(dgx_cluster(2), DeviceMesh({2, 4}));  // GPUs 0-7
   EXPECT_FALSE(topo.dims[0].spans_nodes);

@@ -155,14 +155,37 @@ TEST(AnalyticAgreement, SharedFatTreeNicsAreCountedAsTheSimulatorWiresThem) {
               agreement.worst * 100);
 }
 
+TEST(AnalyticAgreement, CrossRailRingsAndOversubscribedFatTreesAgree) {
+  // The fabric's shape (core/fabric_layout.hpp) priced by both models: rail leaves of 2
+  // nodes with a 2 us spine and 2:1 uplinks (mesh [32]'s ring crosses rails, [4, 8]'s dp
+  // crosses leaf groups), and a fat-tree of 2-node leaves with 4:1 uplinks, where the dp
+  // ring's inter-leaf hops run at a quarter of the NICs' bandwidth
+  // (tests/strategies/analytic_topology_test.cpp works the figures out).
+  Agreement agreement;
+  const std::string dir = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/";
+  ClusterSpec rail = load_cluster(dir + "ib-rail-4node.yaml");
+  rail.inter_node.nodes_per_leaf = 2;
+  rail.inter_node.spine_latency_s = 2e-6;
+  rail.inter_node.oversubscription = 2;
+  expect_agreement(rail, agreement);
+  ClusterSpec fat_tree = load_cluster(dir + "ib-fattree-4node.yaml");
+  fat_tree.inter_node.nodes_per_leaf = 2;
+  fat_tree.inter_node.oversubscription = 4;
+  expect_agreement(fat_tree, agreement);
+  EXPECT_GT(agreement.checked, 50);
+  std::printf("fabrics: %d collectives, worst difference %.4f%%\n", agreement.checked,
+              agreement.worst * 100);
+}
+
 TEST(AnalyticAgreement, AllToAllOverMixedHopsIsContendedAndPricedLow) {
   // Mesh [32] on 4 nodes: the pairwise all-to-all's step s sends to the rank s further on,
   // inside the node for some ranks and across nodes for others. Ranks whose peers are in
   // the node finish their steps early and move on, so flows of different steps arrive at
   // one GPU's NIC at once: contention that the per-step form (31 steps, each as slow as its
-  // slowest flow: 31 x (3 us + 2 MiB / 50 GB/s) = 1393 us) does not see. The simulator
-  // measures about 1780 us: analytic is low by more than 20% — this is what `simulated`
-  // re-ranks (tests/sim/simulated_cost_model_test.cpp).
+  // slowest flow: 2 MiB / 50 GB/s each, 3 us + 0.5 us of spine on the 28 steps whose
+  // inter-node flows cross rails, 3 us on steps 8, 16 and 24 = 1407 us) does not see. The
+  // simulator measures about 1780 us: analytic is low by more than 20% — this is what
+  // `simulated` re-ranks (tests/sim/simulated_cost_model_test.cpp).
   const ClusterSpec rail =
       load_cluster(std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/ib-rail-4node.yaml");
   const DeviceMesh mesh({32});
@@ -171,7 +194,7 @@ TEST(AnalyticAgreement, AllToAllOverMixedHopsIsContendedAndPricedLow) {
   const double analytic =
       analytic_s(AnalyticTopology::of(rail, mesh).dims[0], Kind::all_to_all, bytes);
   const double simulated = simulated_s(rail, mesh, 0, Kind::all_to_all, bytes);
-  EXPECT_NEAR(analytic, 31 * (3e-6 + 2097152 / 50e9), 1e-12);
+  EXPECT_NEAR(analytic, 31 * 2097152 / 50e9 + 28 * 3.5e-6 + 3 * 3e-6, 1e-12);
   EXPECT_GT(simulated, analytic * 1.2);
   std::printf("mixed-hop all-to-all on [32]: analytic %.1f us, simulated %.1f us\n", analytic * 1e6,
               simulated * 1e6);
