@@ -50,19 +50,22 @@ double gemm_effective_flops(int64_t batch, int64_t m, int64_t n, int64_t k) {
   return flops / gemm_efficiency(m, n, k);
 }
 
+double gemm_wave_flops(const GpuSpec& gpu, DType dtype, int64_t batch, int64_t m, int64_t n,
+                       int64_t k) {
+  const int64_t waves = gemm_waves(gpu, batch, m, n);
+  if (waves <= 1 || k <= 0) return 0.0;  // at most one wave: split-K fills the SMs
+  const double tile = static_cast<double>(kWaveTile);
+  return static_cast<double>(waves) * gpu.sm_count * 2.0 * tile * tile *
+         (static_cast<double>(k) + kHalfDim) / peak_efficiency(gpu, dtype);
+}
+
 double gemm_effective_flops(const GpuSpec& gpu, DType dtype, int64_t batch, int64_t m, int64_t n,
                             int64_t k) {
-  if (batch <= 0 || m <= 0 || n <= 0 || k <= 0) return 0.0;
-  const double e = peak_efficiency(gpu, dtype);
-  const double deep = static_cast<double>(k) + kHalfDim;
-  // 2 b (m + h)(n + h)(k + h) / E, written as flops / efficiency so that E = 0.85 gives
-  // exactly the doubles it gave before per-dtype efficiencies existed.
-  const double shape = gemm_effective_flops(batch, m, n, k) * (kPeakEfficiency / e);
-  const int64_t waves = gemm_waves(gpu, batch, m, n);
-  if (waves <= 1) return shape;  // at most one wave: split-K fills the SMs (roofline.hpp)
-  const double tile = static_cast<double>(kWaveTile);
-  const double wave = static_cast<double>(waves) * gpu.sm_count * 2.0 * tile * tile * deep / e;
-  return std::max(shape, wave);
+  // 2 b (m + h)(n + h)(k + h) / E, written as flops / efficiency × (0.85 / E) so that a GPU
+  // without gemm_efficiency gives exactly the doubles it gave before they existed.
+  const double shape =
+      gemm_effective_flops(batch, m, n, k) * (kPeakEfficiency / peak_efficiency(gpu, dtype));
+  return std::max(shape, gemm_wave_flops(gpu, dtype, batch, m, n, k));
 }
 
 double tensor_op_effective_flops(const GpuSpec& gpu, DType dtype, const TensorOpCost& cost) {
@@ -111,14 +114,14 @@ double matmul_duration_s(const GpuSpec& gpu, const MatmulWork& work) {
   if (work.batch <= 0 || work.m <= 0 || work.n <= 0) return 0.0;
   const double peak = peak_flops_per_s(gpu, work.dtype);
   const double flops = work.flops() * work.work_fraction;
-  const bool plain = !gpu.gemm_efficiency.count(peak_key(work.dtype)) && gpu.sm_count <= 0;
-  // Without the optional fields: the same arithmetic as before they existed (and before the
-  // roofline moved to core/), so simulated times are unchanged to the bit.
-  const double compute_s =
-      flops <= 0 ? 0.0
-      : plain    ? flops / (peak * gemm_efficiency(work.m, work.n, work.k))
-                 : gemm_effective_flops(gpu, work.dtype, work.batch, work.m, work.n, work.k) *
-                    work.work_fraction / peak;
+  // The shape term as before per-dtype efficiencies and waves existed (× E / 0.85 = × 1
+  // without gemm_efficiency: the same doubles), then the waves' lower bound.
+  const double efficiency = gemm_efficiency(work.m, work.n, work.k) *
+                            (peak_efficiency(gpu, work.dtype) / kPeakEfficiency);
+  double compute_s = flops > 0 ? flops / (peak * efficiency) : 0.0;
+  const double wave_flops =
+      gemm_wave_flops(gpu, work.dtype, work.batch, work.m, work.n, work.k) * work.work_fraction;
+  compute_s = std::max(compute_s, wave_flops / peak);
   // A causal product skips the blocks above the diagonal: neither their FLOPs nor their
   // loads and stores (work_fraction of both).
   const double bytes = matmul_bytes_moved(work) * work.work_fraction;

@@ -95,6 +95,9 @@ double gemm_efficiency(int64_t m, int64_t n, int64_t k);
 // flops / efficiency(m, n, k) at E = kPeakEfficiency and without waves: the work a GEMM
 // costs at the dense peak, in "peak flops" (0 for an empty GEMM).
 double gemm_effective_flops(int64_t batch, int64_t m, int64_t n, int64_t k);
+// The wave term above in peak FLOPs: 0 without sm_count, for at most one wave or k = 0.
+double gemm_wave_flops(const GpuSpec& gpu, DType dtype, int64_t batch, int64_t m, int64_t n,
+                       int64_t k);
 // The same on `gpu` for `dtype`: its E[dtype] and, with sm_count, its waves (the max
 // above). Dividing by peak_flops_per_s(gpu, dtype) gives the compute-bound time.
 double gemm_effective_flops(const GpuSpec& gpu, DType dtype, int64_t batch, int64_t m, int64_t n,

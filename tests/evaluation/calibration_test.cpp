@@ -34,7 +34,8 @@ nlohmann::json measurements() {
   nlohmann::json m;
   m["gpu"] = {{"name", "Lab GPU"}, {"count", 1}, {"memory_bytes", 85899345920.0}};
   for (int64_t n : {1024, 2048, 4096, 8192})
-    m["gemm"].push_back({{"dtype", "bf16"}, {"m", n}, {"n", n}, {"k", n}, {"seconds", gemm_seconds(n)}});
+    m["gemm"].push_back(
+        {{"dtype", "bf16"}, {"m", n}, {"n", n}, {"k", n}, {"seconds", gemm_seconds(n)}});
   for (double bytes : {16e6, 64e6, 256e6, 1024e6})
     m["copy"].push_back({{"bytes", bytes}, {"seconds", kLaunch + 2 * bytes / kSustained}});
   for (double bytes : {4096.0, 1e6, 64e6})
@@ -64,10 +65,10 @@ MatmulWork cube(int64_t n) {
 TEST(CalibrationFit, KeepsTheDatasheetAndFitsWhatKernelsReach) {
   const ClusterSpec base = datasheet();
   const ClusterSpec c = fit_calibration(measurements(), &base, "sheet.yaml", "lab").cluster;
-  EXPECT_EQ(c.gpu.peak_flops_per_s.at("bf16"), kPeak);       // the datasheet peak stays
-  EXPECT_EQ(c.gpu.peak_flops_per_s.at("fp8"), 2 * kPeak);    // not measured: the base's
+  EXPECT_EQ(c.gpu.peak_flops_per_s.at("bf16"), kPeak);     // the datasheet peak stays
+  EXPECT_EQ(c.gpu.peak_flops_per_s.at("fp8"), 2 * kPeak);  // not measured: the base's
   EXPECT_NEAR(c.gpu.gemm_efficiency.at("bf16"), kEfficiency, 1e-9);
-  EXPECT_EQ(c.gpu.memory_bandwidth_bytes_per_s, 3.35e12);    // the datasheet stays
+  EXPECT_EQ(c.gpu.memory_bandwidth_bytes_per_s, 3.35e12);  // the datasheet stays
   EXPECT_NEAR(c.gpu.memory_sustained_bandwidth_bytes_per_s, kSustained, 1e-3);
   ASSERT_TRUE(c.gpu.launch_overhead_s.has_value());
   EXPECT_NEAR(*c.gpu.launch_overhead_s, kLaunch, 1e-12);
@@ -103,7 +104,8 @@ TEST(CalibrationFit, WithoutABasePeakTheDefaultEfficiencySetsThePeak) {
   EXPECT_EQ(c.gpu.gemm_efficiency.at("bf16"), roofline::kPeakEfficiency);
   // peak × 0.85 = what the fit measured; the cubes up to 4096 (no waves without sm_count)
   // need peak × E within a few % of 989.4 × 0.78 TFLOP/s.
-  EXPECT_NEAR(c.gpu.peak_flops_per_s.at("bf16") * 0.85, kPeak * kEfficiency, 0.03 * kPeak * kEfficiency);
+  EXPECT_NEAR(c.gpu.peak_flops_per_s.at("bf16") * 0.85, kPeak * kEfficiency,
+              0.03 * kPeak * kEfficiency);
   // No datasheet bandwidth: the copies' figure is the bandwidth, no sustained one.
   EXPECT_NEAR(c.gpu.memory_bandwidth_bytes_per_s, kSustained, 0.01 * kSustained);
   EXPECT_EQ(c.gpu.memory_sustained_bandwidth_bytes_per_s, 0);
@@ -119,12 +121,14 @@ TEST(CalibrationFit, GemmsFasterThanTheBasePeakRaiseIt) {
 
 TEST(CalibrationFit, OneSizeCannotBeFitted) {
   nlohmann::json m = measurements();
-  m["gemm"] = nlohmann::json::array({{{"dtype", "bf16"}, {"m", 8}, {"n", 8}, {"k", 8}, {"seconds", 1e-6}}});
+  m["gemm"] =
+      nlohmann::json::array({{{"dtype", "bf16"}, {"m", 8}, {"n", 8}, {"k", 8}, {"seconds", 1e-6}}});
   try {
     fit_calibration(m, nullptr, "", "lab");
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(e.message().find("two or more sizes to fit GEMM bf16"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("two or more sizes to fit GEMM bf16"), std::string::npos)
+        << e.message();
   }
 }
 

@@ -16,19 +16,20 @@ namespace {
 
 std::string csv(const std::string& text) {
   static int count = 0;
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("symmesh_gemm_" + std::to_string(getpid()) + "_" + std::to_string(count++) + ".csv");
+  const auto path =
+      std::filesystem::temp_directory_path() /
+      ("symmesh_gemm_" + std::to_string(getpid()) + "_" + std::to_string(count++) + ".csv");
   std::ofstream(path) << text;
   return path.string();
 }
 
 TEST(GemmCsv, ReadsEveryTimeUnitAndIgnoresOtherColumns) {
-  const std::string path = csv(
-      "# published H100 numbers\n"
-      "id, gpu, dtype, m, n, k, time_us, source\n"
-      "\n"
-      "a, H100, bf16, 8192, 8192, 8192, 1500, paper\n"
-      "b, H100, fp8, 1, 4096, 4096, 12.5, blog\n");
+  const std::string path =
+      csv("# published H100 numbers\n"
+          "id, gpu, dtype, m, n, k, time_us, source\n"
+          "\n"
+          "a, H100, bf16, 8192, 8192, 8192, 1500, paper\n"
+          "b, H100, fp8, 1, 4096, 4096, 12.5, blog\n");
   const auto rows = read_gemm_csv(path);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].dtype, DType::bf16);

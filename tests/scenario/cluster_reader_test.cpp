@@ -51,8 +51,9 @@ TEST_F(ClusterReaderTest, AbsentFiguresStayAbsent) {
 TEST_F(ClusterReaderTest, ANewDatasheetBandwidthDropsTheBasesSustainedOne) {
   // An H200 on top of a calibrated H100: the H100's 2.9 TB/s sustained does not carry
   // over to the H200's 4.8 TB/s memory.
-  const std::string h100 = file("", "{capacity: 80 GiB, bandwidth: 3.35 TB/s, "
-                                    "sustained_bandwidth: 2.9 TB/s}");
+  const std::string h100 = file("",
+                                "{capacity: 80 GiB, bandwidth: 3.35 TB/s, "
+                                "sustained_bandwidth: 2.9 TB/s}");
   const std::string h200 = files_.write(
       "h200.yaml", "base: c.yaml\ngpu:\n  memory: {capacity: 141 GB, bandwidth: 4.8 TB/s}\n");
   EXPECT_DOUBLE_EQ(load_cluster(h100).gpu.memory_sustained_bandwidth_bytes_per_s, 2.9e12);
@@ -78,8 +79,8 @@ TEST_F(ClusterReaderTest, BadValuesNameTheField) {
       {"  launch_overhead: 5\n", memory, "needs a unit", 4, 20},
       {"  launch_overhead: 5 GB/s\n", memory, "a time is expected", 4, 20},
       {"", "{capacity: 80 GiB, bandwidth: 3.35 TB/s, sustained_bandwidth: 4 TB/s}",
-       "cluster.gpu.memory.sustained_bandwidth: must be > 0 and at most the datasheet bandwidth",
-       3, 64},
+       "cluster.gpu.memory.sustained_bandwidth: must be > 0 and at most the datasheet bandwidth", 3,
+       64},
       {"", "{capacity: 80 GiB, bandwidth: 3.35 TB/s, sustained: 3 TB/s}", "sustained", 3, 44},
   };
   for (const Case& c : cases) {

@@ -51,7 +51,8 @@ void expect_same(const ClusterSpec& a, const ClusterSpec& b, double tolerance) {
                    b.gpu.memory_sustained_bandwidth_bytes_per_s));
   EXPECT_EQ(a.gpu.sm_count, b.gpu.sm_count);
   ASSERT_EQ(a.gpu.launch_overhead_s.has_value(), b.gpu.launch_overhead_s.has_value());
-  if (b.gpu.launch_overhead_s) EXPECT_TRUE(near(*a.gpu.launch_overhead_s, *b.gpu.launch_overhead_s));
+  if (b.gpu.launch_overhead_s)
+    EXPECT_TRUE(near(*a.gpu.launch_overhead_s, *b.gpu.launch_overhead_s));
   if (b.nodes > 1) {
     EXPECT_EQ(a.inter_node.kind, b.inter_node.kind);
     EXPECT_EQ(a.inter_node.nics_per_node, b.inter_node.nics_per_node);

@@ -323,7 +323,8 @@ TEST(CalibrateCommand, GemmCsvFitsEfficienciesOnTopOfTheBase) {
   const std::string base = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.yaml";
   const auto r = run_symmesh("calibrate --gemm " + in + " --base " + base + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("bf16: efficiency 0.75 of 989.4 TFLOP/s from 4 shapes (3 compute-bound)"));
+  EXPECT_THAT(r.out,
+              HasSubstr("bf16: efficiency 0.75 of 989.4 TFLOP/s from 4 shapes (3 compute-bound)"));
   const symmesh::ClusterSpec c = symmesh::load_cluster(out);
   EXPECT_EQ(c.gpu.gemm_efficiency.at("bf16"), 0.75);
   EXPECT_EQ(c.gpu.peak_flops_per_s.at("bf16"), 989.4e12);
