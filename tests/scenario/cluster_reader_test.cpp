@@ -70,18 +70,18 @@ TEST_F(ClusterReaderTest, BadValuesNameTheField) {
       {"  gemm_efficiency: {fp8: 1.2}\n", memory,
        "cluster.gpu.gemm_efficiency.fp8: expected a fraction of the peak in (0, 1], e.g. 0.8, "
        "got '1.2'",
-       4, 25},
-      {"  gemm_efficiency: {fp8: 0}\n", memory, "cluster.gpu.gemm_efficiency.fp8: expected", 4, 25},
+       4, 26},
+      {"  gemm_efficiency: {fp8: 0}\n", memory, "cluster.gpu.gemm_efficiency.fp8: expected", 4, 26},
       {"  gemm_efficiency: {fp8: 80 %}\n", memory, "cluster.gpu.gemm_efficiency.fp8: expected", 4,
-       25},
+       26},
       {"  gemm_efficiency: {bf17: 0.8}\n", memory, "bf17", 4, 21},
       {"  sm_count: 0\n", memory, "cluster.gpu.sm_count: expected an integer >= 1", 4, 13},
       {"  launch_overhead: 5\n", memory, "needs a unit", 4, 20},
       {"  launch_overhead: 5 GB/s\n", memory, "a time is expected", 4, 20},
       {"", "{capacity: 80 GiB, bandwidth: 3.35 TB/s, sustained_bandwidth: 4 TB/s}",
        "cluster.gpu.memory.sustained_bandwidth: must be > 0 and at most the datasheet bandwidth", 3,
-       64},
-      {"", "{capacity: 80 GiB, bandwidth: 3.35 TB/s, sustained: 3 TB/s}", "sustained", 3, 44},
+       73},
+      {"", "{capacity: 80 GiB, bandwidth: 3.35 TB/s, sustained: 3 TB/s}", "sustained", 3, 52},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.extra + c.memory);
