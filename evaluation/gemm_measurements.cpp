@@ -113,17 +113,24 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     } catch (const InvalidArgument& e) {
       throw InvalidArgument("dtype: " + e.message(), at(dtype.column));
     }
-    const Field& t = field(time_column->first);
+    // The first time column this row fills, in the order of kTimeColumns.
+    const std::pair<std::string, double>* unit = nullptr;
+    for (const auto& c : kTimeColumns)
+      if (!unit && column_of.count(c.first) && column_of.at(c.first) < fields.size() &&
+          !fields[column_of.at(c.first)].text.empty())
+        unit = &c;
+    const Field& t = field(unit ? unit->first : time_column->first);
     double value = 0;
     const auto [end, err] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), value);
     if (t.text.empty() || err != std::errc() || end != t.text.data() + t.text.size() ||
         !std::isfinite(value) || !(value > 0))
-      throw InvalidArgument(time_column->first + ": expected a finite number > 0, got '" +
+      throw InvalidArgument((unit ? unit->first : time_column->first) +
+                                ": expected a finite number > 0, got '" +
                                 printable_or_marked(t.text) + "'",
                             at(t.column));
     const double flops =
         2.0 * static_cast<double>(row.m) * static_cast<double>(row.n) * static_cast<double>(row.k);
-    row.seconds = time_column->second > 0 ? value * time_column->second : flops / (value * 1e12);
+    row.seconds = unit->second > 0 ? value * unit->second : flops / (value * 1e12);
     row.where = path + ":" + std::to_string(line_no);
     rows.push_back(row);
   }

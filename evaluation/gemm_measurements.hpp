@@ -4,9 +4,9 @@
 //   m, n, k, dtype                 required (dtype as in scenarios: bf16, fp16, fp8, …)
 //   seconds | time_ms | time_us    the GEMM's time, or
 //   tflops                         its rate, 2 m n k / time, in TFLOP/s
-// The first of seconds, time_ms, time_us, tflops present is used; any other column (id,
-// gpu, source, …) is ignored. Blank lines and lines starting with '#' are skipped. Fields
-// are plain: no quotes, no commas inside a field.
+// Each row uses the first of seconds, time_ms, time_us, tflops that it fills (so a file
+// may mix times and rates); any other column (id, gpu, source, …) is ignored. Blank lines and lines
+// starting with '#' are skipped. Fields are plain: no quotes, no commas inside a field.
 #include <cstdint>
 #include <string>
 #include <vector>

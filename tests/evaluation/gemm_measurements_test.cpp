@@ -45,6 +45,9 @@ TEST(GemmCsv, ReadsEveryTimeUnitAndIgnoresOtherColumns) {
   const auto both = read_gemm_csv(csv("m,n,k,dtype,tflops,seconds\n8,8,8,bf16,500,0.25\n"));
   EXPECT_DOUBLE_EQ(both[0].seconds, 0.25);
   EXPECT_DOUBLE_EQ(read_gemm_csv(csv("m,n,k,dtype,time_ms\n8,8,8,bf16,2\n"))[0].seconds, 2e-3);
+  // Each row its own: an empty seconds field falls back to the row's tflops.
+  const auto mixed = read_gemm_csv(csv("m,n,k,dtype,seconds,tflops\n8,8,8,bf16,,1\n"));
+  EXPECT_DOUBLE_EQ(mixed[0].seconds, 1024 / 1e12);
 }
 
 TEST(GemmCsv, BadRowsNameFileLineAndColumn) {
@@ -56,6 +59,8 @@ TEST(GemmCsv, BadRowsNameFileLineAndColumn) {
       {"m,n,k,dtype,seconds\n8,0,8,bf16,1\n", ":2:3", "n: expected an integer >= 1, got '0'"},
       {"m,n,k,dtype,seconds\n8,8,8,bf17,1\n", ":2:7", "dtype: unknown dtype 'bf17'"},
       {"m,n,k,dtype,seconds\n8,8,8,bf16,-1\n", ":2:12", "seconds: expected a finite number > 0"},
+      {"m,n,k,dtype,seconds,tflops\n8,8,8,bf16,,\n", ":2:12",
+       "seconds: expected a finite number > 0, got ''"},
       {"m,n,k,dtype,seconds\n8,8,8,bf16,nan\n", ":2:12", "seconds: expected a finite number > 0"},
       {"m,n,k,dtype,seconds\n8,8\n", ":2:4", "row has 2 fields, no column 'k'"},
       {"m,n,dtype,seconds\n8,8,bf16,1\n", ":1:1", "header has no column 'k'"},

@@ -177,7 +177,9 @@ int run_calibrate(const CalibrateArgs& args) {
 void add_calibrate_command(CLI::App& app, CommandAction& selected) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "calibrate", "Measure this machine's GPUs and write a fitted cluster description (YAML)");
+      "calibrate",
+      "Measure this machine's GPUs, or fit measured GEMM times (--gemm), into a cluster "
+      "description (YAML)");
   cmd->add_option("--out", args->out, "cluster description to write (YAML)")->required();
   auto* from = cmd->add_option("--from", args->from,
                                "fit these saved measurements (JSON) instead of measuring");
