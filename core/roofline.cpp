@@ -35,7 +35,8 @@ int64_t gemm_waves(const GpuSpec& gpu, int64_t batch, int64_t m, int64_t n) {
   // be exact there (it is only compared and multiplied into a time).
   const auto tiles_along = [](int64_t x) { return static_cast<double>((x - 1) / kWaveTile + 1); };
   const double tiles = static_cast<double>(batch) * tiles_along(m) * tiles_along(n);
-  return static_cast<int64_t>(std::ceil(tiles / gpu.sm_count));
+  // Capped below 2^63, so that the conversion stays defined for shapes no GPU could hold.
+  return static_cast<int64_t>(std::min(std::ceil(tiles / gpu.sm_count), 9e18));
 }
 
 double gemm_efficiency(int64_t m, int64_t n, int64_t k) {

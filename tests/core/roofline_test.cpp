@@ -86,6 +86,9 @@ TEST(Roofline, OneTileMoreThanTheSmsTakesTwoWaves) {
   EXPECT_EQ(gemm_waves(g, 1, 129, 128), 1);    // ⌈129/128⌉ = 2 tiles
   EXPECT_EQ(gemm_waves(g, 67, 128, 128), 1);   // 67 × 1 tile
   EXPECT_EQ(gemm_waves(g, 133, 128, 128), 2);  // a batch's tiles count too
+  // 2^40 × (2^33)² tiles: no GPU holds that, but the count stays defined (capped at 9e18).
+  const int64_t huge = int64_t{1} << 40;
+  EXPECT_EQ(gemm_waves(g, huge, huge, huge), int64_t{9'000'000'000'000'000'000});
   // Two waves of 132 tiles, each 2 × 128² × (4096 + 64) peak FLOPs / 0.85 at 989.4 TFLOP/s:
   // 2 × 132 × 2 × 16384 × 4160 / (0.85 × 989.4e12) = 42.791387 µs, more than the shape
   // term 2 × 960 × 2496 × 4160 / (0.85 × 989.4e12) = 23.705456 µs; + 5 µs.
