@@ -38,6 +38,22 @@ void ClusterSpec::validate() const {
     if (!(value > 0)) throw InvalidArgument("peak for " + key + " must be > 0", "cluster.gpu.peak");
   require_positive(gpu.memory_capacity_bytes, "cluster.gpu.memory.capacity");
   require_positive(gpu.memory_bandwidth_bytes_per_s, "cluster.gpu.memory.bandwidth");
+  for (const auto& [key, value] : gpu.gemm_efficiency)
+    if (!(value > 0 && value <= 1))
+      throw InvalidArgument("must be in (0, 1], got " + number_text(value),
+                            "cluster.gpu.gemm_efficiency." + key);
+  const double sustained = gpu.memory_sustained_bandwidth_bytes_per_s;
+  if (!(sustained >= 0) || sustained > gpu.memory_bandwidth_bytes_per_s)
+    throw InvalidArgument("must be > 0 and at most the datasheet bandwidth (" +
+                              number_text(gpu.memory_bandwidth_bytes_per_s) + " B/s), got " +
+                              number_text(sustained) + " B/s",
+                          "cluster.gpu.memory.sustained_bandwidth");
+  if (gpu.sm_count < 0)
+    throw InvalidArgument("must be >= 1, got " + std::to_string(gpu.sm_count),
+                          "cluster.gpu.sm_count");
+  if (gpu.launch_overhead_s && !(*gpu.launch_overhead_s >= 0 && *gpu.launch_overhead_s < 1))
+    throw InvalidArgument("must be >= 0 and below 1 s, got " + number_text(*gpu.launch_overhead_s),
+                          "cluster.gpu.launch_overhead");
   if (intra_node.kind != "nvswitch" && intra_node.kind != "nvlink" && intra_node.kind != "pcie")
     throw InvalidArgument("unknown kind '" + intra_node.kind + "' (nvswitch, nvlink or pcie)",
                           "cluster.intra_node.kind");

@@ -3,6 +3,7 @@
 // `cluster:`), in SI units: bytes, bytes/s, seconds, FLOP/s. Filled by the scenario
 // loader; read by the simulator's platform builder and the analytic cost model.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,18 @@ struct GpuSpec {
   // Dense peak per dtype family ("bf16", "fp16", "fp32", "fp8", …; see peak_key(DType)).
   std::map<std::string, double> peak_flops_per_s;
   double memory_capacity_bytes = 0;
-  double memory_bandwidth_bytes_per_s = 0;
+  double memory_bandwidth_bytes_per_s = 0;  // the datasheet figure
+  // Optional refinements of the roofline (core/roofline.hpp); each absent one leaves the
+  // roofline's default, so a cluster file without them prices as before they existed.
+  // Fraction of each dtype family's peak a large GEMM reaches (keys as peak_flops_per_s),
+  // in (0, 1]; a family not listed uses roofline::kPeakEfficiency.
+  std::map<std::string, double> gemm_efficiency;
+  // What HBM-bound kernels sustain (0: the datasheet memory_bandwidth_bytes_per_s).
+  double memory_sustained_bandwidth_bytes_per_s = 0;
+  // Streaming multiprocessors: > 0 prices GEMMs' waves of output tiles (0: no waves).
+  int sm_count = 0;
+  // Fixed cost of one kernel launch (absent: roofline::kLaunchOverhead_s).
+  std::optional<double> launch_overhead_s;
 };
 
 // Inside a node: what one GPU can send in one direction, and the one-way latency.

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "core/errors.hpp"
+#include "core/roofline.hpp"
 
 namespace symmesh::evaluation {
 namespace {
@@ -31,6 +33,64 @@ LinearFit fit(const std::vector<double>& work, const std::vector<double>& second
     throw InvalidArgument("the " + what + " measurements do not grow with size; cannot fit a rate",
                           "calibrate");
   return {std::max(0.0, x(0)), 1.0 / x(1)};
+}
+
+// Kernels of each kind ("GEMM bf16", "copy"): (work, seconds) pairs.
+using KernelSeries = std::map<std::string, std::vector<std::pair<double, double>>>;
+
+struct KernelFit {
+  std::optional<double> launch_s;                  // the one fixed cost; none without kernels
+  std::map<std::string, double> seconds_per_work;  // per kind
+};
+
+// time = launch + work × seconds_per_work[kind], one launch cost for every kernel (the
+// roofline charges each kernel the same gpu.launch_overhead) and one slope per kind, by
+// least squares of the relative error (each row divided by its time): the small sizes,
+// which say most about the launch cost, count as much as the large ones.
+KernelFit fit_kernels(const KernelSeries& series) {
+  KernelFit out;
+  std::vector<std::string> kinds;
+  size_t rows = 0;
+  for (const auto& [kind, points] : series) {
+    std::vector<double> work;
+    for (const auto& p : points) work.push_back(p.first);
+    std::sort(work.begin(), work.end());
+    if (std::unique(work.begin(), work.end()) - work.begin() < 2)
+      throw InvalidArgument("need measurements at two or more sizes to fit " + kind, "calibrate");
+    kinds.push_back(kind);
+    rows += points.size();
+  }
+  if (kinds.empty()) return out;
+  const auto solve = [&](bool with_launch) {
+    const int offset = with_launch ? 1 : 0;
+    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(rows, kinds.size() + offset);
+    Eigen::VectorXd t(rows);
+    size_t r = 0;
+    for (size_t k = 0; k < kinds.size(); ++k)
+      for (const auto& [work, seconds] : series.at(kinds[k])) {
+        if (with_launch) a(r, 0) = 1 / seconds;
+        a(r, k + offset) = work / seconds;
+        t(r++) = 1;
+      }
+    return Eigen::VectorXd(a.colPivHouseholderQr().solve(t));
+  };
+  Eigen::VectorXd x = solve(true);
+  if (x(0) >= 0) {
+    out.launch_s = x(0);
+  } else {  // no negative launch cost: refit the slopes without one
+    x = solve(false);
+    out.launch_s = 0;
+  }
+  const int offset = x.size() > static_cast<int>(kinds.size()) ? 1 : 0;
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    const double slope = x(k + offset);
+    if (!(slope > 0))
+      throw InvalidArgument(
+          "the " + kinds[k] + " measurements do not grow with size; cannot fit a rate",
+          "calibrate");
+    out.seconds_per_work[kinds[k]] = slope;
+  }
+  return out;
 }
 
 // A measured figure: a finite number > 0 (>= 0 where `zero_ok`: an empty put), named by its
@@ -162,29 +222,73 @@ CalibrationFit fit_calibration(const nlohmann::json& m, const ClusterSpec* base_
   c.gpu.name = gpu_name;
 
   c.gpu.peak_flops_per_s = base.gpu.peak_flops_per_s;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> gemm;
+  c.gpu.gemm_efficiency = base.gpu.gemm_efficiency;
+  c.gpu.sm_count = base.gpu.sm_count;
+  c.gpu.launch_overhead_s = base.gpu.launch_overhead_s;
+  KernelSeries series;
   int i = 0;
   for (const auto& g : m.value("gemm", nlohmann::json::array())) {
     const std::string at = "gemm[" + std::to_string(i++) + "]";
-    auto& [work, seconds] = gemm[g.at("dtype").get<std::string>()];
-    work.push_back(2.0 * measured(g, "m", at) * measured(g, "n", at) * measured(g, "k", at));
-    seconds.push_back(measured(g, "seconds", at));
+    const std::string key = peak_key(parse_dtype(g.at("dtype").get<std::string>(), at + ".dtype"));
+    const auto dim = [&](const char* name) {
+      return static_cast<int64_t>(std::llround(measured(g, name, at)));
+    };
+    // The work in peak FLOPs at E = 1: what the roofline divides by peak × E (its shape
+    // terms and, with the base's sm_count, its waves), so that the fitted slope is
+    // 1 / (peak × E) and the model gives the measured time back.
+    GpuSpec at_full = c.gpu;
+    at_full.gemm_efficiency[key] = 1.0;
+    series["GEMM " + key].push_back(
+        {roofline::gemm_effective_flops(at_full, parse_dtype(key), 1, dim("m"), dim("n"), dim("k")),
+         measured(g, "seconds", at)});
   }
-  for (const auto& [dtype, series] : gemm)
-    c.gpu.peak_flops_per_s[dtype] = fit(series.first, series.second, dtype + " GEMM").rate;
-  if (c.gpu.peak_flops_per_s.empty())
-    throw InvalidArgument("no GEMM measurements and no base cluster", "calibrate");
-
-  std::vector<double> copy_bytes, copy_seconds;
   i = 0;
   for (const auto& x : m.value("copy", nlohmann::json::array())) {
     const std::string at = "copy[" + std::to_string(i++) + "]";
-    copy_bytes.push_back(2.0 * measured(x, "bytes", at));
-    copy_seconds.push_back(measured(x, "seconds", at));
+    series["copy"].push_back({2.0 * measured(x, "bytes", at), measured(x, "seconds", at)});
   }
-  c.gpu.memory_bandwidth_bytes_per_s = copy_bytes.empty()
-                                           ? base.gpu.memory_bandwidth_bytes_per_s
-                                           : fit(copy_bytes, copy_seconds, "copy").rate;
+  const KernelFit kernels = fit_kernels(series);
+  if (kernels.launch_s) c.gpu.launch_overhead_s = kernels.launch_s;
+  std::vector<std::string> gpu_notes;
+  for (const auto& [kind, seconds_per_work] : kernels.seconds_per_work) {
+    if (kind == "copy") continue;
+    const std::string key = kind.substr(5);
+    const double rate = 1.0 / seconds_per_work;  // peak × E
+    const auto peak = base.gpu.peak_flops_per_s.find(key);
+    if (peak == base.gpu.peak_flops_per_s.end()) {
+      // No datasheet to measure against: the default efficiency, and the peak it implies.
+      c.gpu.peak_flops_per_s[key] = rate / roofline::kPeakEfficiency;
+      c.gpu.gemm_efficiency[key] = roofline::kPeakEfficiency;
+      gpu_notes.push_back(key + " peak = fitted rate / " +
+                          scenario::decimal_in_unit(roofline::kPeakEfficiency, 0));
+    } else if (rate > peak->second) {
+      c.gpu.peak_flops_per_s[key] = rate;  // faster than the base's peak: the base is wrong
+      c.gpu.gemm_efficiency[key] = 1.0;
+      gpu_notes.push_back(key + " measured above " + base_name + "'s peak");
+    } else {
+      c.gpu.gemm_efficiency[key] = rate / peak->second;
+      gpu_notes.push_back(key + " efficiency against " + base_name + "'s peak");
+    }
+  }
+  if (c.gpu.peak_flops_per_s.empty())
+    throw InvalidArgument("no GEMM measurements and no base cluster", "calibrate");
+
+  c.gpu.memory_bandwidth_bytes_per_s = base.gpu.memory_bandwidth_bytes_per_s;
+  c.gpu.memory_sustained_bandwidth_bytes_per_s = base.gpu.memory_sustained_bandwidth_bytes_per_s;
+  if (kernels.seconds_per_work.count("copy")) {
+    const double fitted = 1.0 / kernels.seconds_per_work.at("copy");
+    if (fitted < c.gpu.memory_bandwidth_bytes_per_s) {
+      // The datasheet figure stays; copies say what streaming kernels sustain.
+      c.gpu.memory_sustained_bandwidth_bytes_per_s = fitted;
+      gpu_notes.push_back("sustained HBM bandwidth from copies; bandwidth from " + base_name);
+    } else {
+      c.gpu.memory_bandwidth_bytes_per_s = fitted;
+      c.gpu.memory_sustained_bandwidth_bytes_per_s = 0;
+    }
+  }
+  if (kernels.launch_s) gpu_notes.push_back("launch_overhead: the fixed cost of every kernel");
+  for (const std::string& note : gpu_notes)
+    out.notes.gpu += (out.notes.gpu.empty() ? "gpu: " : "; ") + note;
   c.gpu.memory_capacity_bytes = m.at("gpu").contains("memory_bytes")
                                     ? measured(m.at("gpu"), "memory_bytes", "gpu")
                                     : base.gpu.memory_capacity_bytes;

@@ -1,7 +1,8 @@
 #pragma once
 // Calibration: microbenchmarks on this machine's devices (GEMMs, HBM copies and
 // put_signal transfers run through the hardware backend), and their fit — least squares of
-// "time = fixed cost + work / rate" per kind — into a ClusterSpec that
+// "time = launch cost + work / rate", one launch cost shared by every kernel as the roofline
+// charges it (core/roofline.hpp), one rate per kind — into a ClusterSpec that
 // scenario/cluster_writer.hpp writes as a cluster file. The measurements are plain JSON
 // (what `calibrate --save-measurements` keeps and `--from` refits without a device):
 //   {"gpu": {"name", "count", "memory_bytes"},
@@ -26,8 +27,16 @@ struct CalibrationFit {
   scenario::ClusterFileNotes notes;  // where the figures came from, for the file's comments
 };
 
-// Fits `measurements`: a GEMM peak per dtype, the HBM bandwidth from copies (read + write),
-// the intra-node link from puts to another GPU (else `base`'s; else a self put, said so).
+// Fits `measurements` so that the roofline gives each measured kernel's time back:
+// - GEMMs: peak × efficiency per dtype. With a peak in `base`, the peak stays and
+//   gpu.gemm_efficiency is fitted against it (the peak is raised, at efficiency 1, only
+//   when the measurements beat it); without, the efficiency is kPeakEfficiency and the
+//   peak what the fit implies. The work is the roofline's (its shape terms, and waves
+//   when `base` gives sm_count).
+// - copies (read + write): gpu.memory.sustained_bandwidth under `base`'s datasheet
+//   bandwidth; the bandwidth itself when there is none, or when copies beat it.
+// - the fixed cost shared by GEMMs and copies: gpu.launch_overhead.
+// - the intra-node link from puts to another GPU (else `base`'s; else a self put, said so).
 // Figures not measured come from `base` (nullptr: none), named `base_name` in the notes.
 // Throws InvalidArgument when a kind cannot be fitted ("need measurements at two or more
 // sizes to fit bf16 GEMM") or is missing with no base to fall back on.

@@ -22,8 +22,9 @@ const std::vector<std::string> kVariantKeys{"algorithm", "protocol", "base_laten
                                             "bus_bandwidth"};
 const std::vector<std::string> kAlgorithms{"ring", "tree", "nvls", "pairwise", "direct"};
 const std::vector<std::string> kProtocols{"LL", "LL128", "Simple"};
-const std::vector<std::string> kGpuKeys{"name", "peak", "memory"};
-const std::vector<std::string> kMemoryKeys{"capacity", "bandwidth"};
+const std::vector<std::string> kGpuKeys{"name",     "peak",           "memory", "gemm_efficiency",
+                                        "sm_count", "launch_overhead"};
+const std::vector<std::string> kMemoryKeys{"capacity", "bandwidth", "sustained_bandwidth"};
 const std::vector<std::string> kIntraKeys{"kind", "bandwidth", "latency"};
 const std::vector<std::string> kInterKeys{"kind",          "nics_per_node", "bandwidth",
                                           "latency",       "spine_latency", "oversubscription",
@@ -63,6 +64,17 @@ std::string one_of(const Value& value, const std::vector<std::string>& allowed) 
   if (std::find(allowed.begin(), allowed.end(), text) == allowed.end())
     value.fail("unknown " + value.path() + " '" + text + "'" + suggestion(text, allowed));
   return text;
+}
+
+// A fraction of a peak: a plain decimal in (0, 1] ("0.8"), naming the field when not.
+double efficiency_of(const Value& value) {
+  const std::string text = value.is_scalar() ? value.as_string() : "";
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !(v > 0 && v <= 1))
+    value.fail(value.label() + ": expected a fraction of the peak in (0, 1], e.g. 0.8, got " +
+               value.describe());
+  return v;
 }
 
 // Applies cluster maps in order (base first, then the overrides that name it) and
@@ -183,10 +195,29 @@ class ClusterBuilder {
       if (auto c = memory.get("capacity"))
         spec_.gpu.memory_capacity_bytes =
             static_cast<double>(record("gpu.memory.capacity", *c).as_size_bytes());
-      if (auto b = memory.get("bandwidth"))
+      if (auto b = memory.get("bandwidth")) {
         spec_.gpu.memory_bandwidth_bytes_per_s =
             record("gpu.memory.bandwidth", *b).as_quantity(QuantityKind::bandwidth);
+        // A sustained figure belongs to the memory it was measured on: a file that gives a
+        // new datasheet bandwidth (an H200 on top of an H100) without its own sustained one
+        // does not inherit the base's.
+        spec_.gpu.memory_sustained_bandwidth_bytes_per_s = 0;
+        written_at_.erase("gpu.memory.sustained_bandwidth");
+      }
+      if (auto b = memory.get("sustained_bandwidth"))
+        spec_.gpu.memory_sustained_bandwidth_bytes_per_s =
+            record("gpu.memory.sustained_bandwidth", *b).as_quantity(QuantityKind::bandwidth);
     }
+    if (auto v = gpu.get("gemm_efficiency")) {
+      const MapReader efficiency(*v, kPeakKeys);
+      for (const std::string& key : kPeakKeys)
+        if (auto e = efficiency.get(key))
+          spec_.gpu.gemm_efficiency[key] = efficiency_of(record("gpu.gemm_efficiency." + key, *e));
+    }
+    if (auto v = gpu.get("sm_count")) spec_.gpu.sm_count = record("gpu.sm_count", *v).as_int(1);
+    if (auto v = gpu.get("launch_overhead"))
+      spec_.gpu.launch_overhead_s =
+          record("gpu.launch_overhead", *v).as_quantity(QuantityKind::time);
   }
 
   void apply_intra(const Value& value) {

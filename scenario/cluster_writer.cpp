@@ -94,7 +94,23 @@ std::string cluster_file_text(const ClusterSpec& c, const ClusterFileNotes& note
     << (gib == static_cast<double>(static_cast<int64_t>(gib))
             ? std::to_string(static_cast<int64_t>(gib)) + " GiB"
             : std::to_string(static_cast<int64_t>(capacity)) + " B")
-    << ", bandwidth: " << in(c.gpu.memory_bandwidth_bytes_per_s, 12, "TB/s") << "}\n";
+    << ", bandwidth: " << in(c.gpu.memory_bandwidth_bytes_per_s, 12, "TB/s");
+  if (c.gpu.memory_sustained_bandwidth_bytes_per_s > 0)
+    y << ", sustained_bandwidth: " << in(c.gpu.memory_sustained_bandwidth_bytes_per_s, 12, "TB/s");
+  y << "}\n";
+  // The roofline's optional figures (core/roofline.hpp), only those the cluster has.
+  if (!c.gpu.gemm_efficiency.empty()) {
+    y << "  gemm_efficiency: {";
+    first = true;
+    for (const auto& [dtype, fraction] : c.gpu.gemm_efficiency) {
+      y << (first ? "" : ", ") << dtype << ": " << decimal_in_unit(fraction, 0, digits);
+      first = false;
+    }
+    y << "}\n";
+  }
+  if (c.gpu.sm_count > 0) y << "  sm_count: " << c.gpu.sm_count << "\n";
+  if (c.gpu.launch_overhead_s)
+    y << "  launch_overhead: " << in(*c.gpu.launch_overhead_s, -6, "us") << "\n";
   comment(y, notes.intra_node);
   y << "intra_node: {kind: " << c.intra_node.kind
     << ", bandwidth: " << in(c.intra_node.bandwidth_bytes_per_s, 9, "GB/s")

@@ -293,7 +293,7 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
   const Eigen::Map<const Eigen::VectorXd> w(weights.data(), layout.cols());
   const double us_per_peak_flop = 1e6 / roofline::peak_flops_per_s(cluster_.gpu, problem.dtype());
   const double us_per_hbm_byte = roofline::hbm_time_s(cluster_.gpu, 1.0) * 1e6;
-  const double launch_us = roofline::kLaunchOverhead_s * 1e6;
+  const double launch_us = roofline::launch_overhead_s(cluster_.gpu) * 1e6;
 
   AnalyticPricing out;
   for (int i = 0; i < static_cast<int>(candidates.size()); ++i)
@@ -377,7 +377,7 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
           {out_shape, problem.dtype(), candidates[out.rows[n]].output_placements}, mesh);
       const TensorOpCost cost =
           tensor_op_cost(problem.op, pieces, out_piece, problem.attrs, problem.dtype());
-      roof(n, 0) = cost.effective_flops();
+      roof(n, 0) = roofline::tensor_op_effective_flops(cluster_.gpu, problem.dtype(), cost);
       roof(n, 1) = cost.bytes;
       extra_launches(n) = cost.kernels - 1;
       memory(n) = held + buffers + static_cast<double>(numel(out_piece) * e);
@@ -387,7 +387,9 @@ AnalyticPricing AnalyticCostModel::analyse(const OpProblem& problem,
     const int64_t bias_bytes =
         bias >= 0 ? tables[bias].entries[tables[bias].entry_of_row[n]].local_bytes : 0;
     const MatmulWork mm = local_matmul(problem, *eq, a.local_shape, b.local_shape, bias_bytes);
-    roof(n, 0) = roofline::gemm_effective_flops(mm.batch, mm.m, mm.n, mm.k) * mm.work_fraction;
+    roof(n, 0) =
+        roofline::gemm_effective_flops(cluster_.gpu, mm.dtype, mm.batch, mm.m, mm.n, mm.k) *
+        mm.work_fraction;
     roof(n, 1) = roofline::matmul_bytes_moved(mm) * mm.work_fraction;
     memory(n) = held + buffers + static_cast<double>(mm.batch * mm.m * mm.n * e);
   }

@@ -99,7 +99,7 @@ std::vector<double> cost_vector(const FeatureLayout& layout, const AnalyticTopol
     w[layout.a2a_count(d)] = l.a2a_latency_s * 1e6;
     w[layout.a2a_bytes(d)] = l.a2a_s_per_byte * 1e6;
   }
-  w[layout.copy_launches()] = roofline::kLaunchOverhead_s * 1e6;
+  w[layout.copy_launches()] = roofline::launch_overhead_s(gpu) * 1e6;
   w[layout.copy_hbm_bytes()] = roofline::hbm_time_s(gpu, 1.0) * 1e6;
   w[layout.library_s()] = 1e6;
   return w;

@@ -76,7 +76,7 @@ double optimizer_update_s(const DataflowGraph& graph, TensorId parameter,
   const int64_t bytes = optimizer_update_bytes(graph, parameter, placements, mesh);
   if (bytes == 0) return 0;
   return roofline::hbm_time_s(gpu, static_cast<double>(bytes)) +
-         optimizer_update_kernels(graph.optimizer) * roofline::kLaunchOverhead_s;
+         optimizer_update_kernels(graph.optimizer) * roofline::launch_overhead_s(gpu);
 }
 
 int64_t parameter_static_bytes(const DataflowGraph& graph, TensorId parameter,

@@ -78,7 +78,7 @@ LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
   const double elementwise_bytes =
       2 * kernels.norm + 2 * kernels.residual + kernels.rotary + kernels.activation;
   const double elementwise = roofline::hbm_time_s(gpu, elementwise_bytes) +
-                             kElementwiseKernels * roofline::kLaunchOverhead_s;
+                             kElementwiseKernels * roofline::launch_overhead_s(gpu);
   out.attention_forward_s = attention;
   out.forward_s = gemms + attention + elementwise;
   out.backward_s = 2 * gemms + 2.5 * attention + 2 * elementwise;
@@ -299,7 +299,7 @@ DataParallelTime data_parallel_time(int zero_stage, int64_t m, double gradients_
 double optimizer_step_s(const TransformerSpec& spec, const GpuSpec& gpu, const TrainingLayout& l) {
   const double owned = stage_parameters_per_rank(spec, l) / (l.zero_stage >= 1 ? l.dp : 1);
   return roofline::hbm_time_s(gpu, owned * kAdamUpdateBytesPerElement) +
-         kAdamUpdateKernels * roofline::kLaunchOverhead_s;
+         kAdamUpdateKernels * roofline::launch_overhead_s(gpu);
 }
 
 double stage_parameters_per_rank(const TransformerSpec& spec, const TrainingLayout& l) {

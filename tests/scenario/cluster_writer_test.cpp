@@ -44,6 +44,15 @@ void expect_same(const ClusterSpec& a, const ClusterSpec& b, double tolerance) {
   EXPECT_EQ(a.intra_node.kind, b.intra_node.kind);
   EXPECT_TRUE(near(a.intra_node.bandwidth_bytes_per_s, b.intra_node.bandwidth_bytes_per_s));
   EXPECT_TRUE(near(a.intra_node.latency_s, b.intra_node.latency_s));
+  ASSERT_EQ(a.gpu.gemm_efficiency.size(), b.gpu.gemm_efficiency.size());
+  for (const auto& [dtype, fraction] : b.gpu.gemm_efficiency)
+    EXPECT_TRUE(near(a.gpu.gemm_efficiency.at(dtype), fraction)) << dtype;
+  EXPECT_TRUE(near(a.gpu.memory_sustained_bandwidth_bytes_per_s,
+                   b.gpu.memory_sustained_bandwidth_bytes_per_s));
+  EXPECT_EQ(a.gpu.sm_count, b.gpu.sm_count);
+  ASSERT_EQ(a.gpu.launch_overhead_s.has_value(), b.gpu.launch_overhead_s.has_value());
+  if (b.gpu.launch_overhead_s)
+    EXPECT_TRUE(near(*a.gpu.launch_overhead_s, *b.gpu.launch_overhead_s));
   if (b.nodes > 1) {
     EXPECT_EQ(a.inter_node.kind, b.inter_node.kind);
     EXPECT_EQ(a.inter_node.nics_per_node, b.inter_node.nics_per_node);
@@ -62,6 +71,26 @@ TEST(ClusterWriter, EveryShippedClusterReadsBackExactly) {
     ++files;
   }
   EXPECT_GE(files, 5);
+}
+
+TEST(ClusterWriter, TheRooflinesOptionalFiguresReadBack) {
+  // Each optional GPU figure, with values that are not short decimals (1/3, a fitted
+  // bandwidth), written and read back: the same doubles; at four digits, within 5e-4.
+  ClusterSpec c = load_cluster(kClusters + "dgx-h100.yaml");
+  c.gpu.gemm_efficiency = {{"bf16", 0.8}, {"fp8", 1.0 / 3}};
+  c.gpu.memory_sustained_bandwidth_bytes_per_s = 2.9137e12;
+  c.gpu.sm_count = 132;
+  c.gpu.launch_overhead_s = 4.25e-6;
+  const std::string text = cluster_file_text(c);
+  EXPECT_NE(text.find("  gemm_efficiency: {bf16: 0.8, fp8: 0.333"), std::string::npos) << text;
+  EXPECT_NE(text.find("sustained_bandwidth: 2.9137 TB/s}"), std::string::npos) << text;
+  EXPECT_NE(text.find("  sm_count: 132\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  launch_overhead: 4.25 us\n"), std::string::npos) << text;
+  expect_same(read_back(text), c, 0);
+  expect_same(read_back(cluster_file_text(c, {}, {4})), c, 5e-4);
+  // A launch cost of 0 is a figure, not an absent one.
+  c.gpu.launch_overhead_s = 0.0;
+  EXPECT_EQ(read_back(cluster_file_text(c)).gpu.launch_overhead_s, 0.0);
 }
 
 TEST(ClusterWriter, NamesAndNotesCannotAddKeys) {

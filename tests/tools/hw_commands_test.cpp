@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/roofline.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tests/tools/run_symmesh.hpp"
 #ifdef SYMMESH_HAVE_HW
@@ -217,18 +218,24 @@ std::string num(double v) {
 
 // Saved measurements with exact times: t = 10 us + flops / 800 TFLOP/s (bf16),
 // copy: t = 2 us + 2·bytes / 3 TB/s, put: t = 5 us + bytes / 400 GB/s.
+// A GPU whose kernels each cost 6 us to launch, whose n³ bf16 GEMM does 2 (n + 64)³ work
+// at 800 TFLOP/s (the roofline's shape terms, core/roofline.hpp, at peak × efficiency =
+// 800 TFLOP/s), and whose copies move read + write at 3 TB/s.
+double gemm_seconds(int n) {
+  return 6e-6 + 2.0 * (n + 64.0) * (n + 64.0) * (n + 64.0) / 800e12;
+}
+
 std::string measurements_json() {
   std::string gemm, copies, puts;
   for (int n : {1024, 2048, 4096}) {
-    const double flops = 2.0 * n * n * n;
     gemm += std::string(gemm.empty() ? "" : ",") + R"({"dtype": "bf16", "m": )" +
             std::to_string(n) + R"(, "n": )" + std::to_string(n) + R"(, "k": )" +
-            std::to_string(n) + R"(, "seconds": )" + num(10e-6 + flops / 800e12) + "}";
+            std::to_string(n) + R"(, "seconds": )" + num(gemm_seconds(n)) + "}";
   }
   for (double bytes : {16e6, 64e6, 256e6}) {
     copies += std::string(copies.empty() ? "" : ",") + R"({"bytes": )" +
               std::to_string(static_cast<long>(bytes)) + R"(, "seconds": )" +
-              num(2e-6 + 2 * bytes / 3e12) + "}";
+              num(6e-6 + 2 * bytes / 3e12) + "}";
     puts += std::string(puts.empty() ? "" : ",") + R"({"peer": "gpu1", "bytes": )" +
             std::to_string(static_cast<long>(bytes)) + R"(, "seconds": )" +
             num(5e-6 + bytes / 400e9) + "}";
@@ -264,8 +271,22 @@ TEST(CalibrateCommand, FitsSavedMeasurementsIntoALoadableCluster) {
   EXPECT_EQ(c.name, "lab");
   EXPECT_EQ(c.gpus_per_node, 2);
   EXPECT_EQ(c.gpu.name, "Test GPU");
-  EXPECT_NEAR(c.gpu.peak_flops_per_s.at("bf16"), 800e12, 0.1e12);
+  // No base peak: the default efficiency 0.85 and the peak it implies, 800 / 0.85 =
+  // 941.18 TFLOP/s, written to four digits (941.2).
+  EXPECT_NEAR(c.gpu.peak_flops_per_s.at("bf16"), 941.2e12, 0.05e12);
+  EXPECT_EQ(c.gpu.gemm_efficiency.at("bf16"), 0.85);
+  EXPECT_NEAR(*c.gpu.launch_overhead_s, 6e-6, 0.001e-6);
   EXPECT_NEAR(c.gpu.memory_bandwidth_bytes_per_s, 3e12, 0.001e12);
+  // Each GEMM calibrated at T simulates at T again (it was 1.2 T when the measured rate was
+  // stored as the peak and the efficiency applied on top).
+  for (int n : {1024, 2048, 4096}) {
+    symmesh::MatmulWork w;
+    w.m = w.n = w.k = n;
+    w.dtype = symmesh::DType::bf16;
+    EXPECT_NEAR(symmesh::roofline::matmul_duration_s(c.gpu, w), gemm_seconds(n),
+                0.03 * gemm_seconds(n))
+        << n;
+  }
   EXPECT_DOUBLE_EQ(c.gpu.memory_capacity_bytes, 85899345920.0);
   EXPECT_NEAR(c.intra_node.bandwidth_bytes_per_s, 400e9, 0.1e9);
   EXPECT_NEAR(c.intra_node.latency_s, 5e-6, 0.001e-6);
@@ -282,6 +303,45 @@ TEST(CalibrateCommand, MeasurementsThatCannotBeFittedAreBadInput) {
   EXPECT_THAT(r.err, HasSubstr("two or more sizes"));
   std::ofstream(in) << "not json";
   EXPECT_EQ(run_symmesh("calibrate --from " + in + " --out " + temp_path("x.yaml")).exit_code, 2);
+  std::remove(in.c_str());
+}
+
+TEST(CalibrateCommand, GemmCsvFitsEfficienciesOnTopOfTheBase) {
+  // bf16 GEMMs made up at 0.75 of the H100's 989.4 TFLOP/s (dgx-h100.yaml), plus its 5 us
+  // launch: 2 (n + 64)³ / (989.4e12 × 0.75) + 5e-6 s; and one decode shape, HBM-bound.
+  const auto in = temp_path("symmesh_gemm.csv");
+  const auto out = temp_path("symmesh_gemm_cluster.yaml");
+  std::ofstream csv(in);
+  csv << "id,m,n,k,dtype,time_us,source\n";
+  for (int n : {2048, 4096, 8192})
+    csv << n << "," << n << "," << n << "," << n << ",bf16,"
+        << num((2.0 * (n + 64.0) * (n + 64.0) * (n + 64.0) / (989.4e12 * 0.75) + 5e-6) * 1e6)
+        << ",made up\n";
+  // m = 1: (8192 + 8192² + 8192) × 2 B at 3.35 TB/s = 40.075 us, + 5 us.
+  csv << "d,1,8192,8192,bf16,45.07,made up\n";
+  csv.close();
+  const std::string base = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.yaml";
+  const auto r = run_symmesh("calibrate --gemm " + in + " --base " + base + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("bf16: efficiency 0.75 of 989.4 TFLOP/s from 4 shapes (3 compute-bound)"));
+  const symmesh::ClusterSpec c = symmesh::load_cluster(out);
+  EXPECT_EQ(c.gpu.gemm_efficiency.at("bf16"), 0.75);
+  EXPECT_EQ(c.gpu.peak_flops_per_s.at("bf16"), 989.4e12);
+  EXPECT_EQ(c.name, "dgx-h100-calibrated");
+  std::remove(out.c_str());
+
+  // Bad rows: exit 2 naming file:line:column, nothing written; --gemm needs --base.
+  std::ofstream(in) << "m,n,k,dtype,seconds\n8,8,8,bf16,1e-3\n8,8,eight,bf16,1e-3\n";
+  const auto bad = run_symmesh("calibrate --gemm " + in + " --base " + base + " --out " + out);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr(in + ":3:5: k: expected an integer >= 1, got 'eight'"));
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const auto nobase = run_symmesh("calibrate --gemm " + in + " --out " + out);
+  EXPECT_EQ(nobase.exit_code, 2);
+  EXPECT_THAT(nobase.err, HasSubstr("give --base FILE"));
+  EXPECT_EQ(run_symmesh("calibrate --gemm " + in + " --from x.json --out " + out).exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(out));
   std::remove(in.c_str());
 }
 

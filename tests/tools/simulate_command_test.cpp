@@ -265,6 +265,40 @@ TEST(SimulateCommand, ClusterIsStructuredInJson) {
   EXPECT_EQ(report["cluster_text"], "1 node x 8 H100-SXM (nvswitch)");
 }
 
+TEST(SimulateCommand, TheGpusRooflineFiguresPriceItsMatmuls) {
+  // One GPU of dgx-h100.yaml with every optional roofline figure. 8192³ bf16: 64 × 64 =
+  // 4096 output tiles on 132 SMs = 32 waves, 32 × 132 × 128² = 69,206,016 > 8256² =
+  // 68,161,536, so the waves bind: 2 × 69,206,016 × 8256 / (0.8 × 989.4e12) = 1.4437156 ms;
+  // + the 4 us launch = 1.4477156 ms (core/roofline.hpp; its memory time, 3 × 8192² × 2 B
+  // / 2.9 TB/s = 0.139 ms, is far below).
+  const auto path = temp_scenario(R"y(
+name: roofline-figures
+cluster:
+  base: clusters/dgx-h100.yaml
+  gpus_per_node: 1
+  gpu:
+    memory: {capacity: 80 GiB, bandwidth: 3.35 TB/s, sustained_bandwidth: 2.9 TB/s}
+    gemm_efficiency: {bf16: 0.8, fp8: 0.66}
+    sm_count: 132
+    launch_overhead: 4 us
+mesh: {shape: [1]}
+workload:
+  - {name: big, op: mm, a: [8192, 8192], b: [8192, 8192], a_placements: ["R"], b_placements: ["R"]}
+)y");
+  const auto report = simulate_json(path);
+  EXPECT_NEAR(op_named(report, "big")["time_s"].get<double>(), 1.4477156e-3, 1e-9);
+  const auto& gpu = report["cluster"]["gpu"];
+  EXPECT_DOUBLE_EQ(gpu["gemm_efficiency"]["fp8"].get<double>(), 0.66);
+  EXPECT_DOUBLE_EQ(gpu["memory_sustained_bandwidth_bytes_per_s"].get<double>(), 2.9e12);
+  EXPECT_EQ(gpu["sm_count"], 132);
+  EXPECT_DOUBLE_EQ(gpu["launch_overhead_s"].get<double>(), 4e-6);
+  // Absent from a cluster that does not give them (dgx-h100.yaml).
+  const auto plain = simulate_json(kScenarios + "ring-allgather-8gpu.yaml");
+  EXPECT_FALSE(plain["cluster"]["gpu"].contains("sm_count"));
+  EXPECT_FALSE(plain["cluster"]["gpu"].contains("gemm_efficiency"));
+  std::remove(path.c_str());
+}
+
 TEST(SimulateCommand, OneTimeUnitChosenForTheTable) {
   // The version-1 quickstart's longest time is its total, 6.62 us (proj's roofline) +
   // 3.33 us (1 us + 1 MiB / 450 GB/s) + 20.64 us (the all-reduce's 2 x (1 us + 4 MiB /

@@ -1,7 +1,8 @@
 // symmesh calibrate: microbenchmarks on this machine's GPUs through the hardware backend,
 // fitted into a cluster description (evaluation/calibration.hpp) and written as a cluster
 // file (scenario/cluster_writer.hpp) that scenarios can name. --from refits saved
-// measurements without a GPU; --save-measurements keeps them.
+// measurements without a GPU; --save-measurements keeps them; --gemm fits the GEMM
+// efficiencies of --base to measured GEMM times (evaluation/gemm_efficiency_fit.hpp).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include "core/errors.hpp"
 #include "evaluation/backends.hpp"
 #include "evaluation/calibration.hpp"
+#include "evaluation/gemm_efficiency_fit.hpp"
+#include "evaluation/gemm_measurements.hpp"
 #include "scenario/cluster_writer.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
@@ -30,6 +33,7 @@ struct CalibrateArgs {
   std::string save;
   std::string base;
   std::string name;
+  std::string gemm;
 };
 
 nlohmann::json read_measurements(const std::string& path) {
@@ -84,7 +88,50 @@ std::string measurement_lines(const nlohmann::json& m) {
   return out;
 }
 
+// Replaced only once what we write loads: a failed calibrate leaves the old --out.
+void write_cluster(const std::string& out, const std::string& yaml) {
+  StagedOutputs staged("--out");
+  staged.stage(out, yaml);
+  try {
+    load_cluster(staged.temporary_of(out));
+  } catch (const InvalidArgument& e) {
+    // The writer quotes and marks every name (scenario/cluster_writer.cpp); a file it made
+    // that does not load is symmesh's fault, not the user's input.
+    throw std::logic_error("the cluster file written for " + out + " does not load: " + e.what());
+  }
+  staged.commit();
+}
+
+// --gemm: the per-dtype efficiencies fitted to measured GEMMs, on top of --base.
+int run_gemm_fit(const CalibrateArgs& args) {
+  check_output_path(args.out, "--out", {args.gemm, args.base});
+  if (args.base.empty())
+    throw InvalidArgument(
+        "fits efficiencies against a cluster's peaks: give --base FILE "
+        "(e.g. scenarios/clusters/dgx-h100.yaml)",
+        "--gemm");
+  const ClusterSpec base = load_cluster(args.base);
+  const std::vector<GemmMeasurement> rows = read_gemm_csv(args.gemm);
+  const GemmEfficiencyFit fit = fit_gemm_efficiencies(rows, base, args.base, args.gemm, args.name);
+  // The base's figures are not measurements: written exactly (the efficiencies are already
+  // rounded to four digits by the fit).
+  const std::string yaml =
+      scenario::cluster_file_text(fit.calibration.cluster, fit.calibration.notes);
+  write_cluster(args.out, yaml);
+  std::cout << "symmesh calibrate: " << rows.size() << " GEMMs from " << args.gemm << " against "
+            << args.base << "'s peaks:\n";
+  for (const DtypeEfficiency& d : fit.dtypes)
+    std::cout << "  " << d.key << ": efficiency " << scenario::decimal_in_unit(d.efficiency, 0)
+              << " of " << fixed(base.gpu.peak_flops_per_s.at(d.key) / 1e12, 1) << " TFLOP/s from "
+              << d.shapes << " shapes (" << d.compute_bound
+              << " compute-bound); model vs measured: rms " << fixed(100 * d.rms_relative_error, 1)
+              << " %, max " << fixed(100 * d.max_relative_error, 1) << " %\n";
+  std::cout << "wrote " << args.out << ":\n" << yaml;
+  return 0;
+}
+
 int run_calibrate(const CalibrateArgs& args) {
+  if (!args.gemm.empty()) return run_gemm_fit(args);
   // Neither output may be an input (--from, --base) or the other output.
   check_output_path(args.out, "--out", {args.from, args.base});
   check_output_path(args.save, "--save-measurements", {args.from, args.base});
@@ -117,18 +164,7 @@ int run_calibrate(const CalibrateArgs& args) {
     if (args.from.empty() || e.where() != "measurements") throw;
     throw InvalidArgument(e.message(), args.from);
   }
-  // Replaced only once what we write loads: a failed calibrate leaves the old --out.
-  StagedOutputs staged("--out");
-  staged.stage(args.out, yaml);
-  try {
-    load_cluster(staged.temporary_of(args.out));
-  } catch (const InvalidArgument& e) {
-    // The writer quotes and marks every name (scenario/cluster_writer.cpp); a file it made
-    // that does not load is symmesh's fault, not the user's input.
-    throw std::logic_error("the cluster file written for " + args.out +
-                           " does not load: " + e.what());
-  }
-  staged.commit();
+  write_cluster(args.out, yaml);
   std::cout << "symmesh calibrate: measurements" << (args.from.empty() ? "" : " from " + args.from)
             << ":\n"
             << measurement_lines(measurements) << "wrote " << args.out << ":\n"
@@ -141,13 +177,22 @@ int run_calibrate(const CalibrateArgs& args) {
 void add_calibrate_command(CLI::App& app, CommandAction& selected) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "calibrate", "Measure this machine's GPUs and write a fitted cluster description (YAML)");
+      "calibrate",
+      "Measure this machine's GPUs, or fit measured GEMM times (--gemm), into a cluster "
+      "description (YAML)");
   cmd->add_option("--out", args->out, "cluster description to write (YAML)")->required();
-  cmd->add_option("--from", args->from, "fit these saved measurements (JSON) instead of measuring");
-  cmd->add_option("--save-measurements", args->save, "also write the raw measurements (JSON)");
-  cmd->add_option(
-      "--base", args->base,
-      "cluster file whose figures fill what was not measured (links between GPUs and nodes, fp8)");
+  auto* from = cmd->add_option("--from", args->from,
+                               "fit these saved measurements (JSON) instead of measuring");
+  auto* save =
+      cmd->add_option("--save-measurements", args->save, "also write the raw measurements (JSON)");
+  cmd->add_option("--gemm", args->gemm,
+                  "fit gpu.gemm_efficiency per dtype to measured GEMMs (CSV: m,n,k,dtype and "
+                  "seconds, time_ms, time_us or tflops) against --base's peaks; no GPU")
+      ->excludes(from)
+      ->excludes(save);
+  cmd->add_option("--base", args->base,
+                  "cluster file whose figures fill what was not measured (links between GPUs "
+                  "and nodes, fp8), and whose peaks GEMM efficiencies are fitted against");
   cmd->add_option("--name", args->name, "name of the written cluster");
   cmd->callback([args, &selected] { selected = [args] { return run_calibrate(*args); }; });
 }

@@ -183,24 +183,32 @@ std::string emulation_text(const evaluation::EmulationVerdict& v) {
 nlohmann::json cluster_json(const ClusterSpec& c) {
   nlohmann::json peaks = nlohmann::json::object();
   for (const auto& [family, flops] : c.gpu.peak_flops_per_s) peaks[family] = flops;
-  return {{"name", c.name},
-          {"nodes", c.nodes},
-          {"gpus_per_node", c.gpus_per_node},
-          {"gpus", c.num_gpus()},
-          {"gpu",
-           {{"name", c.gpu.name},
-            {"memory_bytes", c.gpu.memory_capacity_bytes},
-            {"memory_bandwidth_bytes_per_s", c.gpu.memory_bandwidth_bytes_per_s},
-            {"peak_flops_per_s", peaks}}},
-          {"intra_node",
-           {{"kind", c.intra_node.kind},
-            {"bandwidth_bytes_per_s", c.intra_node.bandwidth_bytes_per_s},
-            {"latency_s", c.intra_node.latency_s}}},
-          {"inter_node",
-           {{"kind", c.inter_node.kind},
-            {"nics_per_node", c.inter_node.nics_per_node},
-            {"bandwidth_bytes_per_s", c.inter_node.bandwidth_bytes_per_s},
-            {"latency_s", c.inter_node.latency_s}}}};
+  nlohmann::json out = {{"name", c.name},
+                        {"nodes", c.nodes},
+                        {"gpus_per_node", c.gpus_per_node},
+                        {"gpus", c.num_gpus()},
+                        {"gpu",
+                         {{"name", c.gpu.name},
+                          {"memory_bytes", c.gpu.memory_capacity_bytes},
+                          {"memory_bandwidth_bytes_per_s", c.gpu.memory_bandwidth_bytes_per_s},
+                          {"peak_flops_per_s", peaks}}},
+                        {"intra_node",
+                         {{"kind", c.intra_node.kind},
+                          {"bandwidth_bytes_per_s", c.intra_node.bandwidth_bytes_per_s},
+                          {"latency_s", c.intra_node.latency_s}}},
+                        {"inter_node",
+                         {{"kind", c.inter_node.kind},
+                          {"nics_per_node", c.inter_node.nics_per_node},
+                          {"bandwidth_bytes_per_s", c.inter_node.bandwidth_bytes_per_s},
+                          {"latency_s", c.inter_node.latency_s}}}};
+  // The roofline's optional figures, only when the cluster gives them (core/roofline.hpp).
+  nlohmann::json& gpu = out["gpu"];
+  if (!c.gpu.gemm_efficiency.empty()) gpu["gemm_efficiency"] = c.gpu.gemm_efficiency;
+  if (c.gpu.memory_sustained_bandwidth_bytes_per_s > 0)
+    gpu["memory_sustained_bandwidth_bytes_per_s"] = c.gpu.memory_sustained_bandwidth_bytes_per_s;
+  if (c.gpu.sm_count > 0) gpu["sm_count"] = c.gpu.sm_count;
+  if (c.gpu.launch_overhead_s) gpu["launch_overhead_s"] = *c.gpu.launch_overhead_s;
+  return out;
 }
 
 nlohmann::json simulation_report_json(const SimulationReport& report) {
