@@ -15,6 +15,7 @@
 #include "scenario/cluster_writer.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
+#include "tools/cli/calibrate_collectives.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/simulation_output.hpp"
 
@@ -30,6 +31,7 @@ struct CalibrateArgs {
   std::string save;
   std::string base;
   std::string name;
+  CollectiveCalibrationArgs collectives;  // --nccl-tests, --nvls
 };
 
 nlohmann::json read_measurements(const std::string& path) {
@@ -84,7 +86,12 @@ std::string measurement_lines(const nlohmann::json& m) {
   return out;
 }
 
-int run_calibrate(const CalibrateArgs& args) {
+int run_calibrate(CalibrateArgs args) {
+  if (!args.collectives.nccl_tests.empty() || !args.collectives.nvls.empty()) {
+    args.collectives.base = args.base, args.collectives.out = args.out;
+    args.collectives.name = args.name;
+    return run_collective_calibration(args.collectives, std::cout);
+  }
   // Neither output may be an input (--from, --base) or the other output.
   check_output_path(args.out, "--out", {args.from, args.base});
   check_output_path(args.save, "--save-measurements", {args.from, args.base});
@@ -149,6 +156,9 @@ void add_calibrate_command(CLI::App& app, CommandAction& selected) {
       "--base", args->base,
       "cluster file whose figures fill what was not measured (links between GPUs and nodes, fp8)");
   cmd->add_option("--name", args->name, "name of the written cluster");
+  cmd->add_option("--nccl-tests", args->collectives.nccl_tests,
+                  "fit the collectives: section to these nccl-tests outputs (needs --base)");
+  cmd->add_option("--nvls", args->collectives.nvls, "nccl-tests outputs of NVLS runs to fit too");
   cmd->callback([args, &selected] { selected = [args] { return run_calibrate(*args); }; });
 }
 
