@@ -53,8 +53,8 @@ bool parse_double(const std::string& text, double& out) {
 // "all_reduce_perf" → all_reduce; alltoall_perf → all_to_all (bandwidth_collective reads it).
 std::optional<BandwidthCollective> program_collective(std::string name) {
   const std::string suffix = "_perf";
-  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(),
-                                                  suffix) == 0)
+  if (name.size() > suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
     name.resize(name.size() - suffix.size());
   return bandwidth_collective(name);
 }
@@ -100,8 +100,7 @@ NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string&
       // "# Collective test starting: all_reduce_perf"
       if (w.size() >= 5 && w[1] == "Collective" && w[2] == "test" && w[3] == "starting:") {
         started = program_collective(w[4]);
-        if (!started)
-          throw InvalidArgument("unknown nccl-tests program '" + w[4] + "'", where());
+        if (!started) throw InvalidArgument("unknown nccl-tests program '" + w[4] + "'", where());
       }
       // "#  Rank  0 Group  0 Pid 4180122 on cnode3-002 device  0 [...] NVIDIA H100 ..."
       if (w.size() >= 8 && w[1] == "Rank" && w[3] == "Group" && w[5] == "Pid" && w[7] == "on") {
@@ -119,10 +118,11 @@ NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string&
     }
     // A data row.
     if (w.size() != 13)
-      throw InvalidArgument("expected 13 columns (size count type redop root, then time algbw "
-                            "busbw #wrong out-of-place and in-place) in a data row, got " +
-                                std::to_string(w.size()),
-                            where());
+      throw InvalidArgument(
+          "expected 13 columns (size count type redop root, then time algbw "
+          "busbw #wrong out-of-place and in-place) in a data row, got " +
+              std::to_string(w.size()),
+          where());
     NcclTestsRow row;
     row.line = line_number;
     int64_t root = 0;
@@ -162,9 +162,10 @@ NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string&
   } else if (threads_times_gpus > 0) {
     run.gpus = threads_times_gpus;
   } else {
-    throw InvalidArgument("cannot tell how many GPUs ran: no Rank lines, no '#% gpus:' line and "
-                          "no '# nThread … nGpus …' line",
-                          file);
+    throw InvalidArgument(
+        "cannot tell how many GPUs ran: no Rank lines, no '#% gpus:' line and "
+        "no '# nThread … nGpus …' line",
+        file);
   }
   if (run.rows.empty()) throw InvalidArgument("no data rows", file);
   return run;

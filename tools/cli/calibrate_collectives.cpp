@@ -30,9 +30,10 @@ std::string file_names(const std::vector<std::string>& paths) {
 
 int run_collective_calibration(const CollectiveCalibrationArgs& args, std::ostream& out) {
   if (args.base.empty())
-    throw InvalidArgument("--nccl-tests needs --base: the cluster the runs were measured on "
-                          "(its GPUs per node and NICs place each run's ranks)",
-                          "--base");
+    throw InvalidArgument(
+        "--nccl-tests needs --base: the cluster the runs were measured on "
+        "(its GPUs per node and NICs place each run's ranks)",
+        "--base");
   std::vector<std::string> inputs = args.nccl_tests;
   inputs.insert(inputs.end(), args.nvls.begin(), args.nvls.end());
   inputs.push_back(args.base);
@@ -41,7 +42,8 @@ int run_collective_calibration(const CollectiveCalibrationArgs& args, std::ostre
   std::vector<evaluation::CollectiveFitInput> runs;
   for (const std::string& f : args.nccl_tests)
     runs.push_back({evaluation::read_nccl_tests_file(f), false});
-  for (const std::string& f : args.nvls) runs.push_back({evaluation::read_nccl_tests_file(f), true});
+  for (const std::string& f : args.nvls)
+    runs.push_back({evaluation::read_nccl_tests_file(f), true});
   const evaluation::CollectiveFit fit = evaluation::fit_collectives(runs, cluster);
   // Fitted lists replace the base's; what the runs did not measure stays as the base says.
   for (int i = 0; i < kBandwidthCollectiveCount; ++i) {
@@ -75,8 +77,8 @@ int run_collective_calibration(const CollectiveCalibrationArgs& args, std::ostre
   for (const evaluation::CollectiveFitError& e : fit.errors)
     out << "  " << e.scope << " " << to_string(e.collective) << " (" << to_string(e.algorithm)
         << ", " << e.variants << " variant" << (e.variants == 1 ? "" : "s") << ", " << e.points
-        << " points from " << file_names(e.files) << "): median " << percent(e.median_relative_error)
-        << ", max " << percent(e.max_relative_error) << "\n";
+        << " points from " << file_names(e.files) << "): median "
+        << percent(e.median_relative_error) << ", max " << percent(e.max_relative_error) << "\n";
   out << "wrote " << args.out << ":\n" << yaml;
   return 0;
 }
