@@ -30,8 +30,7 @@ YAML::Node load_manifest(const std::string& path) {
 }
 
 std::string field(const YAML::Node& entry, const char* name, const std::string& manifest) {
-  if (!entry[name])
-    throw InvalidArgument(std::string("an entry has no '") + name + "'", manifest);
+  if (!entry[name]) throw InvalidArgument(std::string("an entry has no '") + name + "'", manifest);
   return entry[name].as<std::string>();
 }
 
@@ -58,10 +57,12 @@ class Clusters {
 ClusterSpec only_algorithm(ClusterSpec cluster, BandwidthCollective op,
                            const std::string& algorithm) {
   if (algorithm.empty()) return cluster;
-  for (CollectiveScopeTuning* scope : {&cluster.collectives.intra_node, &cluster.collectives.inter_node}) {
+  for (CollectiveScopeTuning* scope :
+       {&cluster.collectives.intra_node, &cluster.collectives.inter_node}) {
     auto& list = scope->of(op);
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [&](const CollectiveVariant& v) { return to_string(v.algorithm) != algorithm; }),
+    list.erase(std::remove_if(
+                   list.begin(), list.end(),
+                   [&](const CollectiveVariant& v) { return to_string(v.algorithm) != algorithm; }),
                list.end());
   }
   return cluster;
@@ -121,7 +122,8 @@ struct CsvTable {
       throw InvalidArgument("a row has too few columns", file + ":" + std::to_string(row.first));
     return row.second[i];
   }
-  double number(const std::pair<int, std::vector<std::string>>& row, const std::string& column) const {
+  double number(const std::pair<int, std::vector<std::string>>& row,
+                const std::string& column) const {
     const std::string& text = at(row, column);
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
@@ -187,10 +189,13 @@ std::vector<ValidationPoint> validation_points(const std::string& manifest_path,
   for (const YAML::Node& entry : manifest["nccl_tests"]) {
     const std::string file = field(entry, "file", manifest_path);
     const ClusterSpec& cluster = clusters.get(field(entry, "cluster", manifest_path));
-    const evaluation::NcclTestsRun run = evaluation::read_nccl_tests_file(published_dir + "/" + file);
+    const evaluation::NcclTestsRun run =
+        evaluation::read_nccl_tests_file(published_dir + "/" + file);
     const int nodes = entry["nodes"] ? entry["nodes"].as<int>() : run.nodes;
     const GroupGeometry group = group_of(cluster, run.gpus, nodes, file);
     for (const evaluation::NcclTestsRow& row : run.rows) {
+      // nccl-tests prints size 0 where the size is under one element per rank: nothing moved.
+      if (row.bytes == 0) continue;
       ValidationPoint p;
       p.source = file;
       p.config = group_text(run.collective, group);
@@ -213,7 +218,8 @@ std::vector<ValidationPoint> validation_points(const std::string& manifest_path,
         if (!starts_with(id, prefix)) continue;
         const std::string where = csv.file + ":" + std::to_string(row.first);
         const auto op = bandwidth_collective(csv.at(row, "collective"));
-        if (!op) throw InvalidArgument("unknown collective '" + csv.at(row, "collective") + "'", where);
+        if (!op)
+          throw InvalidArgument("unknown collective '" + csv.at(row, "collective") + "'", where);
         const int gpus = static_cast<int>(csv.number(row, "gpus"));
         const GroupGeometry group =
             group_of(cluster, gpus, static_cast<int>(csv.number(row, "nodes")), where);
@@ -300,7 +306,8 @@ std::string calibration_arguments(const std::string& manifest_path,
                                   const std::string& published_dir, const std::string& cluster) {
   const YAML::Node manifest = load_manifest(manifest_path);
   const YAML::Node entry = manifest["calibration"][cluster];
-  if (!entry) throw InvalidArgument("the calibration: section names no '" + cluster + "'", manifest_path);
+  if (!entry)
+    throw InvalidArgument("the calibration: section names no '" + cluster + "'", manifest_path);
   std::string out;
   for (const YAML::Node& f : entry["nccl_tests"])
     out += "--nccl-tests\n" + published_dir + "/" + f.as<std::string>() + "\n";
