@@ -99,8 +99,14 @@ NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string&
     if (w[0][0] == '#') {
       // "# Collective test starting: all_reduce_perf"
       if (w.size() >= 5 && w[1] == "Collective" && w[2] == "test" && w[3] == "starting:") {
-        started = program_collective(w[4]);
-        if (!started) throw InvalidArgument("unknown nccl-tests program '" + w[4] + "'", where());
+        const auto named = program_collective(w[4]);
+        if (!named) throw InvalidArgument("unknown nccl-tests program '" + w[4] + "'", where());
+        // A log of several programs (one section each) mixes their rows: split it first.
+        if (started && *started != *named)
+          throw InvalidArgument("a second nccl-tests run (" + w[4] + ", after " +
+                                    to_string(*started) + "): give one run per file",
+                                where());
+        started = named;
       }
       // "#  Rank  0 Group  0 Pid 4180122 on cnode3-002 device  0 [...] NVIDIA H100 ..."
       if (w.size() >= 8 && w[1] == "Rank" && w[3] == "Group" && w[5] == "Pid" && w[7] == "on") {

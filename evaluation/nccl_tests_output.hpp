@@ -41,7 +41,8 @@ struct NcclTestsRun {
 // X_perf" metadata line, else `fallback`. The GPU count from the Rank lines, else a
 // "#% gpus: N" line, else nThread × nGpus of the "# nThread" line. Throws InvalidArgument
 // naming "file:line" for a row that is not 13 columns of the right kinds, and naming the
-// file when the collective or GPU count cannot be found or there is no data row.
+// file when the collective or GPU count cannot be found or there is no data row, and naming
+// the line of a second "# Collective test starting:" for another program (one run per file).
 NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string& file,
                                      std::optional<BandwidthCollective> fallback = {});
 // Reads `path` (a regular file) and parses it.

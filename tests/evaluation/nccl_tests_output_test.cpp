@@ -107,6 +107,15 @@ TEST(NcclTestsOutput, BadRowsNameFileAndLine) {
   EXPECT_THROW(
       parse_nccl_tests_output("#% gpus: 8\n1024 256 float sum -1 30 0 0 0 30 0 0 0\n", "n.txt"),
       InvalidArgument);
+  // Two programs' sections in one file (a whole benchmark log) would mix their rows.
+  try {
+    parse_nccl_tests_output(
+        std::string(kTwoNodes) + "# Collective test starting: all_reduce_perf\n", "log.txt");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.where(), "log.txt:19");  // kTwoNodes is 18 lines
+    EXPECT_NE(e.message().find("one run per file"), std::string::npos) << e.message();
+  }
   // No data row.
   EXPECT_THROW(
       parse_nccl_tests_output("# Collective test starting: all_reduce_perf\n#% gpus: 8\n", "e.txt"),

@@ -88,6 +88,9 @@ std::string measurement_lines(const nlohmann::json& m) {
 
 int run_calibrate(CalibrateArgs args) {
   if (!args.collectives.nccl_tests.empty() || !args.collectives.nvls.empty()) {
+    if (!args.from.empty() || !args.save.empty())
+      throw InvalidArgument("fits collectives only; measure or refit GPUs in another run",
+                            "--nccl-tests");
     args.collectives.base = args.base, args.collectives.out = args.out;
     args.collectives.name = args.name;
     return run_collective_calibration(args.collectives, std::cout);

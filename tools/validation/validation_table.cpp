@@ -330,6 +330,10 @@ std::vector<RegimeSummary> summarise(const std::vector<ValidationPoint>& points)
     else
       ++it->unpredicted;
   }
+  // The fit's figures first, then what was held out.
+  std::stable_sort(out.begin(), out.end(), [](const RegimeSummary& a, const RegimeSummary& b) {
+    return (a.role == "fit") > (b.role == "fit");
+  });
   for (RegimeSummary& s : out) {
     std::vector<double> e = errors[{s.regime, s.role}];
     s.count = static_cast<int>(e.size());

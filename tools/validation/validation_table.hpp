@@ -38,7 +38,7 @@ struct RegimeSummary {
   int count = 0, unpredicted = 0;
   double median_abs_error = 0, max_abs_error = 0;
 };
-// Per (regime, role), in the order the regimes first appear.
+// Per (regime, role): role fit first, then the others; regimes in the order they first appear.
 std::vector<RegimeSummary> summarise(const std::vector<ValidationPoint>& points);
 
 // Every point, then the summary table.
