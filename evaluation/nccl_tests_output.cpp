@@ -1,6 +1,7 @@
 #include "evaluation/nccl_tests_output.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,9 @@
 namespace symmesh::evaluation {
 
 namespace {
+
+// More GPUs than any run has had: a count beyond it is a typo (and would not fit an int).
+constexpr int64_t kMostGpus = 1 << 20;
 
 std::vector<std::string> words(const std::string& line) {
   std::istringstream in(line);
@@ -45,7 +49,7 @@ bool parse_double(const std::string& text, double& out) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (errno != 0 || *end != '\0' || !(v == v)) return false;
+  if (errno != 0 || *end != '\0' || !std::isfinite(v)) return false;
   out = v;
   return true;
 }
@@ -85,8 +89,9 @@ NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string&
     if (w[0] == "#%") {
       if (w.size() >= 3 && w[1] == "gpus:") {
         int64_t n = 0;
-        if (!parse_int(w[2], n) || n < 1)
-          throw InvalidArgument("'#% gpus:' needs a positive whole number, got '" + w[2] + "'",
+        if (!parse_int(w[2], n) || n < 1 || n > kMostGpus)
+          throw InvalidArgument("'#% gpus:' needs a whole number from 1 to " +
+                                    std::to_string(kMostGpus) + ", got '" + w[2] + "'",
                                 where());
         metadata_gpus = static_cast<int>(n);
       } else if (w.size() >= 3 && w[1] == "collective:") {
@@ -117,7 +122,8 @@ NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string&
       // "# nThread 1 nGpus 8 minBytes ..."
       if (w.size() >= 5 && w[1] == "nThread" && w[3] == "nGpus") {
         int64_t t = 0, g = 0;
-        if (parse_int(w[2], t) && parse_int(w[4], g) && t > 0 && g > 0)
+        if (parse_int(w[2], t) && parse_int(w[4], g) && t > 0 && g > 0 && t <= kMostGpus &&
+            g <= kMostGpus && t * g <= kMostGpus)
           threads_times_gpus = static_cast<int>(t * g);
       }
       continue;

@@ -220,7 +220,10 @@ std::vector<ValidationPoint> validation_points(const std::string& manifest_path,
         const auto op = bandwidth_collective(csv.at(row, "collective"));
         if (!op)
           throw InvalidArgument("unknown collective '" + csv.at(row, "collective") + "'", where);
-        const int gpus = static_cast<int>(csv.number(row, "gpus"));
+        const double gpus_value = csv.number(row, "gpus");
+        if (!(gpus_value >= 1 && gpus_value <= 1 << 20))
+          throw InvalidArgument("gpus is not a GPU count", where);
+        const int gpus = static_cast<int>(gpus_value);
         const GroupGeometry group =
             group_of(cluster, gpus, static_cast<int>(csv.number(row, "nodes")), where);
         ValidationPoint p;
