@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "core/errors.hpp"
 #include "core/program.hpp"
@@ -124,6 +127,39 @@ TEST(ValidationManifest, ShippedManifestLoadsAndCalibrates) {
   EXPECT_EQ(calibrated_clusters(manifest), "dgx-h100.yaml\ndgx-h200.yaml\n");
   EXPECT_NE(calibration_arguments(manifest, published, "dgx-h100.yaml").find("--nvls\n"),
             std::string::npos);
+}
+
+TEST(ValidationRun, OneCommandCalibratesAndPrintsTheTable) {
+  // tools/validation/run --calibrate DIR: symmesh calibrate writes DIR/dgx-h100.yaml and
+  // DIR/dgx-h200.yaml, then every point is predicted with them (none left unpredicted).
+  const fs::path dir =
+      fs::temp_directory_path() / ("symmesh-validation-run-" + std::to_string(getpid()));
+  const std::string build = fs::path(SYMMESH_BINARY).parent_path().string();
+  const std::string out = (dir.string() + ".txt");
+  const std::string command = "timeout 120 " + kRoot + "/tools/validation/run --build " + build +
+                              " --calibrate " + dir.string() + " >" + out + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_TRUE(fs::exists(dir / "dgx-h100.yaml"));
+  EXPECT_TRUE(fs::exists(dir / "dgx-h200.yaml"));
+  // The summary (after its header line): every regime of the manifest, each with its
+  // unpredicted count last, 0 once the clusters are calibrated.
+  std::istringstream summary(text.substr(text.find("summary (")));
+  std::string line;
+  std::getline(summary, line);
+  std::getline(summary, line);  // the column names
+  int regimes = 0;
+  while (std::getline(summary, line) && !line.empty()) {
+    ++regimes;
+    EXPECT_EQ(line.substr(line.find_last_of(' ') + 1), "0") << line;
+  }
+  // 4 collective regimes as fit, 4 held out; bf16 GEMM, fp8 GEMM, HBM.
+  EXPECT_EQ(regimes, 11) << text;
+  EXPECT_NE(text.find("fp8 GEMM"), std::string::npos);
+  fs::remove_all(dir);
+  fs::remove(out);
 }
 
 }  // namespace

@@ -373,9 +373,13 @@ std::string validation_report(const std::vector<ValidationPoint>& points) {
                 "median |err|", "max |err|", "unpredicted");
   out << line;
   for (const RegimeSummary& s : summarise(points)) {
-    std::snprintf(line, sizeof line, "%-30s %-9s %6d %11.1f%% %9.1f%% %12d\n", s.regime.c_str(),
-                  s.role.c_str(), s.count, 100 * s.median_abs_error, 100 * s.max_abs_error,
-                  s.unpredicted);
+    char median[32] = "-", most[32] = "-";  // nothing predicted: no error to show
+    if (s.count > 0) {
+      std::snprintf(median, sizeof median, "%.1f%%", 100 * s.median_abs_error);
+      std::snprintf(most, sizeof most, "%.1f%%", 100 * s.max_abs_error);
+    }
+    std::snprintf(line, sizeof line, "%-30s %-9s %6d %12s %10s %12d\n", s.regime.c_str(),
+                  s.role.c_str(), s.count, median, most, s.unpredicted);
     out << line;
   }
   return out.str();
