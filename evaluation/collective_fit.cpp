@@ -139,8 +139,9 @@ std::vector<Variant> refine(const std::vector<Point>& points, std::vector<int> o
     std::map<int, std::vector<Point>> members;
     for (int i = 0; i < n; ++i) members[owner[i]].push_back(points[i]);
     variants.clear();
-    for (const auto& [id, pts] : members) {
-      if (pts.size() < 2) continue;  // dropped: its points go to the others below
+    for (const auto& member : members) {
+      const std::vector<Point>& pts = member.second;  // a lambda below uses it (clang: no binding)
+      if (pts.size() < 2) continue;                   // dropped: its points go to the others below
       const bool steps_vary = fit_step && std::any_of(pts.begin(), pts.end(), [&](const Point& p) {
                                 return p.steps != pts.front().steps;
                               });
