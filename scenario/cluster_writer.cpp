@@ -46,6 +46,7 @@ void comment(std::ostringstream& y, const std::string& line, const std::string& 
 }  // namespace
 
 std::string decimal_in_unit(double value, int power_of_ten, int significant_digits) {
+  if (value == 0) return "0";  // 0.000e+00 has no leading digit to place
   // d.ddddde±X: the digits and where the point goes, shifted by the unit.
   const std::string sci = scientific(value, significant_digits);
   const bool negative = sci[0] == '-';

@@ -118,6 +118,9 @@ TEST(ClusterWriter, DecimalsInTheReadersUnits) {
   EXPECT_EQ(decimal_in_unit(1234567.0, 0, 3), "1230000");
   EXPECT_EQ(decimal_in_unit(0.000123456, 0, 2), "0.00012");
   EXPECT_EQ(decimal_in_unit(799.99996e12, 12, 4), "800");
+  // A zero step latency (a fitted collective with one group size) reads "0", not "0000000".
+  EXPECT_EQ(decimal_in_unit(0.0, -6, 4), "0");
+  EXPECT_EQ(decimal_in_unit(0.0, 9), "0");
   // Notes become comments, and the file still loads.
   ClusterSpec c = load_cluster(kClusters + "dgx-h100.yaml");
   const std::string text = cluster_file_text(c, {{"made here", "second line"}, "the GPU", "", ""});

@@ -18,6 +18,7 @@
 #include "scenario/cluster_writer.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
+#include "tools/cli/calibrate_collectives.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/simulation_output.hpp"
 
@@ -34,6 +35,7 @@ struct CalibrateArgs {
   std::string base;
   std::string name;
   std::string gemm;
+  CollectiveCalibrationArgs collectives;  // --nccl-tests, --nvls
 };
 
 nlohmann::json read_measurements(const std::string& path) {
@@ -130,8 +132,22 @@ int run_gemm_fit(const CalibrateArgs& args) {
   return 0;
 }
 
-int run_calibrate(const CalibrateArgs& args) {
+int run_calibrate(CalibrateArgs args) {
+  if (!args.gemm.empty() &&
+      (!args.collectives.nccl_tests.empty() || !args.collectives.nvls.empty()))
+    throw InvalidArgument(
+        "fits GEMMs or collectives, not both in one run: calibrate one, then "
+        "give its output as --base to the other",
+        "--gemm");
   if (!args.gemm.empty()) return run_gemm_fit(args);
+  if (!args.collectives.nccl_tests.empty() || !args.collectives.nvls.empty()) {
+    if (!args.from.empty() || !args.save.empty())
+      throw InvalidArgument("fits collectives only; measure or refit GPUs in another run",
+                            "--nccl-tests");
+    args.collectives.base = args.base, args.collectives.out = args.out;
+    args.collectives.name = args.name;
+    return run_collective_calibration(args.collectives, std::cout);
+  }
   // Neither output may be an input (--from, --base) or the other output.
   check_output_path(args.out, "--out", {args.from, args.base});
   check_output_path(args.save, "--save-measurements", {args.from, args.base});
@@ -194,6 +210,9 @@ void add_calibrate_command(CLI::App& app, CommandAction& selected) {
                   "cluster file whose figures fill what was not measured (links between GPUs "
                   "and nodes, fp8), and whose peaks GEMM efficiencies are fitted against");
   cmd->add_option("--name", args->name, "name of the written cluster");
+  cmd->add_option("--nccl-tests", args->collectives.nccl_tests,
+                  "fit the collectives: section to these nccl-tests outputs (needs --base)");
+  cmd->add_option("--nvls", args->collectives.nvls, "nccl-tests outputs of NVLS runs to fit too");
   cmd->callback([args, &selected] { selected = [args] { return run_calibrate(*args); }; });
 }
 
