@@ -11,6 +11,11 @@ bool runs_as_library(const ClusterSpec& cluster, const CollectivesChoice& choice
   return !cluster.collectives.empty();
 }
 
+ClusterSpec cluster_for_collectives(ClusterSpec cluster, const CollectivesChoice& choice) {
+  if (choice.given && !choice.native) cluster.collectives = {};
+  return cluster;
+}
+
 LibraryEstimate estimate_recorded_collective(const ClusterSpec& cluster, const Program& program,
                                              const CollectiveRecord& record) {
   const auto op = bandwidth_collective(record.op);

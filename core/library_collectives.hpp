@@ -20,6 +20,18 @@ namespace symmesh {
 bool runs_as_library(const ClusterSpec& cluster, const CollectivesChoice& choice,
                      const CollectiveRecord& record);
 
+// The cluster a command works with under `--collectives`: with one-sided chosen, its
+// collectives: section set aside, so that the planner prices and the simulator runs every
+// collective as the core's rings; otherwise unchanged. (nccl:OP,… still plans every plain
+// collective at NCCL's cost: the planner does not know the ops' names.)
+ClusterSpec cluster_for_collectives(ClusterSpec cluster, const CollectivesChoice& choice);
+
+// The text of --collectives on the commands that plan and simulate, for their help.
+inline constexpr const char* kCollectivesHelp =
+    "one-sided | nccl | nccl:OP,OP: plan and run the plain collectives as the core's "
+    "put_signal rings, or as NCCL runs them (the default where the cluster has a "
+    "collectives: section)";
+
 // The estimate of `record` (a plain collective) on `cluster`, its group's geometry taken
 // with every rank of `program` running such a collective at once.
 LibraryEstimate estimate_recorded_collective(const ClusterSpec& cluster, const Program& program,

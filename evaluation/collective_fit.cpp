@@ -270,6 +270,18 @@ CollectiveFit fit_collectives(const std::vector<CollectiveFitInput>& inputs,
                                 to_string(op) + " (" + to_string(algorithm) + ")",
                             group.files.front());
     std::vector<Variant> variants = fit_envelope(group.points, true);
+    // Across nodes a ring's latency grows with its hops (NCCL's tuner: nsteps × the NET
+    // hop latency, src/graph/tuning.cc): where every run has one step count, the fit cannot
+    // split base from steps, and it charges the whole latency to the steps, so that a
+    // smaller ring (2 nodes against the 10 fitted) pays fewer of them.
+    const bool one_step_count =
+        std::all_of(group.points.begin(), group.points.end(),
+                    [&](const Point& p) { return p.steps == group.points.front().steps; });
+    if (inter && one_step_count && group.points.front().steps > 0)
+      for (Variant& v : variants) {
+        v.step_s += v.base_s / group.points.front().steps;
+        v.base_s = 0;
+      }
     std::sort(variants.begin(), variants.end(), [](const Variant& a, const Variant& b) {
       return a.seconds_per_byte > b.seconds_per_byte;  // lowest bandwidth first
     });

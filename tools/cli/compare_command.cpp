@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/library_collectives.hpp"
 #include "evaluation/hardware_evaluation.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -58,7 +59,8 @@ nlohmann::json number_or_null(double v) {
 
 int run_compare(const CompareArgs& args) {
   const CollectivesChoice collectives = parse_collectives(args.collectives);
-  const Scenario scenario = load_scenario(args.scenario);
+  Scenario scenario = load_scenario(args.scenario);
+  scenario.cluster = cluster_for_collectives(scenario.cluster, collectives);
   HardwareOptions options;
   options.collectives = collectives;
   options.timeout_s = args.timeout_s;

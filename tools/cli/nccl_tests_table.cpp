@@ -135,7 +135,8 @@ std::string nccl_tests_text(const evaluation::CollectivePerfRequest& request,
   // How each size ran, as runs of consecutive sizes (nccl-tests' rows keep their columns).
   for (size_t i = 0; i < perf.rows.size();) {
     size_t j = i;
-    while (j + 1 < perf.rows.size() && perf.rows[j + 1].implementation == perf.rows[i].implementation)
+    while (j + 1 < perf.rows.size() &&
+           perf.rows[j + 1].implementation == perf.rows[i].implementation)
       ++j;
     out += printf_text("# %lld..%lld B: %s\n", static_cast<long long>(perf.rows[i].bytes),
                        static_cast<long long>(perf.rows[j].bytes),

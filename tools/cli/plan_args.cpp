@@ -1,4 +1,5 @@
 #include "tools/cli/plan_args.hpp"
+#include "core/library_collectives.hpp"
 
 #include "core/dtype.hpp"
 #include "core/errors.hpp"
@@ -30,6 +31,7 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args) {
       ->capture_default_str();
   cmd->add_option("--cost-model", args.cost_model, "dtensor, analytic or simulated")
       ->capture_default_str();
+  cmd->add_option("--collectives", args.collectives, kCollectivesHelp);
   cmd->add_option("--cluster", args.cluster,
                   "cluster YAML the mesh runs on (needed by analytic and simulated), e.g. "
                   "clusters/dgx-h100.yaml");

@@ -30,6 +30,7 @@ struct PlanArgs {
   bool no_fuse = false;  // price every candidate unfused only
   // full-expansion or priority-queue (strategies::PlacementSelection).
   std::string placement_search = "full-expansion";
+  std::string collectives;  // --collectives; empty: the default
 };
 
 // Adds the `plan` subcommand and its options to `app`; parsing stores into `args`, which

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/errors.hpp"
+#include "core/library_collectives.hpp"
 #include "evaluation/backends.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "strategies/dataflow_graph.hpp"
@@ -44,9 +45,12 @@ PlannedOp plan_op(const PlanArgs& args) {
   options.rerank_count = args.rerank;
   options.fuse = !args.no_fuse;
   PlanReportOptions report;
+  const CollectivesChoice collectives =
+      args.collectives.empty() ? CollectivesChoice{} : parse_collectives(args.collectives);
   if (!args.cluster.empty()) {
     try {
-      options.cluster = load_cluster(resolve_cluster_path(args.cluster));
+      options.cluster =
+          cluster_for_collectives(load_cluster(resolve_cluster_path(args.cluster)), collectives);
     } catch (const InvalidArgument& e) {
       throw InvalidArgument(e.message(), "--cluster " + e.where());
     }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/errors.hpp"
+#include "core/library_collectives.hpp"
 #include "evaluation/collective_perf.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -53,6 +54,7 @@ int run_nccl_tests(const SimulateArgs& args) {
   request.dtype = parse_dtype(args.dtype, "--dtype");
   request.wall_clock_limit_s = args.time_limit_s;
   if (!args.collectives.empty()) request.collectives = parse_collectives(args.collectives);
+  request.cluster = cluster_for_collectives(request.cluster, request.collectives);
   const CollectivePerf perf = simulate_collective_perf(request);
   if (args.json)
     std::cout << nccl_tests_json(request, perf).dump(2) << "\n";
@@ -68,13 +70,14 @@ int run_simulate(const SimulateArgs& args) {
   if (!args.cluster.empty() || args.gpus)
     throw InvalidArgument(
         "--cluster and --gpus go with --nccl-tests (a scenario names its cluster)", "--cluster");
-  const Scenario scenario = load_scenario(args.scenario);
+  Scenario scenario = load_scenario(args.scenario);
   check_output_path(args.trace, "--trace", files_read_for(scenario));
   EvaluationOptions options;
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;
   options.fuse = !args.no_fuse;
   if (!args.collectives.empty()) options.collectives = parse_collectives(args.collectives);
+  scenario.cluster = cluster_for_collectives(scenario.cluster, options.collectives);
   options.record_timeline = !args.trace.empty();
   const Evaluation evaluation = evaluate_scenario(scenario, options);
   if (!args.trace.empty()) write_file_atomically(args.trace, evaluation.trace_json, "--trace");
@@ -101,10 +104,7 @@ void add_simulate_command(CLI::App& app, CommandAction& selected) {
                 "product against an error bound; exit 1 when one is beyond it");
   cmd->add_flag("--no-fuse", args->no_fuse,
                 "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
-  cmd->add_option("--collectives", args->collectives,
-                  "one-sided | nccl | nccl:OP,OP: run the plain collectives as the core's "
-                  "put_signal rings, or as NCCL runs them (the default where the cluster has "
-                  "a collectives: section)");
+  cmd->add_option("--collectives", args->collectives, kCollectivesHelp);
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit for the simulation, in seconds (0: none)")
       ->check(non_negative_number());

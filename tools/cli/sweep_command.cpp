@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/errors.hpp"
+#include "core/library_collectives.hpp"
 #include "core/trace_writer.hpp"
 #include "evaluation/host_memory.hpp"
 #include "evaluation/scenario_evaluation.hpp"
@@ -44,6 +45,7 @@ struct SweepArgs {
   int jobs = 0;             // 0: one per core
   double time_limit_s = 0;  // per point; 0: none
   bool no_fuse = false;
+  std::string collectives;  // --collectives; empty: the default
 };
 
 // "sweep-<name>" with anything but letters, digits, '.', '_' and '-' replaced, and at most
@@ -181,6 +183,9 @@ int run_sweep_in(const SweepArgs& args, Communicator* world, int ranks_on_node) 
   std::exception_ptr error;
   try {
     loaded = load_scenario(args.scenario);
+    if (!args.collectives.empty())
+      loaded->cluster =
+          cluster_for_collectives(loaded->cluster, parse_collectives(args.collectives));
     if (writes) {
       dir = args.out.empty() ? default_out_dir(loaded->name) : args.out;
       what = args.out.empty()
@@ -305,6 +310,7 @@ void add_sweep_command(CLI::App& app, CommandAction& selected) {
       ->check(positive_number());
   cmd->add_flag("--no-fuse", args->no_fuse,
                 "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
+  cmd->add_option("--collectives", args->collectives, kCollectivesHelp);
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit per point's simulation, in seconds (0: none); a point "
                   "past it is skipped with that reason")

@@ -3,6 +3,7 @@
 //   symmesh_validation --manifest M --published DIR --clusters DIR
 //   symmesh_validation --manifest M --published DIR --calibration-clusters
 //   symmesh_validation --manifest M --published DIR --calibration-arguments CLUSTER
+//   symmesh_validation --manifest M --published DIR --gemm-fit-csv CLUSTER
 #include <iostream>
 #include <string>
 
@@ -10,7 +11,7 @@
 #include "tools/validation/validation_table.hpp"
 
 int main(int argc, char** argv) {
-  std::string manifest, published, clusters, calibration_of;
+  std::string manifest, published, clusters, calibration_of, gemm_of;
   bool list_clusters = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
       clusters = value();
     else if (a == "--calibration-arguments")
       calibration_of = value();
+    else if (a == "--gemm-fit-csv")
+      gemm_of = value();
     else if (a == "--calibration-clusters")
       list_clusters = true;
     else {
@@ -37,14 +40,16 @@ int main(int argc, char** argv) {
     }
   }
   if (manifest.empty() || published.empty() ||
-      (clusters.empty() && calibration_of.empty() && !list_clusters)) {
+      (clusters.empty() && calibration_of.empty() && gemm_of.empty() && !list_clusters)) {
     std::cerr << "usage: symmesh_validation --manifest M --published DIR (--clusters DIR | "
                  "--calibration-clusters | --calibration-arguments CLUSTER)\n";
     return 2;
   }
   try {
     namespace v = symmesh::validation;
-    if (list_clusters)
+    if (!gemm_of.empty())
+      std::cout << v::gemm_fit_csv(manifest, published, gemm_of);
+    else if (list_clusters)
       std::cout << v::calibrated_clusters(manifest);
     else if (!calibration_of.empty())
       std::cout << v::calibration_arguments(manifest, published, calibration_of);

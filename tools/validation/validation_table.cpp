@@ -289,7 +289,7 @@ std::vector<ValidationPoint> validation_points(const std::string& manifest_path,
         p.role = field(entry, "role", manifest_path);
         // Times of one byte: the error is that of any copy's time.
         p.published_s = 1 / (csv.number(row, "bandwidth_gb_per_s") * 1e9);
-        p.predicted_s = 1 / cluster.gpu.memory_bandwidth_bytes_per_s;
+        p.predicted_s = 1 / roofline::hbm_bandwidth_bytes_per_s(cluster.gpu);
         p.note = "cluster HBM bandwidth";
         points.push_back(p);
       }
@@ -316,6 +316,28 @@ std::string calibration_arguments(const std::string& manifest_path,
     out += "--nccl-tests\n" + published_dir + "/" + f.as<std::string>() + "\n";
   for (const YAML::Node& f : entry["nvls"])
     out += "--nvls\n" + published_dir + "/" + f.as<std::string>() + "\n";
+  return out;
+}
+
+std::string gemm_fit_csv(const std::string& manifest_path, const std::string& published_dir,
+                         const std::string& cluster) {
+  const YAML::Node manifest = load_manifest(manifest_path);
+  std::string out = "id,m,n,k,dtype,tflops,seconds\n";
+  if (!manifest["gemm"]) return out;
+  const CsvTable csv = read_csv(published_dir + "/gemm.csv");
+  for (const YAML::Node& entry : manifest["gemm"]) {
+    if (field(entry, "role", manifest_path) != "fit" ||
+        field(entry, "cluster", manifest_path) != cluster)
+      continue;
+    const std::string prefix = field(entry, "ids", manifest_path);
+    const std::string dtype = field(entry, "dtype", manifest_path);
+    for (const auto& row : csv.rows) {
+      const std::string id = csv.at(row, "id");
+      if (!starts_with(id, prefix)) continue;
+      out += id + "," + csv.at(row, "m") + "," + csv.at(row, "n") + "," + csv.at(row, "k") + "," +
+             dtype + "," + csv.at(row, "tflops") + "," + csv.at(row, "seconds") + "\n";
+    }
+  }
   return out;
 }
 

@@ -33,6 +33,11 @@ std::string calibration_arguments(const std::string& manifest_path,
 // The clusters the calibration: section names, one per line.
 std::string calibrated_clusters(const std::string& manifest_path);
 
+// The manifest's GEMM rows with role fit for `cluster`, as the CSV `symmesh calibrate
+// --gemm` reads (id, m, n, k, dtype, tflops, seconds; dtype as the manifest names it).
+std::string gemm_fit_csv(const std::string& manifest_path, const std::string& published_dir,
+                         const std::string& cluster);
+
 struct RegimeSummary {
   std::string regime, role;
   int count = 0, unpredicted = 0;
