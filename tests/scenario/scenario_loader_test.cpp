@@ -393,8 +393,10 @@ TEST(ScenarioShipped, EveryShippedClusterLoads) {
     EXPECT_EQ(c.gpus_per_node, 8);
   }
   std::sort(names.begin(), names.end());
-  EXPECT_THAT(names, ElementsAre("dgx-h100.yaml", "dgx-h200.yaml", "h200-ib-rail-4node.yaml",
-                                 "ib-fattree-4node.yaml", "ib-rail-4node.yaml", "pcie-8gpu.yaml"));
+  EXPECT_THAT(names,
+              ElementsAre("dgx-h100-calibrated.yaml", "dgx-h100.yaml", "dgx-h200-calibrated.yaml",
+                          "dgx-h200.yaml", "h200-ib-rail-4node.yaml", "ib-fattree-4node.yaml",
+                          "ib-rail-4node-calibrated.yaml", "ib-rail-4node.yaml", "pcie-8gpu.yaml"));
 }
 
 TEST(ScenarioShipped, TheLlamaLayersAreVersionTwoWithTheirVersionOneCopiesKept) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -124,14 +126,21 @@ TEST(ValidationManifest, ShippedManifestLoadsAndCalibrates) {
   const std::string published = kRoot + "/tools/validation/published";
   const auto points = validation_points(manifest, published, kRoot + "/scenarios/clusters");
   EXPECT_GT(points.size(), 300u);
-  EXPECT_EQ(calibrated_clusters(manifest), "dgx-h100.yaml\ndgx-h200.yaml\n");
-  EXPECT_NE(calibration_arguments(manifest, published, "dgx-h100.yaml").find("--nvls\n"),
+  EXPECT_EQ(calibrated_clusters(manifest), "dgx-h100-calibrated.yaml\n");
+  EXPECT_NE(calibration_arguments(manifest, published, "dgx-h100-calibrated.yaml").find("--nvls\n"),
             std::string::npos);
+  // The GEMM rows marked fit, as calibrate --gemm reads them: a header and three rows (one
+  // bf16, two fp8: the manifest's gemm: entries with role fit).
+  const std::string csv = gemm_fit_csv(manifest, published, "dgx-h100-calibrated.yaml");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << csv;
+  EXPECT_NE(csv.find("mamf_h100_bf16,2048,2048,13312,bf16,794.5,"), std::string::npos) << csv;
 }
 
 TEST(ValidationRun, OneCommandCalibratesAndPrintsTheTable) {
-  // tools/validation/run --calibrate DIR: symmesh calibrate writes DIR/dgx-h100.yaml and
-  // DIR/dgx-h200.yaml, then every point is predicted with them (none left unpredicted).
+  // tools/validation/run --calibrate DIR: symmesh calibrate writes
+  // DIR/dgx-h100-calibrated.yaml (GEMMs, then collectives), the other shipped files are
+  // copied beside it (dgx-h200-calibrated.yaml builds on it), then every point is predicted
+  // with them (none left unpredicted).
   const fs::path dir =
       fs::temp_directory_path() / ("symmesh-validation-run-" + std::to_string(getpid()));
   const std::string build = fs::path(SYMMESH_BINARY).parent_path().string();
@@ -142,8 +151,8 @@ TEST(ValidationRun, OneCommandCalibratesAndPrintsTheTable) {
   std::ifstream in(out);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(status, 0) << text;
-  EXPECT_TRUE(fs::exists(dir / "dgx-h100.yaml"));
-  EXPECT_TRUE(fs::exists(dir / "dgx-h200.yaml"));
+  EXPECT_TRUE(fs::exists(dir / "dgx-h100-calibrated.yaml"));
+  EXPECT_TRUE(fs::exists(dir / "dgx-h200-calibrated.yaml"));
   // The summary (after its header line): every regime of the manifest, each with its
   // unpredicted count last, 0 once the clusters are calibrated.
   std::istringstream summary(text.substr(text.find("summary (")));
@@ -155,8 +164,9 @@ TEST(ValidationRun, OneCommandCalibratesAndPrintsTheTable) {
     ++regimes;
     EXPECT_EQ(line.substr(line.find_last_of(' ') + 1), "0") << line;
   }
-  // 4 collective regimes as fit, 4 held out; bf16 GEMM, fp8 GEMM, HBM.
-  EXPECT_EQ(regimes, 11) << text;
+  // 4 collective regimes as fit and 4 held out; bf16 GEMM, fp8 GEMM and HBM fit; fp8 GEMM
+  // and HBM held out (no bf16 point is held out: the manifest says why).
+  EXPECT_EQ(regimes, 13) << text;
   EXPECT_NE(text.find("fp8 GEMM"), std::string::npos);
   fs::remove_all(dir);
   fs::remove(out);
