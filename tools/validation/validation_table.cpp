@@ -404,6 +404,17 @@ std::string validation_report(const std::vector<ValidationPoint>& points) {
                   s.role.c_str(), s.count, median, most, s.unpredicted);
     out << line;
   }
+  // Every point of a role at once: the goal is on the held-out ones.
+  std::vector<ValidationPoint> all = points;
+  for (ValidationPoint& p : all) p.regime = "all regimes";
+  out << "\n";
+  for (const RegimeSummary& s : summarise(all)) {
+    if (s.count == 0) continue;
+    std::snprintf(line, sizeof line, "%-30s %-9s %6d %11.1f%% %9.1f%% %12d\n", s.regime.c_str(),
+                  s.role.c_str(), s.count, 100 * s.median_abs_error, 100 * s.max_abs_error,
+                  s.unpredicted);
+    out << line;
+  }
   return out.str();
 }
 
