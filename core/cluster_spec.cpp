@@ -3,16 +3,10 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace symmesh {
 namespace {
-
-// The value as a person wrote it ("0", "-450e9"), not std::to_string's "0.000000".
-std::string number_text(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
 
 void require_positive(double value, const char* field) {
   if (!(value > 0)) throw InvalidArgument("must be > 0, got " + number_text(value), field);

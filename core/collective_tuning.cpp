@@ -1,8 +1,7 @@
 #include "core/collective_tuning.hpp"
 
-#include <sstream>
-
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace symmesh {
 
@@ -39,12 +38,6 @@ bool CollectiveScopeTuning::empty() const {
 }
 
 namespace {
-
-std::string number_text(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
 
 // Which algorithms can run which collective (NCCL 2.28: tree and NVLS all-reduce; NVLS
 // all-gather and reduce-scatter since 2.19; all-to-all as pairwise send/recv; send/recv

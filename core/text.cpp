@@ -1,8 +1,16 @@
 #include "core/text.hpp"
 
+#include <sstream>
+
 #include <cstdio>
 
 namespace symmesh {
+
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
 
 std::string format_bytes(int64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

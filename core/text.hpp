@@ -23,6 +23,10 @@ std::string join(const Range& items, std::string_view separator, ToText&& to_tex
 // "512 B", "1.50 KiB", "2.00 MiB": binary units, two decimals above bytes.
 std::string format_bytes(int64_t bytes);
 
+// A number as a person wrote it ("0", "-450e9", "0.5"): the stream's shortest form, not
+// std::to_string's "0.000000". For messages about a figure.
+std::string number_text(double value);
+
 // A C0 control character or DEL: what no name may hold (a line break, an escape).
 inline bool is_ascii_control(char c) {
   return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;

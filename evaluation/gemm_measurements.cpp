@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "core/text.hpp"
 
 namespace symmesh::evaluation {
@@ -47,12 +48,7 @@ const std::vector<std::pair<std::string, double>> kTimeColumns{
 }  // namespace
 
 std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw InvalidArgument("'" + path + "' is not a regular file", "--gemm");
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument("cannot read '" + path + "'", "--gemm");
+  std::istringstream in(read_input_file(path, "--gemm"));
 
   std::string line;
   int line_no = 0;

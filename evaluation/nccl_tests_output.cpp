@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 
 namespace symmesh::evaluation {
 
@@ -185,15 +186,7 @@ NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string&
 
 NcclTestsRun read_nccl_tests_file(const std::string& path,
                                   std::optional<BandwidthCollective> fallback) {
-  // A FIFO would block the read forever: regular files only.
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InvalidArgument("'" + path + "' is not a readable regular file", "--nccl-tests");
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument("cannot read '" + path + "'", "--nccl-tests");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_nccl_tests_output(text.str(), path, fallback);
+  return parse_nccl_tests_output(read_input_file(path, "--nccl-tests"), path, fallback);
 }
 
 }  // namespace symmesh::evaluation

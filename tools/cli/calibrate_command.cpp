@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "evaluation/backends.hpp"
 #include "evaluation/calibration.hpp"
 #include "evaluation/gemm_efficiency_fit.hpp"
@@ -39,15 +40,9 @@ struct CalibrateArgs {
 };
 
 nlohmann::json read_measurements(const std::string& path) {
-  // A FIFO would block the read forever: regular files only.
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw InvalidArgument("'" + path + "' is not a regular file", "--from");
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument("cannot read '" + path + "'", "--from");
+  const std::string text = read_input_file(path, "--from");
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InvalidArgument(std::string("not JSON: ") + e.what(), path);
   }
