@@ -4,7 +4,9 @@
 
 namespace symmesh {
 
-FabricLayout::FabricLayout(const ClusterSpec& cluster) : c_(cluster) {
+FabricLayout::FabricLayout(const ClusterSpec& cluster)
+    : c_{cluster.nodes, cluster.gpus_per_node, cluster.inter_node.bandwidth_bytes_per_s,
+         cluster.inter_node.oversubscription} {
   nics_ = std::max(1, cluster.inter_node.nics_per_node);
   const int per_leaf = cluster.inter_node.nodes_per_leaf;
   nodes_per_leaf_ = per_leaf <= 0 ? cluster.nodes : std::min(per_leaf, cluster.nodes);
@@ -34,7 +36,7 @@ double FabricLayout::uplink_bytes_per_s(int leaf) const {
   const int group = rail_ ? leaf / nics_ : leaf;
   const int nodes = std::min(nodes_per_leaf_, c_.nodes - group * nodes_per_leaf_);
   const int nics_on_leaf = nodes * (rail_ ? 1 : nics_);
-  return nics_on_leaf * c_.inter_node.bandwidth_bytes_per_s / c_.inter_node.oversubscription;
+  return nics_on_leaf * c_.nic_bandwidth_bytes_per_s / c_.oversubscription;
 }
 
 }  // namespace symmesh

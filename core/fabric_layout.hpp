@@ -35,7 +35,16 @@ class FabricLayout {
   double uplink_bytes_per_s(int leaf) const;
 
  private:
-  const ClusterSpec& c_;
+  // The figures it needs, copied: a layout may outlive the ClusterSpec it was made from
+  // (a temporary).
+  struct Figures {
+    int nodes = 1;
+    int gpus_per_node = 1;
+    double nic_bandwidth_bytes_per_s = 0;
+    double oversubscription = 1;
+    int node_of(int rank) const { return rank / gpus_per_node; }
+  };
+  Figures c_;
   int nics_ = 1;
   int nodes_per_leaf_ = 1;
   int groups_ = 1;

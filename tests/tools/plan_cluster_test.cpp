@@ -92,3 +92,38 @@ TEST(PlanCluster, SimulatedReranksTheCheapest) {
 }
 
 }  // namespace
+
+namespace {
+
+// The chosen plan's redistribution step implementations, from plan --json.
+std::vector<std::string> step_implementations(const std::string& json_text) {
+  std::vector<std::string> out;
+  const auto j = nlohmann::json::parse(json_text);
+  for (const auto& r : j.at("chosen").at("redistributions"))
+    for (const auto& s : r.at("steps")) out.push_back(s.at("implementation"));
+  return out;
+}
+
+TEST(PlanCluster, ACalibratedClusterRunsPlainCollectivesAsNccl) {
+  // docs/scenario-format.md, "Collectives as NCCL runs them": on a cluster with a
+  // collectives: section the plain collectives are NCCL's; --collectives one-sided sets the
+  // section aside, and the same step is the core's pairwise exchange again.
+  const std::string cmd = kSquare + "--cost-model analytic --json --cluster ";
+  const auto nccl = run_symmesh(cmd + "clusters/dgx-h100-calibrated.yaml");
+  ASSERT_EQ(nccl.exit_code, 0) << nccl.err;
+  const auto one_sided =
+      run_symmesh(cmd + "clusters/dgx-h100-calibrated.yaml --collectives one-sided");
+  ASSERT_EQ(one_sided.exit_code, 0) << one_sided.err;
+  const auto datasheet = run_symmesh(cmd + "clusters/dgx-h100.yaml");
+  ASSERT_EQ(datasheet.exit_code, 0) << datasheet.err;
+  const auto with = step_implementations(nccl.out);
+  ASSERT_FALSE(with.empty()) << nccl.out;
+  for (const std::string& s : with) EXPECT_EQ(s, "nccl");
+  for (const std::string& s : step_implementations(one_sided.out)) EXPECT_NE(s, "nccl");
+  for (const std::string& s : step_implementations(datasheet.out)) EXPECT_NE(s, "nccl");
+  const auto bad = run_symmesh(cmd + "clusters/dgx-h100-calibrated.yaml --collectives mpi");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--collectives"));
+}
+
+}  // namespace

@@ -62,6 +62,7 @@ PlannedOp plan_op(const PlanArgs& args) {
                             "--gpus-per-host");
     options.devices_per_host = options.cluster->gpus_per_node;
     report.cluster = cluster_text(*options.cluster);
+    report.library_collectives = !options.cluster->collectives.empty();
   }
   const auto selection =
       strategies::parse_placement_selection(args.placement_search, "--placement-search");

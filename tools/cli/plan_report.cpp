@@ -36,12 +36,19 @@ std::string fusion_short_name(strategies::Implementation implementation) {
   return implementation == strategies::Implementation::fused_mm_reducescatter ? "mm+rs" : "ag+mm";
 }
 
-// A redistribution step's implementation, as the lowering runs it.
+// A redistribution step's implementation, as the lowering runs it; "nccl" for a plain
+// collective on a cluster that runs them as NCCL's.
 std::string implementation_text(const Plan& plan, const strategies::PlannedRedistribution& r,
-                                size_t step) {
+                                size_t step, bool library) {
   const auto algorithm = plan.step_algorithm(r, step);
-  return algorithm ? to_string(*algorithm) : "local";
+  if (!algorithm) return "local";
+  if (library && *algorithm != CollectiveAlgorithm::fused_ring) return "nccl";
+  return to_string(*algorithm);
 }
+
+const char* kImplementationNote =
+    "  (ring, pairwise, fused ring: put_signal/wait_signal steps written by the core; nccl: "
+    "as NCCL runs it, at the cluster's collectives: figures; local: nothing moves)\n";
 
 std::string compute_text(const LocalGemm& c, bool batched) {
   std::string text = batched ? "batch=" + std::to_string(c.batch) + " " : "";
@@ -204,14 +211,12 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
                        std::to_string(steps[s].mesh_dim),
                        to_string(steps[s].from) + "->" + to_string(steps[s].to),
                        to_string(steps[s].collective) + (fused ? " (fused into the mm)" : ""),
-                       implementation_text(plan, r, s), std::to_string(steps[s].bytes),
-                       unit.cell(r.step_cost_us[s] * 1e-6)});
+                       implementation_text(plan, r, s, options.library_collectives),
+                       std::to_string(steps[s].bytes), unit.cell(r.step_cost_us[s] * 1e-6)});
       }
     }
     out += table.render();
-    out +=
-        "  (ring, pairwise, fused ring: put_signal/wait_signal steps written by the core; "
-        "local: nothing moves)\n";
+    out += kImplementationNote;
   }
 
   // Ranks grouped by identical local work.
@@ -293,9 +298,7 @@ std::string plan_summary_text(const Plan& plan, const PlanReportOptions& options
     for (const Candidate* c : dropped) row(*c, "-", "filtered: " + c->filtered);
     out += "candidates (kept ones by cost, ties in index order; then filtered ones):\n";
     out += table.render();
-    out +=
-        "  (ring, pairwise, fused ring: put_signal/wait_signal steps written by the core; "
-        "local: nothing moves)\n";
+    out += kImplementationNote;
   }
   return out;
 }
@@ -318,18 +321,19 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
                            {"shape", problem.inputs[i].shape},
                            {"placements", placements_json(problem.inputs[i].placements)}});
 
-  auto redistribution_json = [&plan](const strategies::PlannedRedistribution& r) {
+  auto redistribution_json = [&plan, &options](const strategies::PlannedRedistribution& r) {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t s = 0; s < r.redistribution.steps.size(); ++s) {
       const auto& step = r.redistribution.steps[s];
-      steps.push_back({{"mesh_dim", step.mesh_dim},
-                       {"from", to_string(step.from)},
-                       {"to", to_string(step.to)},
-                       {"collective", to_string(step.collective)},
-                       {"implementation", implementation_text(plan, r, s)},
-                       {"bytes", step.bytes},
-                       {"buffer_bytes", step.buffer_bytes},
-                       {"cost_us", cost_json(r.step_cost_us[s])}});
+      steps.push_back(
+          {{"mesh_dim", step.mesh_dim},
+           {"from", to_string(step.from)},
+           {"to", to_string(step.to)},
+           {"collective", to_string(step.collective)},
+           {"implementation", implementation_text(plan, r, s, options.library_collectives)},
+           {"bytes", step.bytes},
+           {"buffer_bytes", step.buffer_bytes},
+           {"cost_us", cost_json(r.step_cost_us[s])}});
     }
     return nlohmann::json{{"input", r.input},
                           {"from", placements_json(r.redistribution.from)},

@@ -15,6 +15,9 @@ struct PlanReportOptions {
   bool explain = false;      // text: the candidate table
   // The cluster the plan was priced for ("dgx-h100, 1 node x 8 GPUs"); empty when none.
   std::string cluster;
+  // The cluster has a collectives: section: plain collectives run as NCCL's
+  // (core/library_collectives.hpp), and their steps say "nccl".
+  bool library_collectives = false;
   // Per candidate, from a model that explains itself (analytic, simulated); empty
   // otherwise. With them the table and the JSON gain comm/compute/memory figures.
   std::vector<strategies::CandidateDetail> details;
