@@ -55,6 +55,13 @@ int algorithm_steps(LibraryAlgorithm algorithm, BandwidthCollective op,
   return 0;
 }
 
+double group_nics(const ClusterSpec& cluster, const GroupGeometry& group) {
+  if (group.nodes <= 1) return 1;
+  const double nics = cluster.inter_node.nics_per_node;
+  return std::min(group.ranks_per_node * nics / cluster.gpus_per_node,
+                  nics / group.groups_per_node);
+}
+
 std::string LibraryEstimate::name() const {
   if (protocol.empty()) return "none";
   return to_string(algorithm) + "/" + protocol;
@@ -80,14 +87,7 @@ LibraryEstimate estimate_library_collective(const ClusterSpec& cluster, Bandwidt
                   (inter ? " across nodes" : " inside a node"),
         field);
   }
-  // NICs the group's channels use on its busiest node (see the header).
-  double nics = 1;
-  if (inter) {
-    const double per_gpu =
-        static_cast<double>(cluster.inter_node.nics_per_node) / cluster.gpus_per_node;
-    nics = std::min(group.ranks_per_node * per_gpu,
-                    static_cast<double>(cluster.inter_node.nics_per_node) / group.groups_per_node);
-  }
+  const double nics = group_nics(cluster, group);
   const double bus_bytes = bytes * bus_bandwidth_factor(op, group.ranks);
   best.time_s = std::numeric_limits<double>::infinity();
   for (const CollectiveVariant& v : variants) {

@@ -60,6 +60,10 @@ struct LibraryEstimate {
 LibraryEstimate estimate_library_collective(const ClusterSpec& cluster, BandwidthCollective op,
                                             const GroupGeometry& group, double bytes);
 
+// The NICs a group spanning nodes uses on its busiest node (the header's rule); 1 for a
+// group inside one node, whose bus bandwidth is per GPU.
+double group_nics(const ClusterSpec& cluster, const GroupGeometry& group);
+
 // The algorithm's step count (core/collective_tuning.hpp's definitions).
 int algorithm_steps(LibraryAlgorithm algorithm, BandwidthCollective op, const GroupGeometry& group);
 

@@ -219,13 +219,6 @@ GroupGeometry run_geometry(const ClusterSpec& cluster, const NcclTestsRun& run) 
   return g;
 }
 
-double collective_fit_nics(const ClusterSpec& cluster, const GroupGeometry& group) {
-  if (group.nodes <= 1) return 1;
-  const double nics = cluster.inter_node.nics_per_node;
-  return std::min(group.ranks_per_node * nics / cluster.gpus_per_node,
-                  nics / group.groups_per_node);
-}
-
 CollectiveFit fit_collectives(const std::vector<CollectiveFitInput>& inputs,
                               const ClusterSpec& cluster) {
   struct Group {
@@ -250,8 +243,7 @@ CollectiveFit fit_collectives(const std::vector<CollectiveFitInput>& inputs,
     const LibraryAlgorithm algorithm = algorithm_of(run.collective, input.nvls);
     Group& group = groups[{inter, static_cast<int>(run.collective), static_cast<int>(algorithm)}];
     group.files.push_back(run.file);
-    const double per_byte =
-        bus_bandwidth_factor(run.collective, g.ranks) / collective_fit_nics(cluster, g);
+    const double per_byte = bus_bandwidth_factor(run.collective, g.ranks) / group_nics(cluster, g);
     for (const NcclTestsRow& row : run.rows) {
       if (row.bytes <= 0) continue;  // a size-0 row carries no bytes term to fit
       group.points.push_back({static_cast<double>(algorithm_steps(algorithm, run.collective, g)),

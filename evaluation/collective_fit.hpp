@@ -15,13 +15,15 @@
 // start with the least relative error wins (the greedy reassignment has local optima; a
 // variant more must lower the RMS relative error by 0.1 %). A
 // variant left with fewer than two points is dropped. The step latency is fitted only when
-// the points have two or more step counts (two group sizes); else it is 0. Variants are named
+// the points have two or more step counts (two group sizes); else it is 0 inside a node,
+// and across nodes the whole latency is charged to the steps (base 0). Variants are named
 // by bandwidth, lowest first, with the last of LL, LL128, Simple (one variant: Simple), and
 // by algorithm: ring (all_reduce, all_gather, reduce_scatter; nvls for runs marked so),
 // pairwise (all_to_all), direct (sendrecv, broadcast, reduce).
 //
 // Across nodes the bandwidth is stored per NIC: each point's bytes term is divided by the
-// NICs its group uses (collective_fit_nics), so estimate_library_collective multiplies back.
+// NICs its group uses (group_nics, core/nccl_cost_model.hpp), so estimate_library_collective
+// multiplies back.
 #include <string>
 #include <vector>
 
@@ -42,10 +44,6 @@ struct CollectiveFitInput {
 // (groups_per_node 1). Throws InvalidArgument naming the run's file when its ranks do not
 // fit the cluster's gpus_per_node.
 GroupGeometry run_geometry(const ClusterSpec& cluster, const NcclTestsRun& run);
-
-// The NICs the group's channels use on its busiest node (core/nccl_cost_model.hpp's
-// formula); 1 inside a node.
-double collective_fit_nics(const ClusterSpec& cluster, const GroupGeometry& group);
 
 struct CollectiveFitError {
   std::string scope;  // "intra_node" | "inter_node"

@@ -115,7 +115,7 @@ TEST(CollectiveFit, AcrossNodesTheBandwidthIsPerNic) {
   NcclTestsRun ten;
   ten.gpus = 10;
   ten.nodes = 10;
-  EXPECT_EQ(collective_fit_nics(dgx_h100(), run_geometry(dgx_h100(), ten)), 1);
+  EXPECT_EQ(group_nics(dgx_h100(), run_geometry(dgx_h100(), ten)), 1);
 }
 
 TEST(CollectiveFit, NamesAlgorithmsAndRefusesNvlsAcrossNodes) {
