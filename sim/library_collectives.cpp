@@ -41,28 +41,31 @@ void Simulation::find_library_collectives() {
     run.duration_s = estimate.time_s;
     run.detail = static_cast<int>(library_details_.size());
     int ops = 0;
-    for (const CollectiveSpan& span : record.spans) ops = std::max(ops, span.op_count);
+    for (const CollectiveSpan& span : record.spans) {
+      ops = std::max(ops, span.op_count);
+      if (span.op_count > 0) ++run.members;
+    }
     library_details_.push_back("nccl " + to_string(record.op) + " " + estimate.name() +
                                " (replaces " + std::to_string(ops) + " one-sided ops)");
     const int index = static_cast<int>(library_runs_.size());
     library_runs_.push_back(std::move(run));
     for (const CollectiveSpan& span : record.spans)
       if (span.op_count > 0)
-        library_start_[start_key(span.rank, span.stream, span.first_op)] = index;
+        library_start_[start_key(span.rank, span.stream, span.first_op)] = {index, span.op_count};
   }
 }
 
-Simulation::LibraryRun* Simulation::library_run_at(int rank, int stream, int index) {
-  if (library_start_.empty()) return nullptr;
+std::pair<Simulation::LibraryRun*, int> Simulation::library_run_at(int rank, int stream,
+                                                                   int index) {
+  if (library_start_.empty()) return {nullptr, 0};
   const auto it = library_start_.find(start_key(rank, stream, index));
-  return it == library_start_.end() ? nullptr : &library_runs_[it->second];
+  if (it == library_start_.end()) return {nullptr, 0};
+  return {&library_runs_[it->second.run], it->second.op_count};
 }
 
 void Simulation::run_library_collective(int rank, int stream, int index, LibraryRun& run) {
   const CollectiveRecord& record = program_.collectives()[run.record];
-  int members = 0;
-  for (const CollectiveSpan& span : record.spans)
-    if (span.op_count > 0) ++members;
+  const int members = run.members;
   ++run.arrived;
   waits_.wake(run.waiters);
   const StreamOp& first = program_.streams(rank)[stream].ops[index];

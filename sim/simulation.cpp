@@ -128,16 +128,12 @@ void Simulation::run_stream(int rank, int stream) {
     for (size_t i = 0; i < ops.size(); ++i) {
       if (waits_.aborted()) throw RunAborted{};
       const double start = sg4::Engine::get_clock();
-      if (LibraryRun* run = library_run_at(rank, stream, static_cast<int>(i))) {
+      if (const auto [run, count] = library_run_at(rank, stream, static_cast<int>(i)); run) {
         // The whole span is one NCCL call: timed and labelled as its first op.
         run_library_collective(rank, stream, static_cast<int>(i), *run);
         const double end = sg4::Engine::get_clock();
         const CollectiveRecord& record = program_.collectives()[run->record];
         label_spans_.add(rank, stream, static_cast<int>(i), start, end);
-        int count = 1;
-        for (const CollectiveSpan& span : record.spans)
-          if (span.rank == rank && span.stream == stream && span.first_op == static_cast<int>(i))
-            count = span.op_count;
         if (options_.record_timeline)
           timeline_.push_back(
               {rank, stream, static_cast<int>(i), count, start, end, record.bytes, run->detail});

@@ -78,9 +78,10 @@ class Simulation {
 
   // library_collectives.cpp: collectives run as NCCL runs them (core/library_collectives.hpp).
   void find_library_collectives();
-  // The library collective whose span on (rank, stream) starts at op `index`, or nullptr.
+  // The library collective whose span on (rank, stream) starts at op `index`, and the ops
+  // that span holds; {nullptr, 0} when none starts there.
   struct LibraryRun;
-  LibraryRun* library_run_at(int rank, int stream, int index);
+  std::pair<LibraryRun*, int> library_run_at(int rank, int stream, int index);
   // Meets every member, then the stream is busy for the estimate; the data moves at the end.
   void run_library_collective(int rank, int stream, int index, LibraryRun& run);
   void apply_library_collective(const CollectiveRecord& record);
@@ -121,13 +122,18 @@ class Simulation {
     int record = -1;  // in program_.collectives()
     double duration_s = 0;
     int detail = -1;  // in library_details_
+    int members = 0;  // spans with ops: the members that must arrive
     int arrived = 0;
     bool applied = false;
     WaitList waiters;
   };
-  std::vector<LibraryRun> library_runs_;            // one per record run as NCCL's
-  std::unordered_map<int64_t, int> library_start_;  // (rank, stream, first op) → run
-  std::vector<std::string> library_details_;        // RunResult::details
+  std::vector<LibraryRun> library_runs_;  // one per record run as NCCL's
+  struct LibraryStart {
+    int run = -1;      // in library_runs_
+    int op_count = 0;  // ops of this member's span
+  };
+  std::unordered_map<int64_t, LibraryStart> library_start_;  // (rank, stream, first op)
+  std::vector<std::string> library_details_;                 // RunResult::details
 
   std::vector<TimelineEntry> timeline_;  // only with SimOptions::record_timeline
   LabelSpans label_spans_;
