@@ -62,6 +62,21 @@ double group_nics(const ClusterSpec& cluster, const GroupGeometry& group) {
                   nics / group.groups_per_node);
 }
 
+double group_nic_share(const ClusterSpec& cluster, const GroupGeometry& group) {
+  if (group.nodes <= 1) return 1;
+  return static_cast<double>(cluster.inter_node.nics_per_node) / group.groups_per_node;
+}
+
+double group_bus_bandwidth(const ClusterSpec& cluster, const GroupGeometry& group,
+                           double figure_bytes_per_s) {
+  if (group.nodes <= 1) return figure_bytes_per_s;
+  const double budget = figure_bytes_per_s * group_nic_share(cluster, group);
+  const double line_rate = cluster.inter_node.bandwidth_bytes_per_s;
+  // A cluster without a NIC rate (0) has no line-rate ceiling.
+  if (line_rate <= 0) return budget;
+  return std::min(budget, group_nics(cluster, group) * line_rate);
+}
+
 std::string LibraryEstimate::name() const {
   if (protocol.empty()) return "none";
   return to_string(algorithm) + "/" + protocol;
@@ -87,7 +102,6 @@ LibraryEstimate estimate_library_collective(const ClusterSpec& cluster, Bandwidt
                   (inter ? " across nodes" : " inside a node"),
         field);
   }
-  const double nics = group_nics(cluster, group);
   const double bus_bytes = bytes * bus_bandwidth_factor(op, group.ranks);
   best.time_s = std::numeric_limits<double>::infinity();
   for (const CollectiveVariant& v : variants) {
@@ -95,7 +109,7 @@ LibraryEstimate estimate_library_collective(const ClusterSpec& cluster, Bandwidt
     e.algorithm = v.algorithm;
     e.protocol = v.protocol;
     e.inter_node = inter;
-    e.bus_bandwidth_bytes_per_s = v.bus_bandwidth_bytes_per_s * nics;
+    e.bus_bandwidth_bytes_per_s = group_bus_bandwidth(cluster, group, v.bus_bandwidth_bytes_per_s);
     e.base_latency_s = v.base_latency_s;
     e.steps_latency_s = algorithm_steps(v.algorithm, op, group) * v.step_latency_s;
     e.bandwidth_s = bus_bytes / e.bus_bandwidth_bytes_per_s;

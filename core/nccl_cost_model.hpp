@@ -7,16 +7,23 @@
 // Groups inside one node use collectives.intra_node. Groups spanning nodes use
 // collectives.inter_node, whose bus bandwidth is per NIC: NCCL builds one ring (channel) per
 // NIC and runs them over all NICs of a node in parallel (each channel enters and leaves
-// every node once, through its own NIC), so a group's bus bandwidth is
+// every node once, through its own NIC). The per-NIC figure is read as a node's budget
+// shared out: what each NIC carried while all NICs of the node were busy (the way the
+// shipped figures were fitted, from whole-node runs). So a group's bus bandwidth is
 //
-//   per-NIC bus bandwidth × NICs the group can use on its busiest node, where
-//   NICs it can use = min(ranks_per_node × nics_per_node / gpus_per_node,
-//                         nics_per_node / groups_per_node)
+//   min(per-NIC figure × nics_per_node / groups_per_node,    its share of the node's budget
+//       NICs it uses × the NIC's line rate)                   what its own NICs can carry
+//   NICs it uses = min(ranks_per_node × nics_per_node / gpus_per_node,
+//                      nics_per_node / groups_per_node)
 //
 // — a rank reaches its own NIC(s) (one per GPU on a rail-optimised DGX), and the groups of
 // one mesh dim that share a node run at once and split its NICs. On 4 DGX H100 nodes
 // (8 NICs of 400 Gb/s each) one all-reduce over all 32 GPUs uses all 8 NICs per node; the
-// 8 data-parallel groups of mesh [4, 8] (one GPU per node each) use one NIC each.
+// 8 data-parallel groups of mesh [4, 8] (one GPU per node each) use one NIC each, at the
+// per-NIC figure. A group with one GPU per node and the node's other GPUs idle uses one NIC,
+// which then runs at up to its line rate (cluster.inter_node.bandwidth): xxrjun's 10x1 H100
+// runs reach 48.9 GB/s busbw on one 400 Gb/s NIC, while the 8 NICs of the 10x8 runs carry
+// 40 GB/s each (tools/validation/published/SOURCES.md).
 //
 // groups_per_node is what plan lowering runs: a collective on a mesh dim runs on every group
 // of that dim at once, so a node's GPUs in the world divide into groups of ranks_per_node.
@@ -63,6 +70,16 @@ LibraryEstimate estimate_library_collective(const ClusterSpec& cluster, Bandwidt
 // The NICs a group spanning nodes uses on its busiest node (the header's rule); 1 for a
 // group inside one node, whose bus bandwidth is per GPU.
 double group_nics(const ClusterSpec& cluster, const GroupGeometry& group);
+
+// The group's share of its busiest node's budget, in NICs: nics_per_node / groups_per_node
+// (≥ group_nics); 1 inside one node. calibrate divides a measured bus bandwidth by it, the
+// inverse of group_bus_bandwidth below where the line rate does not bind.
+double group_nic_share(const ClusterSpec& cluster, const GroupGeometry& group);
+
+// The group's bus bandwidth from a variant's figure (per NIC across nodes, per GPU inside
+// one node), by the header's rule.
+double group_bus_bandwidth(const ClusterSpec& cluster, const GroupGeometry& group,
+                           double figure_bytes_per_s);
 
 // The algorithm's step count (core/collective_tuning.hpp's definitions).
 int algorithm_steps(LibraryAlgorithm algorithm, BandwidthCollective op, const GroupGeometry& group);

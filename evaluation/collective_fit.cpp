@@ -243,7 +243,8 @@ CollectiveFit fit_collectives(const std::vector<CollectiveFitInput>& inputs,
     const LibraryAlgorithm algorithm = algorithm_of(run.collective, input.nvls);
     Group& group = groups[{inter, static_cast<int>(run.collective), static_cast<int>(algorithm)}];
     group.files.push_back(run.file);
-    const double per_byte = bus_bandwidth_factor(run.collective, g.ranks) / group_nics(cluster, g);
+    const double per_byte =
+        bus_bandwidth_factor(run.collective, g.ranks) / group_nic_share(cluster, g);
     for (const NcclTestsRow& row : run.rows) {
       if (row.bytes <= 0) continue;  // a size-0 row carries no bytes term to fit
       group.points.push_back({static_cast<double>(algorithm_steps(algorithm, run.collective, g)),

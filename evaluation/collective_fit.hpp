@@ -22,8 +22,10 @@
 // pairwise (all_to_all), direct (sendrecv, broadcast, reduce).
 //
 // Across nodes the bandwidth is stored per NIC: each point's bytes term is divided by the
-// NICs its group uses (group_nics, core/nccl_cost_model.hpp), so estimate_library_collective
-// multiplies back.
+// group's share of its node's NICs (group_nic_share, core/nccl_cost_model.hpp), so
+// estimate_library_collective multiplies back wherever the NICs' line rate does not bind. A
+// run with NICs idle on its nodes (10x1: one GPU and one NIC busy of 8) therefore fits a
+// lower bound of the node's budget: fit from whole-node runs (all GPUs of each node).
 #include <string>
 #include <vector>
 

@@ -99,6 +99,34 @@ TEST(NcclCostModel, DataParallelGroupsShareTheNodesNics) {
               41.25e9 / 4, 1);
 }
 
+TEST(NcclCostModel, ANicAloneOnItsNodeRunsUpToItsLineRate) {
+  // 4 nodes, one GPU of each in one group and the nodes' other GPUs idle (an nccl-tests run
+  // of 4 × 1 GPU): one NIC busy per node. The group's share of the node's budget is all
+  // 8 NICs, 8 × 41.25 = 330 GB/s, but its one NIC carries at most its line rate, 50 GB/s:
+  // min(330, 1 × 50) = 50 GB/s.
+  const ClusterSpec c = tuned_cluster(4);
+  GroupGeometry g;
+  g.ranks = 4, g.nodes = 4, g.ranks_per_node = 1, g.groups_per_node = 1;
+  EXPECT_EQ(group_nics(c, g), 1);
+  EXPECT_EQ(group_nic_share(c, g), 8);
+  EXPECT_NEAR(group_bus_bandwidth(c, g, 41.25e9), 50e9, 1);
+  // Two GPUs per node: two NICs, min(330, 2 × 50) = 100 GB/s.
+  GroupGeometry two = g;
+  two.ranks = 8, two.ranks_per_node = 2;
+  EXPECT_NEAR(group_bus_bandwidth(c, two, 41.25e9), 100e9, 1);
+  // Where the budget binds first, it is the budget: a figure of 5 GB/s gives 8 × 5 = 40 GB/s.
+  EXPECT_NEAR(group_bus_bandwidth(c, g, 5e9), 40e9, 1);
+  // Without a NIC rate there is no ceiling.
+  ClusterSpec no_rate = c;
+  no_rate.inter_node.bandwidth_bytes_per_s = 0;
+  EXPECT_NEAR(group_bus_bandwidth(no_rate, g, 41.25e9), 330e9, 1);
+  // Groups that fill the node (the 8 dp groups of mesh [4, 8]) are where the budget binds:
+  // share 8 / 8 = 1 NIC, min(41.25, 1 × 50) = 41.25 GB/s, as before the ceiling.
+  EXPECT_NEAR(group_bus_bandwidth(c, geometry_of(c, ranks(3, 4, 8), 32), 41.25e9), 41.25e9, 1);
+  // Inside one node the figure is the GPU's own.
+  EXPECT_NEAR(group_bus_bandwidth(c, geometry_of(c, ranks(0, 8), 8), 360e9), 360e9, 1);
+}
+
 TEST(NcclCostModel, StepsPerAlgorithm) {
   GroupGeometry g;
   g.ranks = 32, g.nodes = 4, g.ranks_per_node = 8;

@@ -118,6 +118,30 @@ TEST(CollectiveFit, AcrossNodesTheBandwidthIsPerNic) {
   EXPECT_EQ(group_nics(dgx_h100(), run_geometry(dgx_h100(), ten)), 1);
 }
 
+TEST(CollectiveFit, ARunWithIdleNicsFitsALowerBoundThatRoundTrips) {
+  // 10 nodes × 1 GPU: the group's share of a node is all 8 NICs, so a measured 40 GB/s bus
+  // bandwidth (under the one NIC's 50 GB/s line rate) is stored as 40 / 8 = 5 GB/s per NIC,
+  // and predicting the same run gives min(8 × 5, 1 × 50) = 40 GB/s back.
+  const auto time = [](double bytes, int p) { return 50e-6 + bytes * (p - 1.0) / p / 40e9; };
+  const ClusterSpec cluster = dgx_h100();
+  const NcclTestsRun run = made_run(BandwidthCollective::all_gather, 10, 10, time);
+  const CollectiveFit fit = fit_collectives({{run, false}}, cluster);
+  const auto& v = fit.tuning.inter_node.of(BandwidthCollective::all_gather);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NEAR(v[0].bus_bandwidth_bytes_per_s / 5e9, 1, 1e-6);
+  ClusterSpec fitted = cluster;
+  fitted.nodes = 10;
+  fitted.collectives = fit.tuning;
+  const GroupGeometry g = run_geometry(fitted, run);
+  for (const NcclTestsRow& row : run.rows)
+    EXPECT_NEAR(estimate_library_collective(fitted, BandwidthCollective::all_gather, g,
+                                            static_cast<double>(row.bytes))
+                        .time_s /
+                    row.time_s,
+                1, 0.03)
+        << row.bytes << " B";
+}
+
 TEST(CollectiveFit, NamesAlgorithmsAndRefusesNvlsAcrossNodes) {
   const auto time = [](double bytes, int) { return 10e-6 + bytes / 100e9; };
   const CollectiveFit fit =
