@@ -15,7 +15,7 @@ class ClusterReaderTest : public ::testing::Test {
   std::string file(const std::string& gpu_extra,
                    const std::string& memory = "{capacity: 80 GiB, bandwidth: 3.35 TB/s}") {
     path_ = files_.write("c.yaml", "base: " + std::string(SYMMESH_SOURCE_DIR) +
-                                       "/scenarios/clusters/dgx-h100.yaml\n"
+                                       "/scenarios/clusters/dgx-h100-datasheet.yaml\n"
                                        "gpu:\n"
                                        "  memory: " +
                                        memory + "\n" + gpu_extra);

@@ -394,8 +394,9 @@ TEST(ScenarioShipped, EveryShippedClusterLoads) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_THAT(names,
-              ElementsAre("dgx-h100-calibrated.yaml", "dgx-h100.yaml", "dgx-h200-calibrated.yaml",
-                          "dgx-h200.yaml", "h200-ib-rail-4node.yaml", "ib-fattree-4node.yaml",
+              ElementsAre("dgx-h100-calibrated.yaml", "dgx-h100-datasheet.yaml", "dgx-h100.yaml",
+                          "dgx-h200-calibrated.yaml", "dgx-h200-datasheet.yaml", "dgx-h200.yaml",
+                          "h200-ib-rail-4node.yaml", "ib-fattree-4node.yaml",
                           "ib-rail-4node-calibrated.yaml", "ib-rail-4node.yaml", "pcie-8gpu.yaml"));
 }
 

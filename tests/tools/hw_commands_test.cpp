@@ -307,7 +307,8 @@ TEST(CalibrateCommand, MeasurementsThatCannotBeFittedAreBadInput) {
 }
 
 TEST(CalibrateCommand, GemmCsvFitsEfficienciesOnTopOfTheBase) {
-  // bf16 GEMMs made up at 0.75 of the H100's 989.4 TFLOP/s (dgx-h100.yaml), plus its 5 us
+  // bf16 GEMMs made up at 0.75 of the H100's 989.4 TFLOP/s (dgx-h100-datasheet.yaml: no
+  // sm_count, so no waves), plus its 5 us
   // launch: 2 (n + 64)³ / (989.4e12 × 0.75) + 5e-6 s; and one decode shape, HBM-bound.
   const auto in = temp_path("symmesh_gemm.csv");
   const auto out = temp_path("symmesh_gemm_cluster.yaml");
@@ -320,7 +321,8 @@ TEST(CalibrateCommand, GemmCsvFitsEfficienciesOnTopOfTheBase) {
   // m = 1: (8192 + 8192² + 8192) × 2 B at 3.35 TB/s = 40.075 us, + 5 us.
   csv << "d,1,8192,8192,bf16,45.07,made up\n";
   csv.close();
-  const std::string base = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.yaml";
+  const std::string base =
+      std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/dgx-h100-datasheet.yaml";
   const auto r = run_symmesh("calibrate --gemm " + in + " --base " + base + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out,
@@ -328,7 +330,7 @@ TEST(CalibrateCommand, GemmCsvFitsEfficienciesOnTopOfTheBase) {
   const symmesh::ClusterSpec c = symmesh::load_cluster(out);
   EXPECT_EQ(c.gpu.gemm_efficiency.at("bf16"), 0.75);
   EXPECT_EQ(c.gpu.peak_flops_per_s.at("bf16"), 989.4e12);
-  EXPECT_EQ(c.name, "dgx-h100-calibrated");
+  EXPECT_EQ(c.name, "dgx-h100-datasheet-calibrated");
   std::remove(out.c_str());
 
   // Bad rows: exit 2 naming file:line:column, nothing written; --gemm needs --base.

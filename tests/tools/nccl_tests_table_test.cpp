@@ -16,7 +16,8 @@ namespace {
 using symmesh::testing::run_symmesh;
 using ::testing::HasSubstr;
 
-const std::string kCluster = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/dgx-h100.yaml";
+const std::string kCluster =
+    std::string(SYMMESH_SOURCE_DIR) + "/scenarios/clusters/dgx-h100-datasheet.yaml";
 
 struct Row {
   long long bytes = 0, count = 0;
@@ -91,8 +92,8 @@ TEST(NcclTestsTable, AllReduceHasAllReducePerfsColumnsAndArithmetic) {
     EXPECT_EQ(row.redop, "sum");
   }
   expect_nccl_tests_arithmetic(rows, 2.0 * 7 / 8);
-  // The ring's closed form (docs/scenario-format.md) on dgx-h100's 1 us and 450 GB/s:
-  // 2(p-1)(α + c/β) = 14 x (1 us + 134,217,728 B / 450e9 B/s) = 14 x 299.26 us = 4189.7 us.
+  // The one-sided ring's closed form (docs/scenario-format.md) on dgx-h100-datasheet's 1 us, 450
+  // GB/s: 2(p-1)(α + c/β) = 14 x (1 us + 134,217,728 B / 450e9 B/s) = 14 x 299.26 us = 4189.7 us.
   EXPECT_NEAR(rows.back().time_us, 14 * (1 + 134217728 / 450e9 * 1e6), 4189.7 * 0.001);
 }
 

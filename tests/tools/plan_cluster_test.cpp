@@ -34,11 +34,13 @@ TEST(PlanCluster, AnalyticNeedsACluster) {
 TEST(PlanCluster, ExplainShowsCommunicationComputeAndMemory) {
   // The shipped name resolves under scenarios/. Candidate [S(0) | S(0), R] costs
   // 282.995 us of all-gather and 181.363 us of compute and needs 304 MiB per GPU (by hand
-  // in tests/strategies/analytic_cost_model_test.cpp).
-  const auto r =
-      run_symmesh(kSquare + "--cost-model analytic --cluster clusters/dgx-h100.yaml --explain");
+  // in tests/strategies/analytic_cost_model_test.cpp, on the datasheet figures).
+  const auto r = run_symmesh(kSquare +
+                             "--cost-model analytic --cluster clusters/dgx-h100-datasheet.yaml "
+                             "--explain");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("cost model analytic, cluster dgx-h100 (1 node x 8 GPUs)"));
+  EXPECT_THAT(r.out,
+              HasSubstr("cost model analytic, cluster dgx-h100-datasheet (1 node x 8 GPUs)"));
   // The fully replicated candidate, over 1 ms, is the table's largest time: the table is in
   // ms (tools/cli/text_table.hpp's rule), three decimals.
   EXPECT_THAT(r.out, HasSubstr("comm (ms)  compute (ms)  memory/GPU"));
@@ -109,19 +111,18 @@ TEST(PlanCluster, ACalibratedClusterRunsPlainCollectivesAsNccl) {
   // collectives: section the plain collectives are NCCL's; --collectives one-sided sets the
   // section aside, and the same step is the core's pairwise exchange again.
   const std::string cmd = kSquare + "--cost-model analytic --json --cluster ";
-  const auto nccl = run_symmesh(cmd + "clusters/dgx-h100-calibrated.yaml");
+  const auto nccl = run_symmesh(cmd + "clusters/dgx-h100.yaml");
   ASSERT_EQ(nccl.exit_code, 0) << nccl.err;
-  const auto one_sided =
-      run_symmesh(cmd + "clusters/dgx-h100-calibrated.yaml --collectives one-sided");
+  const auto one_sided = run_symmesh(cmd + "clusters/dgx-h100.yaml --collectives one-sided");
   ASSERT_EQ(one_sided.exit_code, 0) << one_sided.err;
-  const auto datasheet = run_symmesh(cmd + "clusters/dgx-h100.yaml");
+  const auto datasheet = run_symmesh(cmd + "clusters/dgx-h100-datasheet.yaml");
   ASSERT_EQ(datasheet.exit_code, 0) << datasheet.err;
   const auto with = step_implementations(nccl.out);
   ASSERT_FALSE(with.empty()) << nccl.out;
   for (const std::string& s : with) EXPECT_EQ(s, "nccl");
   for (const std::string& s : step_implementations(one_sided.out)) EXPECT_NE(s, "nccl");
   for (const std::string& s : step_implementations(datasheet.out)) EXPECT_NE(s, "nccl");
-  const auto bad = run_symmesh(cmd + "clusters/dgx-h100-calibrated.yaml --collectives mpi");
+  const auto bad = run_symmesh(cmd + "clusters/dgx-h100.yaml --collectives mpi");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("--collectives"));
 }

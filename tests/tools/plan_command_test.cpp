@@ -130,7 +130,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(PlanCommand, AutoInputsAreShardedByThePlannerAndTheFullCostIsPrinted) {
   // Llama-3-8B's gate projection, 8192 tokens: [8192, 4096] x [4096, 14336] bf16 on the 8
-  // GPUs of a DGX H100 (989.4 TFLOP/s). The roofline (core/roofline.hpp) is
+  // GPUs of a DGX H100 as its datasheet gives it (989.4 TFLOP/s, dgx-h100-datasheet.yaml:
+  // no fitted efficiency, no waves). The roofline (core/roofline.hpp) is
   //   2mnk / (989.4e12 x 0.85 s(m) s(n) s(k)) + 5 us,   s(x) = x / (x + 64).
   // Given R, R (DTensor's rules drop every Shard strategy: nothing is sharded) all eight
   // GPUs compute the whole product: 9.620e11 FLOP, efficiency 0.85 x (8192/8256) x
@@ -140,7 +141,7 @@ TEST(PlanCommand, AutoInputsAreShardedByThePlannerAndTheFullCostIsPrinted) {
   // m = 1024, would take 160.0 us).
   const std::string common =
       "plan --op mm --a 8192x4096 --b 4096x14336 --mesh 8 --dtype bf16 --cost-model analytic "
-      "--cluster dgx-h100.yaml --json --in ";
+      "--cluster dgx-h100-datasheet.yaml --json --in ";
   const auto given = run_symmesh(common + "R R");
   ASSERT_EQ(given.exit_code, 0) << given.err;
   const auto g = nlohmann::json::parse(given.out);
@@ -158,7 +159,7 @@ TEST(PlanCommand, AutoInputsAreShardedByThePlannerAndTheFullCostIsPrinted) {
 
   const auto text = run_symmesh(
       "plan --op mm --a 8192x4096 --b 4096x14336 --mesh 8 --dtype bf16 --cost-model analytic "
-      "--cluster dgx-h100.yaml --in R auto");
+      "--cluster dgx-h100-datasheet.yaml --in R auto");
   EXPECT_THAT(text.out, HasSubstr("placed by the planner: b S(1)"));
   EXPECT_THAT(text.out, HasSubstr("full cost: 156.59"));
 }

@@ -14,14 +14,15 @@
 
 namespace symmesh::testing {
 
-template <typename Scenario>  // Scenario::kPath (under scenarios/), Scenario::kName
+// Scenario::kPath (under scenarios/), Scenario::kName, Scenario::kArgs (more sweep options)
+template <typename Scenario>
 class QuickstartSweep : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = fresh_dir(Scenario::kName);
-    run_ =
-        run_sweep_shell("PATH=" + path_without_gnuplot(),
-                        kScenarioDir + Scenario::kPath + " --out " + dir_.string() + " --jobs 2");
+    run_ = run_sweep_shell(
+        "PATH=" + path_without_gnuplot(),
+        kScenarioDir + Scenario::kPath + Scenario::kArgs + " --out " + dir_.string() + " --jobs 2");
     if (fs::exists(dir_ / "results.json"))
       json_ = nlohmann::json::parse(read_file((dir_ / "results.json").string()));
   }

@@ -32,9 +32,13 @@ const nlohmann::json& op_named(const nlohmann::json& report, const std::string& 
   throw std::runtime_error("no op " + name);
 }
 
-// dgx-h100.yaml: NVSwitch 450 GB/s per direction per GPU, 1 us one-way latency.
+// dgx-h100.yaml (from dgx-h100-datasheet.yaml): NVSwitch 450 GB/s per direction per GPU,
+// 1 us one-way latency: what the core's one-sided puts and rings pay. The file's collectives:
+// section runs plain collectives as NCCL does unless --collectives one-sided sets it aside,
+// as the tests of the one-sided rings' closed forms below do.
 constexpr double kAlpha = 1e-6;
 constexpr double kBeta = 450e9;
+const std::string kOneSided = " --collectives one-sided";
 
 TEST(SimulateCommand, PingPongLegsAreLatencyPlusBytesOverBandwidth) {
   // Each leg: 1 MiB between two GPUs of a node: 1 us + 1,048,576 / 450e9 = 3.3302 us.
@@ -48,21 +52,22 @@ TEST(SimulateCommand, PingPongLegsAreLatencyPlusBytesOverBandwidth) {
 
 TEST(SimulateCommand, ASelfPutIsACopyInTheGpusOwnMemory) {
   // NCCL allows a put to oneself. 1 MiB from GPU 3 to itself is a device copy: read and
-  // write 2 x 1,048,576 B at the HBM's 3.35 TB/s = 0.626 us, plus core/roofline.hpp's
-  // launch overhead — and no link latency.
+  // write 2 x 1,048,576 B at the HBM's sustained 2.97 TB/s (dgx-h100.yaml) = 0.706 us, plus
+  // core/roofline.hpp's launch overhead — and no link latency.
   const std::string dir = symmesh::testing::fresh_dir("self-put");
   const std::string path = dir + "/self-put.yaml";
   std::ofstream(path) << "cluster: " << kScenarios << "clusters/dgx-h100.yaml\n"
                       << "mesh: [8]\nworkload:\n"
                          "  - {name: self, op: put_signal, bytes: 1 MiB, src: 3, dst: 3}\n";
   const auto report = simulate_json(path);
-  const double expected = 2 * 1048576.0 / 3.35e12 + 5e-6;  // 5 us launch overhead
+  const double expected = 2 * 1048576.0 / 2.97e12 + 5e-6;  // 5 us launch overhead
   EXPECT_NEAR(op_named(report, "self")["time_s"].get<double>(), expected, expected * 0.005);
 }
 
 TEST(SimulateCommand, RingAllGatherOnOneNodeMatchesTheClosedForm) {
-  // 1 GiB gathered over 8 GPUs: 7 x (1 us + 134,217,728 B / 450e9) = 2.0948 ms.
-  const auto report = simulate_json(kScenarios + "ring-allgather-8gpu.yaml");
+  // 1 GiB gathered over 8 GPUs by the one-sided ring: 7 x (1 us + 134,217,728 B / 450e9)
+  // = 2.0948 ms.
+  const auto report = simulate_json(kScenarios + "ring-allgather-8gpu.yaml" + kOneSided);
   const double expected = 7 * (kAlpha + 134217728.0 / kBeta);
   EXPECT_NEAR(op_named(report, "gather")["time_s"].get<double>(), expected, expected * 0.01);
   EXPECT_EQ(op_named(report, "gather")["bytes"], 1073741824);
@@ -73,13 +78,15 @@ class MeshMatmul : public ::testing::TestWithParam<const char*> {};
 TEST_P(MeshMatmul, ComputeFollowsTheRoofline) {
   // up_proj on 2x8: (S0,R) x (R,S1) needs no redistribution; each rank multiplies
   // 4096x8192 by 8192x3584 in bf16: 2*4096*3584*8192 = 2.4052e11 FLOP.
-  // efficiency = 0.85 * 4096/4160 * 3584/3648 * 8192/8256 = 0.815866;
-  // time = 2.4052e11 / (989.4e12 * 0.815866) + 5 us launch = 0.29796 + 0.005 = 0.30296 ms.
+  // dgx-h100.yaml's bf16 gemm_efficiency is 0.8897 and its sm_count 132 (core/roofline.hpp):
+  // shape term 2 * 4160 * 3648 * 8256 / 0.8897 = 2.81646e11 peak FLOPs; 32 x 28 = 896 tiles
+  // in 7 waves of 132: 7 * 132 * 2 * 128² * 8256 / 0.8897 = 2.80962e11, so the shape binds:
+  // 2.81646e11 / 989.4e12 + 5 us launch = 0.284664 + 0.005 = 0.289664 ms.
   // Version 1 declares the weight column-parallel; version 2 leaves it to the planner,
   // which must find the same split (anything else moves data or computes more).
   const auto report = simulate_json(kScenarios + GetParam());
   const auto& op = op_named(report, "up_proj");
-  EXPECT_NEAR(op["compute_time_s"].get<double>(), 3.0296e-4, 3.0296e-4 * 0.001);
+  EXPECT_NEAR(op["compute_time_s"].get<double>(), 2.89664e-4, 2.89664e-4 * 0.001);
   EXPECT_EQ(op["comm_time_s"].get<double>(), 0.0);
   EXPECT_EQ(op["strategy"]["input_placements"],
             nlohmann::json::parse(R"j([["S(0)","R"],["R","S(1)"]])j"));
@@ -93,8 +100,10 @@ INSTANTIATE_TEST_SUITE_P(BothVersions, MeshMatmul,
                                            "mesh-2x8-mm.yaml"));
 
 TEST(SimulateCommand, MoeAllToAllIsPairwiseExchange) {
-  // 16 MiB over 8 ranks: chunks of 2 MiB, 7 steps of 1 us + 2,097,152 / 450e9 = 39.62 us.
-  const auto report = simulate_json(kScenarios + "version1-by-hand/moe-expert-bmm.yaml");
+  // 16 MiB over 8 ranks, the one-sided pairwise exchange: chunks of 2 MiB, 7 steps of
+  // 1 us + 2,097,152 / 450e9 = 39.62 us.
+  const auto report =
+      simulate_json(kScenarios + "version1-by-hand/moe-expert-bmm.yaml" + kOneSided);
   const double expected = 7 * (kAlpha + 2097152.0 / kBeta);
   EXPECT_NEAR(op_named(report, "dispatch")["time_s"].get<double>(), expected, expected * 0.01);
 }
@@ -104,8 +113,8 @@ TEST(SimulateCommand, MoeVersionTwoDerivesTheDispatchAndCombine) {
   // bmm need it by expert (S(0)), so expert_gate pays S(1) -> S(0), one pairwise
   // all-to-all of 2 MiB blocks: 7 x (1 us + 2,097,152 / 450e9) = 39.62 us; expert_up
   // reads the copy; expert_down brings y back to S(1), the same again.
-  const auto v2 = simulate_json(kScenarios + "moe-expert-bmm.yaml");
-  const auto v1 = simulate_json(kScenarios + "version1-by-hand/moe-expert-bmm.yaml");
+  const auto v2 = simulate_json(kScenarios + "moe-expert-bmm.yaml" + kOneSided);
+  const auto v1 = simulate_json(kScenarios + "version1-by-hand/moe-expert-bmm.yaml" + kOneSided);
   const double all_to_all = 7 * (kAlpha + 2097152.0 / kBeta);
   for (const char* name : {"expert_gate", "expert_down"}) {
     const auto& op = op_named(v2, name);
@@ -113,8 +122,9 @@ TEST(SimulateCommand, MoeVersionTwoDerivesTheDispatchAndCombine) {
     EXPECT_EQ(op["redistributions"][0]["steps"], "all_to_all over ep (16.00 MiB)") << name;
     EXPECT_NEAR(op["comm_time_s"].get<double>(), all_to_all, 0.01 * all_to_all) << name;
     // Around it, each rank splits its 16 MiB into 8 slots and concatenates the 8 blocks
-    // it receives: 16 copies of 2 MiB, each 5 us + 2 x 2 MiB / 3.35 TB/s (roofline copy).
-    const double copies = 16 * (5e-6 + 2 * 2097152.0 / 3.35e12);
+    // it receives: 16 copies of 2 MiB, each 5 us + 2 x 2 MiB / 2.97 TB/s (roofline copy at
+    // dgx-h100.yaml's sustained HBM bandwidth).
+    const double copies = 16 * (5e-6 + 2 * 2097152.0 / 2.97e12);
     const double bmm = op_named(v1, name)["compute_time_s"].get<double>();
     EXPECT_NEAR(op["compute_time_s"].get<double>(), bmm + copies, 0.01 * copies) << name;
   }
@@ -127,18 +137,29 @@ TEST(SimulateCommand, MoeVersionTwoDerivesTheDispatchAndCombine) {
 TEST(SimulateCommand, CountsCollectivesFromTheProgramsRecords) {
   // The version-1 quickstart: "grads" all-reduces 8 MiB over dp on a 2x4 mesh: 4 dp
   // groups of 2 GPUs, each runs its own ring: 4 all-reduces, 4 x 8 MiB = 33,554,432
-  // bytes. Its mm needs no redistribution and its put_signal is no collective.
-  const auto quickstart = simulate_json(kScenarios + "version1-by-hand/quickstart.yaml");
+  // bytes. Its mm needs no redistribution and its put_signal is no collective. One-sided
+  // here, so each is the core's ring; NCCL's runs are counted the same (below).
+  const auto quickstart =
+      simulate_json(kScenarios + "version1-by-hand/quickstart.yaml" + kOneSided);
   EXPECT_EQ(quickstart["collectives"], nlohmann::json::parse(R"j([{"op": "all_reduce",
       "implementation": "ring", "count": 4, "bytes": 33554432}])j"));
   // moe-expert-bmm: dispatch and combine, 16 MiB each over the one ep group of 8 (written
   // by hand in version 1, derived from the placements in version 2: the same two).
-  const auto moe = simulate_json(kScenarios + "version1-by-hand/moe-expert-bmm.yaml");
+  const auto moe = simulate_json(kScenarios + "version1-by-hand/moe-expert-bmm.yaml" + kOneSided);
   EXPECT_EQ(moe["collectives"], nlohmann::json::parse(R"j([{"op": "all_to_all",
       "implementation": "pairwise", "count": 2, "bytes": 33554432}])j"));
-  EXPECT_EQ(simulate_json(kScenarios + "moe-expert-bmm.yaml")["collectives"], moe["collectives"]);
-  const auto r = run_symmesh("simulate " + kScenarios + "version1-by-hand/quickstart.yaml");
+  EXPECT_EQ(simulate_json(kScenarios + "moe-expert-bmm.yaml" + kOneSided)["collectives"],
+            moe["collectives"]);
+  const auto r =
+      run_symmesh("simulate " + kScenarios + "version1-by-hand/quickstart.yaml" + kOneSided);
   EXPECT_THAT(r.out, ::testing::HasSubstr("collectives: 4 all_reduce (ring)\n"));
+  // By default dgx-h100.yaml's collectives: section runs them as NCCL: the same count and
+  // bytes, each named by the library's algorithm and protocol.
+  const auto nccl = simulate_json(kScenarios + "version1-by-hand/quickstart.yaml");
+  ASSERT_EQ(nccl["collectives"].size(), 1u);
+  EXPECT_EQ(nccl["collectives"][0]["count"], 4);
+  EXPECT_EQ(nccl["collectives"][0]["bytes"], 33554432);
+  EXPECT_EQ(nccl["collectives"][0]["implementation"].get<std::string>().rfind("nccl ", 0), 0u);
 }
 
 // Regression guard: every figure of the shipped scenarios' JSON as first checked above,
@@ -222,9 +243,9 @@ workload:
 }
 
 TEST(SimulateCommand, CollectivesCarryNcclTestsBandwidths) {
-  // ring-allgather-8gpu.yaml works them by hand: algbw 1 GiB / 2.095 ms = 512.6 GB/s,
-  // busbw x 7/8 = 448.5 GB/s (nccl-tests' all-gather factor (n-1)/n).
-  const auto report = simulate_json(kScenarios + "ring-allgather-8gpu.yaml");
+  // ring-allgather-8gpu.yaml works them by hand for the one-sided ring: algbw 1 GiB /
+  // 2.095 ms = 512.6 GB/s, busbw x 7/8 = 448.5 GB/s (nccl-tests' all-gather factor (n-1)/n).
+  const auto report = simulate_json(kScenarios + "ring-allgather-8gpu.yaml" + kOneSided);
   const auto& gather = op_named(report, "gather");
   EXPECT_EQ(gather["group_size"], 8);
   EXPECT_NEAR(gather["algbw_bytes_per_s"].get<double>(), 512.6e9, 0.1e9);
@@ -232,14 +253,14 @@ TEST(SimulateCommand, CollectivesCarryNcclTestsBandwidths) {
   // The quickstart's grads: 8 MiB all-reduced over dp groups of 2: factor 2(2-1)/2 = 1, and
   // the time 2 x (1 us + 4 MiB / 450 GB/s) = 20.641 us: algbw = busbw = 8,388,608 B /
   // 20.641 us = 406.4 GB/s.
-  const auto v1 = simulate_json(kScenarios + "version1-by-hand/quickstart.yaml");
+  const auto v1 = simulate_json(kScenarios + "version1-by-hand/quickstart.yaml" + kOneSided);
   const auto& grads = op_named(v1, "grads");
   EXPECT_EQ(grads["group_size"], 2);
   EXPECT_NEAR(grads["algbw_bytes_per_s"].get<double>(), 406.4e9, 0.2e9);
   EXPECT_DOUBLE_EQ(grads["busbw_bytes_per_s"].get<double>(),
                    grads["algbw_bytes_per_s"].get<double>());
   EXPECT_FALSE(op_named(v1, "proj").contains("busbw_bytes_per_s"));  // a matmul has none
-  const auto r = run_symmesh("simulate " + kScenarios + "ring-allgather-8gpu.yaml");
+  const auto r = run_symmesh("simulate " + kScenarios + "ring-allgather-8gpu.yaml" + kOneSided);
   EXPECT_THAT(r.out, HasSubstr("algbw (GB/s)  busbw (GB/s)"));
   EXPECT_THAT(r.out, HasSubstr("512.57        448.50"));
 }
@@ -292,22 +313,32 @@ workload:
   EXPECT_DOUBLE_EQ(gpu["memory_sustained_bandwidth_bytes_per_s"].get<double>(), 2.9e12);
   EXPECT_EQ(gpu["sm_count"], 132);
   EXPECT_DOUBLE_EQ(gpu["launch_overhead_s"].get<double>(), 4e-6);
-  // Absent from a cluster that does not give them (dgx-h100.yaml).
-  const auto plain = simulate_json(kScenarios + "ring-allgather-8gpu.yaml");
+  // Absent from a cluster that does not give them (dgx-h100-datasheet.yaml).
+  const auto plain_path = temp_scenario(R"y(
+name: roofline-absent
+cluster: clusters/dgx-h100-datasheet.yaml
+mesh: {shape: [8]}
+workload:
+  - {name: gather, op: all_gather, bytes: 1 MiB, mesh_dim: 0}
+)y");
+  const auto plain = simulate_json(plain_path);
   EXPECT_FALSE(plain["cluster"]["gpu"].contains("sm_count"));
   EXPECT_FALSE(plain["cluster"]["gpu"].contains("gemm_efficiency"));
   std::remove(path.c_str());
+  std::remove(plain_path.c_str());
 }
 
 TEST(SimulateCommand, OneTimeUnitChosenForTheTable) {
-  // The version-1 quickstart's longest time is its total, 6.62 us (proj's roofline) +
-  // 3.33 us (1 us + 1 MiB / 450 GB/s) + 20.64 us (the all-reduce's 2 x (1 us + 4 MiB /
-  // 450 GB/s)) = 30.593 us, under 1 ms: us throughout. The
-  // all-gather's 2.095 ms: ms.
-  const auto small = run_symmesh("simulate " + kScenarios + "version1-by-hand/quickstart.yaml");
+  // The version-1 quickstart, one-sided: its longest time is its total, 6.549 us (proj's
+  // roofline: 512x1024 by 1024x1024 per rank, 2 (576)(1088)(1088) / 0.8897 / 989.4e12 =
+  // 1.549 us above its 1.412 us of HBM at 2.97 TB/s, + 5 us launch) + 3.33 us (1 us +
+  // 1 MiB / 450 GB/s) + 20.64 us (the all-reduce's 2 x (1 us + 4 MiB / 450 GB/s)) =
+  // 30.521 us, under 1 ms: us throughout. The all-gather's 2.095 ms: ms.
+  const auto small =
+      run_symmesh("simulate " + kScenarios + "version1-by-hand/quickstart.yaml" + kOneSided);
   EXPECT_THAT(small.out, HasSubstr("time (us)  comm (us)  compute (us)"));
-  EXPECT_THAT(small.out, HasSubstr("total: 30.593 us\n"));
-  const auto large = run_symmesh("simulate " + kScenarios + "ring-allgather-8gpu.yaml");
+  EXPECT_THAT(small.out, HasSubstr("total: 30.521 us\n"));
+  const auto large = run_symmesh("simulate " + kScenarios + "ring-allgather-8gpu.yaml" + kOneSided);
   EXPECT_THAT(large.out, HasSubstr("time (ms)  comm (ms)  compute (ms)"));
   EXPECT_THAT(large.out, HasSubstr("total: 2.095 ms\n"));
 }

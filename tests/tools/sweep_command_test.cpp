@@ -30,7 +30,8 @@ std::string quickstart_with(const std::string& name, const std::string& sweep_an
 }
 
 TEST(SweepCommand, AllReduceOnlySweepMatchesTheRingClosedForm) {
-  // 64 MiB all-reduced over the 8 GPUs of one DGX H100 (1-D mesh): one point,
+  // 64 MiB all-reduced over the 8 GPUs of one DGX H100 (1-D mesh) by the core's one-sided
+  // ring (--collectives one-sided sets dgx-h100.yaml's NCCL figures aside): one point,
   // 2 x 7 x (1 us + 8 MiB / 450 GB/s) = 274.6 us.
   const auto scenario = write_temp_scenario("allreduce", R"y(
 name: allreduce-only
@@ -41,7 +42,7 @@ workload:
 sweep: {nodes: [1, 2], mesh: auto}
 )y");
   const auto dir = fresh_dir("allreduce");
-  const auto r = run_sweep_shell("", scenario + " --out " + dir.string());
+  const auto r = run_sweep_shell("", scenario + " --collectives one-sided --out " + dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = results_json(dir);
   ASSERT_EQ(j["points"].size(), 2u);  // 1-D: one shape per node count

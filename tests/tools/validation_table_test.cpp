@@ -32,8 +32,8 @@ class ValidationTable : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("symmesh-validation-" + std::to_string(getpid()));
     fs::create_directories(dir_ / "published");
     fs::create_directories(dir_ / "clusters");
-    // dgx-h100 with one intra-node all_reduce way: 10 us, 100 GB/s bus bandwidth.
-    ClusterSpec c = load_cluster(kRoot + "/scenarios/clusters/dgx-h100.yaml");
+    // dgx-h100-datasheet with one intra-node all_reduce way: 10 us, 100 GB/s bus bandwidth.
+    ClusterSpec c = load_cluster(kRoot + "/scenarios/clusters/dgx-h100-datasheet.yaml");
     c.collectives.intra_node.of(BandwidthCollective::all_reduce) = {
         {LibraryAlgorithm::ring, "Simple", 10e-6, 0, 100e9}};
     write("clusters/h100.yaml", scenario::cluster_file_text(c));
@@ -126,20 +126,20 @@ TEST(ValidationManifest, ShippedManifestLoadsAndCalibrates) {
   const std::string published = kRoot + "/tools/validation/published";
   const auto points = validation_points(manifest, published, kRoot + "/scenarios/clusters");
   EXPECT_GT(points.size(), 300u);
-  EXPECT_EQ(calibrated_clusters(manifest), "dgx-h100-calibrated.yaml\n");
-  EXPECT_NE(calibration_arguments(manifest, published, "dgx-h100-calibrated.yaml").find("--nvls\n"),
+  EXPECT_EQ(calibrated_clusters(manifest), "dgx-h100.yaml\n");
+  EXPECT_NE(calibration_arguments(manifest, published, "dgx-h100.yaml").find("--nvls\n"),
             std::string::npos);
   // The GEMM rows marked fit, as calibrate --gemm reads them: a header and three rows (one
   // bf16, two fp8: the manifest's gemm: entries with role fit).
-  const std::string csv = gemm_fit_csv(manifest, published, "dgx-h100-calibrated.yaml");
+  const std::string csv = gemm_fit_csv(manifest, published, "dgx-h100.yaml");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << csv;
   EXPECT_NE(csv.find("mamf_h100_bf16,2048,2048,13312,bf16,794.5,"), std::string::npos) << csv;
 }
 
 TEST(ValidationRun, OneCommandCalibratesAndPrintsTheTable) {
   // tools/validation/run --calibrate DIR: symmesh calibrate writes
-  // DIR/dgx-h100-calibrated.yaml (GEMMs, then collectives), the other shipped files are
-  // copied beside it (dgx-h200-calibrated.yaml builds on it), then every point is predicted
+  // DIR/dgx-h100.yaml (GEMMs, then collectives), the other shipped files are
+  // copied beside it (dgx-h200.yaml builds on it), then every point is predicted
   // with them (none left unpredicted).
   const fs::path dir =
       fs::temp_directory_path() / ("symmesh-validation-run-" + std::to_string(getpid()));
@@ -151,8 +151,8 @@ TEST(ValidationRun, OneCommandCalibratesAndPrintsTheTable) {
   std::ifstream in(out);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(status, 0) << text;
-  EXPECT_TRUE(fs::exists(dir / "dgx-h100-calibrated.yaml"));
-  EXPECT_TRUE(fs::exists(dir / "dgx-h200-calibrated.yaml"));
+  EXPECT_TRUE(fs::exists(dir / "dgx-h100.yaml"));
+  EXPECT_TRUE(fs::exists(dir / "dgx-h200.yaml"));
   // The summary (after its header line): every regime of the manifest, each with its
   // unpredicted count last, 0 once the clusters are calibrated.
   std::istringstream summary(text.substr(text.find("summary (")));
