@@ -1,7 +1,8 @@
 // symmesh's closed-form training step against published BF16 H100 throughputs of
 // Megatron-based training, beyond the Llama 3 Table 4 points of published_training_test.cpp.
 // Closed form only (strategies/training_step_estimate.hpp), on the shipped
-// scenarios/clusters/dgx-h100.yaml (datasheet figures, not fitted to any point here).
+// scenarios/clusters/dgx-h100.yaml (datasheet figures and GEMM, HBM and nccl-tests
+// benchmarks; not fitted to any point here).
 //
 // Sources (each point below names its row):
 //

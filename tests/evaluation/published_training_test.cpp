@@ -7,7 +7,8 @@
 //   16,384 GPUs, DP 128: 400 TFLOP/s per GPU, 41 % BF16 MFU
 // (the table's third row, CP 16 at 131,072 tokens, needs context parallelism: not
 // modelled). The cluster is the shipped dgx-h100.yaml, not fitted to these points: its
-// figures are datasheet values (scenarios/clusters/dgx-h100.yaml cites them).
+// figures are datasheet values and GEMM, HBM and nccl-tests benchmarks (the file cites
+// them).
 //
 // The table does not state the pipeline schedule (virtual stages), recomputation or
 // micro-batch size, so the prediction is the best layout with Meta's TP, PP and DP that
