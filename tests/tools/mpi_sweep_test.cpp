@@ -120,10 +120,11 @@ TEST(MpiSweep, BadInputOnOneProcessIsBadInputForAll) {
 
 TEST(MpiSweep, APlainSweepNeverLoadsMpi) {
   // The launcher is detected from its variables only; without them libmpi is not mapped.
-  // The sweep runs unchanged (its answer is tests/tools/sweep_quickstart_test.cpp's).
+  // The sweep runs unchanged (the quickstart on one node).
   const fs::path dir = fresh_dir("mpi_plain");
-  const RunResult r = run_sweep_shell("LD_DEBUG=files", kScenarioDir + "quickstart.yaml --out " +
-                                                            (dir / "out").string() + " --jobs 1");
+  const RunResult r =
+      run_sweep_shell("LD_DEBUG=files", quickstart_on_one_node("mpi_plain") + " --out " +
+                                            (dir / "out").string() + " --jobs 1");
   ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
   EXPECT_EQ(r.err.find("libmpi"), std::string::npos);
   EXPECT_EQ(r.err.find("libsymmesh_mpi"), std::string::npos);

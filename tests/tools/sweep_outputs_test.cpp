@@ -5,12 +5,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "tests/tools/sweep_test_support.hpp"
@@ -29,26 +31,44 @@ std::map<std::string, std::string> files_of(const fs::path& dir) {
 }
 
 TEST(SweepOutputs, AFailureWhileWritingLeavesThePreviousSetWhole) {
-  // A first sweep writes a complete set. The second, of a changed scenario, runs under a
-  // file-size limit of 64 KiB (SIGXFSZ ignored, so a write past it fails with EFBIG):
-  // its larger outputs cannot be written. It must fail (exit 2, naming the file) and
-  // leave exactly the first set, with no temporary beside it.
+  // A first sweep (the quickstart on one node) writes a complete set. The second, of a
+  // changed scenario, runs under a file-size limit of 16 KiB (SIGXFSZ ignored, so a write
+  // past it fails with EFBIG): its larger outputs (results.json, ~36 KB) cannot be written.
+  // It must fail (exit 2, naming the file) and leave exactly the first set, with no
+  // temporary beside it.
   const std::string prlimit = "/usr/bin/prlimit";
   if (!fs::exists(prlimit)) GTEST_SKIP() << "no " << prlimit << " (util-linux)";
   const auto dir = fresh_dir("staged");
   const std::string path = "PATH=" + path_without_gnuplot();
-  ASSERT_EQ(run_sweep_shell(path, kScenarioDir + "quickstart.yaml --out " + dir.string()).exit_code,
-            0);
+  ASSERT_EQ(
+      run_sweep_shell(path, quickstart_on_one_node("staged") + " --out " + dir.string()).exit_code,
+      0);
   const auto before = files_of(dir);
-  std::string body = read_file(kScenarioDir + "quickstart.yaml");
-  body.replace(body.find("max_time: 3.5 ms"), 16, "max_time: 2.5 ms");
-  body.replace(body.find("cluster: clusters/"), 18, "cluster: " + kScenarioDir + "clusters/");
-  const std::string changed = write_temp_scenario("staged_changed", body);
-  const auto r = run_sweep_shell("trap '' XFSZ; " + path + " " + prlimit + " --fsize=65536",
+  const std::string changed = quickstart_with(
+      "staged_changed", "sweep: {nodes: [1], mesh: auto}\nobjective: {max_time: 2.5 ms}\n");
+  const auto r = run_sweep_shell("trap '' XFSZ; " + path + " " + prlimit + " --fsize=16384",
                                  changed + " --out " + dir.string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("File too large"));
   EXPECT_EQ(files_of(dir), before);
+}
+
+// Whether process `pid` holds a flock on `dir` (/proc/locks: "1: FLOCK  ADVISORY  WRITE
+// <pid> <major>:<minor>:<inode> 0 EOF"). Read, not probed: taking the lock to see whether it
+// is free could make the sweep under test find it taken.
+bool holds_folder_lock(pid_t pid, const fs::path& dir) {
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0) return false;
+  std::ifstream locks("/proc/locks");
+  for (std::string line; std::getline(locks, line);) {
+    std::istringstream in(line);
+    std::string id, kind, mode, access, device;
+    pid_t owner = 0;
+    if (!(in >> id >> kind >> mode >> access >> owner >> device) || kind != "FLOCK") continue;
+    if (owner == pid && device.substr(device.rfind(':') + 1) == std::to_string(st.st_ino))
+      return true;
+  }
+  return false;
 }
 
 TEST(SweepOutputs, ASecondSweepIntoTheSameFolderIsRefusedWhileOneRuns) {
@@ -57,19 +77,22 @@ TEST(SweepOutputs, ASecondSweepIntoTheSameFolderIsRefusedWhileOneRuns) {
   const pid_t first =
       spawn_symmesh({"sweep", all_reduce_scenario("locked_slow", 2), "--out", dir.string()});
   ASSERT_GE(first, 0);
-  // The lock is taken before any point runs; give the first sweep time to take it.
-  bool refused = false;
-  RunResult second;
-  for (int i = 0; i < 100 && !refused; ++i) {
+  // The lock is taken before any point runs: wait until the first sweep holds it (a
+  // sanitizer build takes a while to start), then start the second, a sweep that would
+  // take well under a second.
+  bool locked = false;
+  for (int i = 0; i < 600 && !locked && process_alive(first); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    second = run_sweep_shell("", kScenarioDir + "quickstart.yaml --out " + dir.string());
-    refused = second.exit_code == 2;
+    locked = holds_folder_lock(first, dir);
   }
+  RunResult second;
+  if (locked) second = run_sweep_shell("", kScenarioDir + "pingpong.yaml --out " + dir.string());
   kill(first, SIGKILL);
   waitpid(first, nullptr, 0);
-  ASSERT_TRUE(refused) << second.err;
+  ASSERT_TRUE(locked) << "the first sweep never locked " << dir;
+  EXPECT_EQ(second.exit_code, 2) << second.err;
   EXPECT_THAT(second.err, HasSubstr("another symmesh sweep is writing into '" + dir.string()));
-  // Killed before its commit, the first sweep wrote nothing.
+  // Killed before its commit, the first sweep wrote nothing; refused, the second neither.
   EXPECT_TRUE(files_of(dir).empty());
 }
 

@@ -63,6 +63,25 @@ inline std::string write_temp_scenario(const std::string& name, const std::strin
   return path.string();
 }
 
+// The quickstart's workload (scenarios/quickstart.yaml, up to its sweep:) with
+// `sweep_and_objective` in place of its own sweep and objective.
+inline std::string quickstart_with(const std::string& name,
+                                   const std::string& sweep_and_objective) {
+  std::string body = read_file(kScenarioDir + "quickstart.yaml");
+  body = body.substr(0, body.find("\nsweep:") + 1);
+  const std::string relative = "cluster: clusters/";
+  body.replace(body.find(relative), relative.size(), "cluster: " + kScenarioDir + "clusters/");
+  return write_temp_scenario(name, body + sweep_and_objective);
+}
+
+// The quickstart on one node only (its 4 meshes of 8 GPUs, with its 3.5 ms objective): for
+// the tests of what the sweep command does with files, locks, jobs and images, which need a
+// sweep of a few points, not the quickstart's 15 (a quarter of its time; ~18 s instead of
+// ~70 s under ASan).
+inline std::string quickstart_on_one_node(const std::string& name) {
+  return quickstart_with(name, "sweep: {nodes: [1], mesh: auto}\nobjective: {max_time: 3.5 ms}\n");
+}
+
 // `all_reduces` all-reduces of 1 GiB over every GPU of `nodes` DGX H100 nodes (a 1-D
 // mesh). On 64 nodes (512 GPUs, 1,024 SimGrid actors) it keeps a simulation busy for
 // seconds.
