@@ -229,8 +229,7 @@ TEST_F(SweepQuickstart, TraceIsTheAnswersTimeline) {
 // on its own cluster or on `cluster_file` of scenarios/clusters/.
 std::string declared(const std::string& w_up, const std::string& w_down,
                      const std::string& mesh = "", const std::string& cluster_file = "") {
-  std::string body = read_file(kScenarioDir + "quickstart.yaml");
-  body = body.substr(0, body.find("\nsweep:") + 1);  // no sweep, no objective
+  std::string body = quickstart_workload();
   if (!mesh.empty()) body.replace(body.find("[2, 4]"), 6, mesh);
   const auto place = [&](const std::string& name, const std::string& placements) {
     const std::string key = "  " + name + ":";
@@ -331,8 +330,7 @@ TEST(QuickstartLayouts, ZeroOneOnEightGpusCostsWhatAllReducesCostAndHoldsAnEight
   // after the six matmuls, exposed), each rank updates its eighth of each weight (7,340,032
   // elements: 80.1 us each). The step is w_up's gather, six matmuls, w_up's reduce-scatter
   // and both updates.
-  std::string body = read_file(kScenarioDir + "quickstart.yaml");
-  body = body.substr(0, body.find("\nsweep:") + 1);
+  std::string body = quickstart_workload();
   const auto replace = [&](const std::string& from, const std::string& to) {
     const size_t at = body.find(from);
     ASSERT_NE(at, std::string::npos) << from;

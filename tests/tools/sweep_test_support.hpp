@@ -63,12 +63,18 @@ inline std::string write_temp_scenario(const std::string& name, const std::strin
   return path.string();
 }
 
-// The quickstart's workload (scenarios/quickstart.yaml, up to its sweep:) with
-// `sweep_and_objective` in place of its own sweep and objective.
+// scenarios/quickstart.yaml up to its sweep: (no sweep, no objective), its cluster path
+// still relative to scenarios/.
+inline std::string quickstart_workload() {
+  const std::string body = read_file(kScenarioDir + "quickstart.yaml");
+  return body.substr(0, body.find("\nsweep:") + 1);
+}
+
+// The quickstart's workload with `sweep_and_objective` in place of its own sweep and
+// objective, written to a temporary file.
 inline std::string quickstart_with(const std::string& name,
                                    const std::string& sweep_and_objective) {
-  std::string body = read_file(kScenarioDir + "quickstart.yaml");
-  body = body.substr(0, body.find("\nsweep:") + 1);
+  std::string body = quickstart_workload();
   const std::string relative = "cluster: clusters/";
   body.replace(body.find(relative), relative.size(), "cluster: " + kScenarioDir + "clusters/");
   return write_temp_scenario(name, body + sweep_and_objective);
