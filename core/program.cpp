@@ -69,6 +69,8 @@ std::string to_string(StreamOp::Kind kind) {
       return "barrier";
     case StreamOp::Kind::free:
       return "free";
+    case StreamOp::Kind::get:
+      return "get";
   }
   return "unknown";
 }
@@ -86,6 +88,11 @@ const WaitSignalArgs& StreamOp::wait() const {
 const SignalArgs& StreamOp::signal() const {
   if (kind_ != Kind::signal) wrong_kind("signal");
   return signal_;
+}
+
+const GetArgs& StreamOp::get() const {
+  if (kind_ != Kind::get) wrong_kind("get");
+  return get_;
 }
 
 ReduceWork StreamOp::reduce() const {
@@ -108,8 +115,10 @@ int StreamOp::handle() const {
       return wait_.handle;
     case Kind::free:
       return index_;
+    case Kind::get:
+      return get_.handle;
     default:
-      wrong_kind("put_signal, wait_signal or free");
+      wrong_kind("put_signal, wait_signal, get or free");
   }
   return -1;
 }
@@ -118,7 +127,8 @@ int StreamOp::peer() const {
   if (kind_ == Kind::put_signal) return put_.peer;
   if (kind_ == Kind::wait_signal) return wait_.peer;
   if (kind_ == Kind::signal) return signal_.peer;
-  wrong_kind("put_signal, signal or wait_signal");
+  if (kind_ == Kind::get) return get_.peer;
+  wrong_kind("put_signal, signal, wait_signal or get");
   return -1;
 }
 
@@ -447,6 +457,8 @@ GroupId Program::group_of(const StreamOp& op) const {
   switch (op.kind()) {
     case StreamOp::Kind::put_signal:
       return symmetric(op.put().handle).group;
+    case StreamOp::Kind::get:
+      return symmetric(op.get().handle).group;
     case StreamOp::Kind::wait_signal:
       return op.wait().group;
     case StreamOp::Kind::signal:
@@ -531,6 +543,24 @@ void Program::signal(int rank, StreamId stream, GroupId group, int peer, LabelId
   op.kind_ = StreamOp::Kind::signal;
   op.label_ = label;
   op.signal_ = SignalArgs{group, peer, signal};
+  append(rank, stream, op);
+}
+
+void Program::get(int rank, StreamId stream, const BufferRef& dst, const SymmetricHandle& handle,
+                  int64_t src_offset, int peer, LabelId label) {
+  check_range(rank, dst, "get dst");
+  check_range(rank, handle.whole(), "get handle");  // rank is a member of the handle's group
+  check_peer(handle, peer, "get", rank);
+  if (src_offset < 0 || src_offset + dst.size_bytes > handle.size_bytes)
+    throw InvalidArgument("offset " + std::to_string(src_offset) + " + " +
+                              std::to_string(dst.size_bytes) +
+                              " bytes is beyond the symmetric buffer's " +
+                              std::to_string(handle.size_bytes) + " bytes",
+                          "get", rank);
+  StreamOp op;
+  op.kind_ = StreamOp::Kind::get;
+  op.label_ = label;
+  op.get_ = GetArgs{dst, src_offset, handle.id, peer};
   append(rank, stream, op);
 }
 
@@ -642,6 +672,15 @@ void Program::barrier(GroupId group_id, const std::string& stream_name, const Op
   op.label_ = id;
   op.index_ = group_id;
   for (int rank : group(group_id).ranks) append(rank, stream(rank, stream_name), op);
+}
+
+void Program::barrier(int rank, StreamId stream, GroupId group_id, LabelId label) {
+  check_group_peer(group_id, 0, "barrier", rank);  // rank is a member
+  StreamOp op;
+  op.kind_ = StreamOp::Kind::barrier;
+  op.label_ = label;
+  op.index_ = group_id;
+  append(rank, stream, op);
 }
 
 void Program::symm_free(const SymmetricHandle& handle, const std::string& stream_name,

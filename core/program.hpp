@@ -192,6 +192,19 @@ struct ReduceArgs {
   BufferRef dst, src;  // exactly the reduced bytes
   double scale = 1.0;
 };
+// A one-sided read: the bytes [src_offset, src_offset + dst.size) of `peer`'s copy of
+// symmetric buffer `handle` are copied into `dst` on the reader's rank; the reader's stream
+// goes on once they have arrived (as an LSA load kernel would: PyTorch's NCCL extension
+// nccl_get, NCCL 2.30's ncclGin::get). No signal is involved on either side.
+struct GetArgs {
+  BufferRef dst;                 // local or symmetric, on the reader's rank
+  int64_t src_offset_bytes = 0;  // in the peer's copy of the handle
+  int32_t handle = -1;           // symmetric buffer id
+  int32_t peer = -1;             // the rank read from, as an index IN THE HANDLE'S GROUP
+  BufferRef src() const {
+    return {BufferRef::Space::symmetric, handle, src_offset_bytes, dst.size_bytes};
+  }
+};
 
 // One operation of a stream: a kind, a label and a payload (a tagged union of the small
 // structs above, or an index: the matmul's or copy's work in the Program's side tables,
@@ -210,6 +223,7 @@ class StreamOp {
     wait_event,
     barrier,  // every member of the group reaches it before any continues
     free,     // release a symmetric allocation (collective over its group)
+    get,      // copy peer's copy of a symmetric range into a buffer of mine (no signal)
   };
 
   Kind kind() const { return kind_; }
@@ -218,10 +232,11 @@ class StreamOp {
   const PutSignalArgs& put() const;    // put_signal
   const WaitSignalArgs& wait() const;  // wait_signal
   const SignalArgs& signal() const;    // signal
+  const GetArgs& get() const;          // get
   ReduceWork reduce() const;           // reduce
-  // The symmetric buffer of a put, wait or free.
+  // The symmetric buffer of a put, wait, get or free.
   int handle() const;
-  // The peer index (in the group) of a put, signal or wait.
+  // The peer index (in the group) of a put, signal, wait or get.
   int peer() const;
   // The signal index of a put, signal or wait.
   int signal_index() const;
@@ -242,6 +257,7 @@ class StreamOp {
     WaitSignalArgs wait_;
     SignalArgs signal_;
     ReduceArgs reduce_;
+    GetArgs get_;
     int32_t index_;  // matmul / copy work, event, barrier group, freed handle
   };
 };
@@ -343,6 +359,11 @@ class Program {
   void signal(int rank, StreamId stream, GroupId group, int peer, LabelId label, int signal = 0);
   void wait_signal(int rank, StreamId stream, GroupId group, int peer, LabelId label,
                    int signal = 0);
+  // A one-sided read (StreamOp::Kind::get): `dst` (a buffer of `rank`) receives the bytes
+  // [src_offset, src_offset + dst.size) of `peer`'s copy of `handle`; `peer` is an index
+  // in the handle's group, of which `rank` must be a member.
+  void get(int rank, StreamId stream, const BufferRef& dst, const SymmetricHandle& handle,
+           int64_t src_offset, int peer, LabelId label);
   void matmul(int rank, StreamId stream, const MatmulWork& work, LabelId label);
   void reduce(int rank, StreamId stream, const ReduceWork& work, LabelId label);
   void copy(int rank, StreamId stream, const CopyWork& work, LabelId label);
@@ -366,6 +387,10 @@ class Program {
                    int signal = 0) {
     wait_signal(rank, stream, group, peer, this->label(label), signal);
   }
+  void get(int rank, StreamId stream, const BufferRef& dst, const SymmetricHandle& handle,
+           int64_t src_offset, int peer, const OpLabel& label) {
+    get(rank, stream, dst, handle, src_offset, peer, this->label(label));
+  }
   void matmul(int rank, StreamId stream, const MatmulWork& work, const OpLabel& label) {
     matmul(rank, stream, work, this->label(label));
   }
@@ -386,6 +411,10 @@ class Program {
   }
   // Appends a barrier to `stream` of every member of `group` (stream by name).
   void barrier(GroupId group, const std::string& stream_name, const OpLabel& label = {});
+  // Appends one member's barrier to (rank, stream): for callers that write a program rank
+  // by rank (python/symmesh/symm_mem.py); every member must append its own, or the run
+  // reports the others waiting for it.
+  void barrier(int rank, StreamId stream, GroupId group, LabelId label);
   // Appends a free to `stream` of every member (use after free is then an error).
   void symm_free(const SymmetricHandle& handle, const std::string& stream_name,
                  const OpLabel& label = {});
@@ -407,8 +436,8 @@ class Program {
   int peer_rank(int handle, int peer) const {
     return group(symmetric(handle).group).ranks.at(peer);
   }
-  // The world rank a put's, signal's or wait's peer names, and the group whose counter it
-  // uses.
+  // The world rank a put's, signal's, wait's or get's peer names, and the group whose
+  // counter it uses (a get's: its handle's group; it uses no counter).
   int peer_rank_of(const StreamOp& op) const { return group(group_of(op)).ranks.at(op.peer()); }
   GroupId group_of(const StreamOp& op) const;
   const std::vector<SymmetricHandle>& symmetric_allocations() const { return symmetric_; }

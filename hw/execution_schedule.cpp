@@ -232,6 +232,12 @@ class RankScheduler {
                               to_string(program_.tensor_op_of(op).op) +
                               "' yet (tensor ops run in the simulator only)",
                           "hw plan", rank_);
+      case StreamOp::Kind::get:
+        // A one-sided read (core/program.hpp) runs in the simulator only: no GPU kernel
+        // loads through a peer's pointer yet.
+        throw Unsupported(describe_op(op) +
+                              ": the hardware backend has no get yet (the simulator runs it)",
+                          "hw plan", rank_);
       case StreamOp::Kind::record_event:
         l = base(stream, index, op, Launch::Kind::record_event);
         l.event = op.event();

@@ -190,6 +190,8 @@ int64_t Simulation::execute(int rank, int stream, const StreamOp& op, StreamLink
     case StreamOp::Kind::free:
       free_buffer(rank, op);
       return 0;
+    case StreamOp::Kind::get:
+      return get(rank, op);
   }
   throw InvalidArgument("unknown op kind " + std::to_string(static_cast<int>(op.kind())),
                         "simulation", rank);

@@ -69,6 +69,8 @@ class Simulation {
   void deliver(int sender, int receiver, const StreamOp& op, SignalPair& pair,
                const unsigned char* staged);
   void wait_signal(int rank, int stream, const StreamOp& op, StreamLinks& links);
+  // get: a flow from the peer's GPU to mine; my stream goes on when the bytes have arrived.
+  int64_t get(int rank, const StreamOp& op);
   int64_t compute(int rank, const StreamOp& op);
   void record_event(const StreamOp& op);
   void wait_event(int rank, int stream, const StreamOp& op);

@@ -162,6 +162,31 @@ void Simulation::wait_signal(int rank, int stream, const StreamOp& op, StreamLin
   hazard_tracker_.on_consumed(pair.consumed, pair.pending);
 }
 
+// get: the bytes flow from the peer's GPU to the reader's (Comm::sendto: no actor on the
+// peer takes part, as a load through the peer's LSA pointer needs none), or are a local
+// copy when the peer is the reader; the reader's stream is busy until they have arrived.
+// They are read from the peer's copy when the transfer ends. A get neither bumps nor
+// consumes a signal, and the hazard tracker does not look at it.
+int64_t Simulation::get(int rank, const StreamOp& op) {
+  const GetArgs& get = op.get();
+  const int peer = program_.peer_rank_of(op);
+  const BufferRef src = get.src();
+  memory_.check_live(rank, get.dst, name_of(op), "the destination of get");
+  memory_.check_live(peer, src, name_of(op), "the source of get");
+  const int64_t bytes = get.dst.size_bytes;
+  if (peer == rank)
+    busy_for(local_copy_duration_s(cluster_.gpu, bytes));
+  else
+    sg4::Comm::sendto(hosts_.at(peer), hosts_.at(rank), static_cast<uint64_t>(bytes));
+  if (memory_.carries_data() && bytes > 0) {
+    // The peer may have freed its copy meanwhile (its free is on its own streams).
+    memory_.check_live(peer, src, name_of(op), "the source of get");
+    std::memmove(memory_.bytes(rank, get.dst), memory_.bytes(peer, src),
+                 static_cast<size_t>(bytes));
+  }
+  return bytes;
+}
+
 int64_t Simulation::compute(int rank, const StreamOp& op) {
   const bool data = memory_.carries_data();
   switch (op.kind()) {

@@ -88,6 +88,53 @@ TEST(Program, ChecksNameWhatIsWrong) {
 // A ring all-reduce of 1 MiB over 4 ranks, written twice: into a counting Program and a
 // real one. The counts are exact: per rank 3 reduce-scatter steps (put, wait, reduce) and
 // 3 all-gather steps (put, wait) = 15 ops, 60 over the ranks; two symmetric buffers.
+TEST(Program, GetKeepsItsRangeAndChecksItsArguments) {
+  Program p(3);
+  const GroupId pair = p.add_group({0, 1});
+  const SymmetricHandle h = p.symm_alloc(pair, 64);
+  const BufferRef dst = p.local_alloc(1, 16);
+  const StreamId s1 = p.stream(1, "main");
+  p.get(1, s1, dst, h, 48, 0, {"read", OpCategory::comm, ""});
+  const StreamOp& op = p.streams(1)[0].ops[0];
+  EXPECT_EQ(op.kind(), StreamOp::Kind::get);
+  EXPECT_EQ(to_string(op.kind()), "get");
+  EXPECT_EQ(op.get().src().offset_bytes, 48);
+  EXPECT_EQ(op.get().src().size_bytes, 16);
+  EXPECT_EQ(op.handle(), h.id);
+  EXPECT_EQ(op.peer(), 0);
+  EXPECT_EQ(p.peer_rank_of(op), 0);
+  auto refused = [&](auto call, const std::string& text) {
+    try {
+      call();
+      ADD_FAILURE() << "expected: " << text;
+    } catch (const InvalidArgument& e) {
+      EXPECT_THAT(e.what(), HasSubstr(text));
+    }
+  };
+  refused([&] { p.get(1, s1, dst, h, 0, 2, {}); }, "peer 2 out of range for a group of 2");
+  refused([&] { p.get(1, s1, dst, h, 56, 0, {}); },
+          "offset 56 + 16 bytes is beyond the symmetric buffer's 64 bytes");
+  refused([&] { p.get(2, p.stream(2, "main"), p.local_alloc(2, 16), h, 0, 0, {}); },
+          "belongs to a group rank 2 is not in");
+  refused([&] { p.get(0, p.stream(0, "main"), dst, h, 0, 1, {}); }, "belongs to rank 1");
+}
+
+TEST(Program, ABarrierCanBeAppendedMemberByMember) {
+  Program p(3);
+  const GroupId pair = p.add_group({0, 2});
+  p.barrier(2, p.stream(2, "main"), pair, p.label({"b", OpCategory::sync, ""}));
+  EXPECT_TRUE(p.streams(0).empty());  // rank 0 appends its own
+  ASSERT_EQ(p.streams(2)[0].ops.size(), 1u);
+  EXPECT_EQ(p.streams(2)[0].ops[0].kind(), StreamOp::Kind::barrier);
+  EXPECT_EQ(p.streams(2)[0].ops[0].group(), pair);
+  try {
+    p.barrier(1, p.stream(1, "main"), pair, 0);
+    ADD_FAILURE() << "rank 1 is not a member";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("rank 1 is not a member of group"));
+  }
+}
+
 TEST(Program, CountingHoldsNothingAndCountsExactly) {
   auto build = [](Program& p) {
     const CollectiveSpec spec{p.world_group(), 1 << 20, DType::fp32, ReduceOp::sum, "main", "ar"};
