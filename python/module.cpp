@@ -1,6 +1,7 @@
 // The compiled half of `import symmesh` (python/symmesh/__init__.py is the other): scenarios
 // loaded and validated by the library, `symmesh plan`, `simulate` and `sweep` run in-process
-// through the same library calls as the CLI, and a model step's torch plan. Results cross as
+// through the same library calls as the CLI, a model step's torch plan, and the Program that
+// symmesh.symm_mem writes (python/program_bindings.hpp). Results cross as
 // the CLI's own JSON text (tools/cli's writers), which __init__.py turns into Python data.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -18,6 +19,8 @@
 #include "evaluation/torch_parallel_plan.hpp"
 #include "evaluation/training_layouts.hpp"
 #include "python/errors.hpp"
+#include "python/library_mutex.hpp"
+#include "python/program_bindings.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/layouts_report.hpp"
 #include "tools/cli/plan_op.hpp"
@@ -28,14 +31,6 @@ namespace py = pybind11;
 
 namespace symmesh::python {
 namespace {
-
-// One library call at a time, whichever Python thread makes it (each runs with the GIL
-// released): simulations fork, and no thread may fork while another runs
-// (sim/forked_run.hpp).
-std::mutex& library_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 py::dict cluster_dict(const ClusterSpec& c) {
   py::dict d;
@@ -140,6 +135,7 @@ PYBIND11_MODULE(_symmesh, m) {
   using namespace symmesh;
   m.doc() = "symmesh's library, compiled; use the symmesh package (python/symmesh/__init__.py)";
   python::register_errors(m);
+  python::register_program(m);  // symmesh.symm_mem's Program and simulate_program
 
   py::class_<Scenario>(m, "Scenario", "A loaded, validated scenario (read-only).")
       .def_property_readonly("name", [](const Scenario& s) { return s.name; })

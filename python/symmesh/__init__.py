@@ -1,5 +1,6 @@
-"""symmesh from Python: load scenarios, plan one matmul, simulate and sweep a scenario, and
-turn a model scenario's chosen layout into PyTorch's parallelize_module plan.
+"""symmesh from Python: load scenarios, plan one matmul, simulate and sweep a scenario,
+turn a model scenario's chosen layout into PyTorch's parallelize_module plan, and write
+one-sided programs in torch.distributed._symmetric_memory's terms (symmesh.symm_mem).
 
 Every function runs symmesh's C++ library in this process (the compiled module _symmesh),
 with the same checks and messages as the CLI, and returns plain Python data: the JSON the
@@ -38,8 +39,10 @@ from ._symmesh import (  # noqa: E402,F401
 __all__ = [
     "Scenario", "load_scenario", "scenario_text", "plan", "simulate", "sweep", "torch_plan",
     "torch_plan_source", "Error", "ScenarioError", "DoesNotFitError", "UnsupportedError",
-    "UnavailableError", "SimulationError", "SHIPPED_SCENARIOS_DIR",
+    "UnavailableError", "SimulationError", "SHIPPED_SCENARIOS_DIR", "symm_mem",
 ]
+
+from . import symm_mem  # noqa: E402  (pure Python over _symmesh; needs no torch)
 
 # The scenarios/ folder of the source tree: relative cluster and model paths fall back to it.
 SHIPPED_SCENARIOS_DIR = _symmesh.shipped_scenarios_dir
