@@ -12,7 +12,7 @@ import contextlib
 import threading
 
 from . import _symmesh
-from ._symm_errors import scenario_error
+from ._symm_errors import scenario_error, unsupported_error
 from ._symm_tensor import Allocation, Tensor, dtype_name, itemsize, shape_of
 
 DEFAULT_SIGNAL_PAD_SIZE = 9216  # torch 2.13: 32 channels x 72 ranks (NVL72) x 4 bytes
@@ -124,10 +124,21 @@ class SymmetricMemory:
                 where, ctx.rank)
         return channel
 
+    def _no_timeout(self, timeout_ms, where):
+        """torch's timeout_ms bounds a real wait; the simulator has no wall clock to bound
+        and reports a wait that can never be satisfied as a deadlock instead. 0 (torch's
+        default) is accepted; any other value is refused rather than ignored."""
+        if timeout_ms != 0:
+            raise unsupported_error(
+                f"timeout_ms={timeout_ms!r} is not modelled: the simulator reports a wait "
+                "that can never be satisfied as a deadlock (which ranks wait on whom); "
+                "pass 0", where, self._context.rank)
+
     def put_signal(self, dst_rank, channel=0, timeout_ms=0, *, label=None):
         """A signal with no data to dst_rank (its index in the group): NCCL's ncclSignal,
-        as torch's NCCL backend does. timeout_ms is ignored (deadlocks are reported)."""
+        as torch's NCCL backend does. timeout_ms: only 0 (see _no_timeout)."""
         ctx, where = self._context, "SymmetricMemory.put_signal"
+        self._no_timeout(timeout_ms, where)
         peer = ctx.peer(dst_rank, self._group, where)
         ctx.tracer.program.signal(ctx.rank, ctx.current_stream().id, self._group.id, peer,
                                   self._channel(channel, where),
@@ -137,6 +148,7 @@ class SymmetricMemory:
         """Waits for one signal from src_rank on the group's counter (ncclWaitSignal, opCnt
         1): a put_signal or a signal, on any buffer of the group."""
         ctx, where = self._context, "SymmetricMemory.wait_signal"
+        self._no_timeout(timeout_ms, where)
         peer = ctx.peer(src_rank, self._group, where)
         ctx.tracer.program.wait_group_signal(ctx.rank, ctx.current_stream().id, self._group.id,
                                              peer, self._channel(channel, where),
@@ -145,6 +157,7 @@ class SymmetricMemory:
     def barrier(self, channel=0, timeout_ms=0, *, label=None):
         """Every member of the group reaches it before any goes on (collective)."""
         ctx = self._context
+        self._no_timeout(timeout_ms, "SymmetricMemory.barrier")
         self._channel(channel, "SymmetricMemory.barrier")
         ctx.tracer.program.barrier(ctx.rank, ctx.current_stream().id, self._group.id,
                                    label or "barrier")

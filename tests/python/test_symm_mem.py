@@ -274,6 +274,22 @@ class BadInput(unittest.TestCase):
 
         self.assert_refused(program, "channel 4 is outside [0, 4)")
 
+    def test_a_timeout_is_refused_not_ignored(self):
+        # The simulator has no wall clock to bound: a non-zero timeout_ms must be refused,
+        # never silently dropped; 0 (torch's default) is accepted.
+        def program(ctx):
+            hdl = symm_mem.rendezvous(symm_mem.empty(4, dtype="fp32"))
+            hdl.wait_signal(1 - ctx.rank, timeout_ms=100)
+
+        e = self.assert_refused(program, "timeout_ms=100 is not modelled",
+                                cls=symmesh.UnsupportedError)
+        self.assertEqual(e.where, "SymmetricMemory.wait_signal")
+
+        def barrier(ctx):
+            symm_mem.rendezvous(symm_mem.empty(4, dtype="fp32")).barrier(timeout_ms=5)
+
+        self.assert_refused(barrier, "timeout_ms=5", cls=symmesh.UnsupportedError)
+
     def test_the_signal_pad_is_sized_before_allocating(self):
         def program(ctx):
             symm_mem.empty(4)
