@@ -23,6 +23,26 @@
 // with output_layouts=Shard(1), the norms SequenceParallel, the embedding rowwise over the
 // vocabulary, the output projection colwise (use_local_output=False when its logits stay
 // sharded: loss parallel).
+//
+// A linear whose weight the planner keeps whole and multiplies by token rows (each tp rank
+// its own rows, as the norms do under sequence parallelism) is SequenceParallel too: it
+// makes the weight a replicated DTensor, so that its gradient, on each rank a sum over that
+// rank's rows only, is summed over tp. When such an input arrives otherwise (attention's
+// output split by heads) or the output is read otherwise (attention reading q/k/v by heads),
+// a PrepareModuleInput / PrepareModuleOutput / PrepareModuleInputOutput moves it first, and
+// SequenceParallel is the module's second style (`then`), applied by a second
+// parallelize_module call so that its hooks run after the preparation's.
+//
+// What torchtitan's modules cannot run as planned becomes a note rather than a style: a
+// partial sum a module would hand on unreduced (its block adds plain tensors), a whole
+// weight on an input that arrives split but is computed whole, attention over sequences
+// split by tp. Any op the planner also splits over another mesh dim (dp) other than as
+// data parallelism does (activations by tokens, weights whole) is listed in other_dims: a
+// tp plan says nothing of those dims, but runs as written.
+//
+// Torch holds every activation between modules as a plain tensor, so whatever the planner
+// redistributes between a module and a tensor op (the residual add, SwiGLU, attention) is
+// the module's own input or output layout.
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -45,6 +65,13 @@ struct TpOpPlacements {
   // for a partial sum where its first reader takes it (the reduction is the module's).
   Placement output = Placement::replicate();
   int lhs = 0, rhs = 1;  // positions of a and b among the inputs
+  // Where the output's first forward reader computes with it (after its redistribution):
+  // unset when nothing reads it.
+  std::optional<Placement> read_as = std::nullopt;
+  // Over the mesh's other dims (dp): empty when the op splits as data parallelism does
+  // (activations by tokens, weights whole), else what it does instead ("input 1 at S(1)
+  // over dp").
+  std::string other_dims{};
 };
 
 // A model step's layout over tp, by generated op name (embed, l0_qkv, …, norm, output).
@@ -56,7 +83,9 @@ struct ModelTpLayout {
 
 // One entry of a parallelize_module plan: the module (relative to what the plan is applied
 // to), the ParallelStyle class and its non-default keyword arguments as Python source
-// ("Shard(1)", "(Shard(1), None)", "False"), in the order they are written.
+// ("Shard(1)", "(Shard(1), None)", "False"), in the order they are written. A module may
+// appear twice in a list: its second style is applied after the first, by a second
+// parallelize_module call (a dict holds one style per module).
 struct TorchStyle {
   std::string module;
   std::string style;
@@ -74,6 +103,10 @@ struct TorchParallelPlan {
   // Choices no ParallelStyle expresses (e.g. a colwise weight computed on a sharded input),
   // one sentence each naming the module; empty for a plan torch can run as written.
   std::vector<std::string> notes;
+  // How the planner splits ops over the mesh's other dims (dp) where data parallelism would
+  // not (activations by tokens, weights whole): the plan still runs as written, but torch's
+  // data parallelism will not reproduce that part of the layout. One sentence, or empty.
+  std::vector<std::string> other_dims;
   // Every block's plan is the same (then the Python source loops over model.layers).
   bool uniform_layers() const;
 };
@@ -91,11 +124,13 @@ TorchParallelPlan torch_parallel_plan(const ModelTpLayout& layout);
 TorchParallelPlan torch_parallel_plan(const Scenario& scenario);
 
 // {"tp_size", "model": {module: {"style", "kwargs": {name: source}}}, "layers": [...],
-//  "replicated", "notes"}: plain data for Python, modules and kwargs in the plan's order.
+//  "replicated", "notes", "other_dims"}: plain data for Python, modules and kwargs in the plan's order. A
+// module's second style is its entry's "then": {"style", "kwargs"}.
 nlohmann::ordered_json torch_plan_json(const TorchParallelPlan& plan);
 
 // The Python source of a function `apply_tp(model, tp_mesh)` that applies the plan with
 // torch.distributed.tensor.parallel.parallelize_module, as torchtitan's apply_tp does.
+// Second styles come in a second parallelize_module call on the same scope.
 std::string torch_plan_python(const TorchParallelPlan& plan);
 
 }  // namespace symmesh::evaluation

@@ -143,10 +143,14 @@ def torch_plan(scenario):
                                       "kwargs": {"input_layouts": "Replicate()", ...}}, ...},
          "layers": [{"attention.wq": {"style": "ColwiseParallel", "kwargs": {}}, ...}, ...],
          "replicated": [modules left whole on every tp rank],
-         "notes": [choices no ParallelStyle expresses]}
+         "notes": [choices no ParallelStyle expresses: torch cannot run the plan as written],
+         "other_dims": [what the planner splits over dp other than as data parallelism]}
 
-    kwargs values are Python source ("Shard(1)", "(Shard(1), None)", "False").
-    evaluation/torch_parallel_plan.hpp says how placements map to styles."""
+    kwargs values are Python source ("Shard(1)", "(Shard(1), None)", "False"). A module that
+    takes two styles (SequenceParallel behind a PrepareModuleInput/Output) has the second as
+    its entry's "then", applied by a second parallelize_module call after the first.
+    evaluation/torch_parallel_plan.hpp says how placements map to styles;
+    docs/torch-plan-check.md how the plans are run by real DTensor."""
     return _json.loads(_symmesh.torch_plan_json(load_scenario(scenario)))
 
 

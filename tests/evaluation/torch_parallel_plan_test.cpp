@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/errors.hpp"
@@ -136,18 +137,171 @@ TEST(TorchParallelPlan, MegatronWithoutSequenceParallelIsTheTutorialsDefaults) {
             (std::vector<std::string>{"layers.0.attention_norm", "layers.0.ffn_norm"}));
 }
 
-TEST(TorchParallelPlan, WholeWeightsAreReplicatedAndUnexpressibleChoicesAreNoted) {
+TEST(TorchParallelPlan, WholeWeightsOnWholeInputsAreReplicated) {
   ModelTpLayout m;
   m.tp_size = 2;
   m.layers = 1;
-  m.ops["l0_qkv"] = mm(S0, S0, R, S0);   // data parallel over tp: the weight is whole
-  m.ops["l0_out"] = mm(S0, S0, S1, S0);  // a column-split weight on token rows
+  m.ops["l0_qkv"] = mm(R, R, R, R);  // every rank repeats the same product
   const TorchParallelPlan plan = torch_parallel_plan(m);
+  EXPECT_TRUE(plan.layers.at(0).empty());
   EXPECT_EQ(plan.replicated,
             (std::vector<std::string>{"layers.0.attention.wq", "layers.0.attention.wk",
                                       "layers.0.attention.wv"}));
-  ASSERT_EQ(plan.notes.size(), 1u);
-  EXPECT_THAT(plan.notes[0], HasSubstr("layers.0.attention.wo: no ParallelStyle expresses this"));
+  EXPECT_TRUE(plan.notes.empty());
+}
+
+// The layout the planner picks for scenarios/llama3-8b-pipeline.yaml's blocks (tp 4): whole
+// weights multiplying each rank's own token rows. Torch cannot leave such a module plain: each
+// rank's weight gradient would cover its own rows only. SequenceParallel makes the weight a
+// replicated DTensor (its gradient summed over tp), and a preparation moves what arrives or
+// leaves at another layout first; tests/python/test_torch_plan_dtensor.py runs both blocks
+// with real DTensor.
+const TorchStyle kSequenceParallelLocal{
+    "", "SequenceParallel", {{"use_local_output", "True"}}};
+TorchStyle at(TorchStyle s, const std::string& module) {
+  s.module = module;
+  return s;
+}
+
+ModelTpLayout whole_weights_on_token_rows() {
+  ModelTpLayout m;
+  m.tp_size = 4;
+  m.layers = 2;
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = "l" + std::to_string(l) + "_";
+    m.ops[p + "norm1"] = tensor_op(OpKind::rms_norm, {S0, R}, {S0, R}, S0);
+    m.ops[p + "norm2"] = tensor_op(OpKind::rms_norm, {S0, R}, {S0, R}, S0);
+    // Attention by heads; its output all-to-all'd back to token rows for out.
+    m.ops[p + "out"] = mm(S1, S0, R, S0);
+    for (const char* w : {"gate", "up", "down"}) m.ops[p + w] = mm(S0, S0, R, S0);
+  }
+  // Block 0: q/k/v Megatron's way (gathered input, weights by columns, heads per rank).
+  m.ops["l0_qkv"] = mm(S0, R, S1, S1);
+  m.ops["l0_attention"] = tensor_op(OpKind::attention, {S1}, {S1}, S1);
+  // Block 1: q/k/v on token rows, all-to-all'd to heads for attention (Ulysses').
+  m.ops["l1_qkv"] = mm(S0, S0, R, S0);
+  m.ops["l1_qkv"].read_as = S1;
+  m.ops["l1_attention"] = tensor_op(OpKind::attention, {S0}, {S1}, S1);
+  return m;
+}
+
+TEST(TorchParallelPlan, WholeWeightsOnTokenRowsAreSequenceParallel) {
+  const TorchParallelPlan plan = torch_parallel_plan(whole_weights_on_token_rows());
+  ASSERT_EQ(plan.layers.size(), 2u);
+  const TorchStyle wo_input{
+      "attention.wo",
+      "PrepareModuleInput",
+      {{"input_layouts", "(Shard(-1),)"}, {"desired_input_layouts", "(Shard(1),)"}}};
+  const std::vector<TorchStyle> mlp{at(kSequenceParallelLocal, "feed_forward.w1"),
+                                    at(kSequenceParallelLocal, "feed_forward.w2"),
+                                    at(kSequenceParallelLocal, "feed_forward.w3")};
+  std::vector<TorchStyle> block0{
+      {"attention_norm", "SequenceParallel", {}},
+      torchtitan_layer_plan()[1],  // attention: PrepareModuleInput, gathering the rows
+      {"attention.wq", "ColwiseParallel", {}},
+      {"attention.wk", "ColwiseParallel", {}},
+      {"attention.wv", "ColwiseParallel", {}},
+      wo_input,
+      at(kSequenceParallelLocal, "attention.wo"),
+      {"ffn_norm", "SequenceParallel", {}}};
+  block0.insert(block0.end(), mlp.begin(), mlp.end());
+  EXPECT_EQ(plan.layers[0], block0);
+  std::vector<TorchStyle> block1{{"attention_norm", "SequenceParallel", {}}};
+  for (const char* w : {"attention.wq", "attention.wk", "attention.wv"}) {
+    block1.push_back({w,
+                      "PrepareModuleOutput",
+                      {{"output_layouts", "Shard(1)"}, {"desired_output_layouts", "Shard(-1)"}}});
+    block1.push_back({w, "SequenceParallel", {}});  // the preparation makes the output plain
+  }
+  block1.push_back(wo_input);
+  block1.push_back(at(kSequenceParallelLocal, "attention.wo"));
+  block1.push_back({"ffn_norm", "SequenceParallel", {}});
+  block1.insert(block1.end(), mlp.begin(), mlp.end());
+  EXPECT_EQ(plan.layers[1], block1);
+  EXPECT_TRUE(plan.replicated.empty());
+  EXPECT_TRUE(plan.notes.empty());
+
+  // The JSON keeps one entry per module, its second style under "then"; the source applies
+  // the second styles by a second parallelize_module call, after the first.
+  const nlohmann::ordered_json j = torch_plan_json(plan);
+  EXPECT_EQ(j["layers"][1]["attention.wq"]["style"], "PrepareModuleOutput");
+  EXPECT_EQ(j["layers"][1]["attention.wq"]["then"]["style"], "SequenceParallel");
+  EXPECT_EQ(j["layers"][0]["attention.wo"]["then"]["kwargs"]["use_local_output"], "True");
+  EXPECT_FALSE(j["layers"][0]["feed_forward.w1"].contains("then"));
+  const std::string py = torch_plan_python(plan);
+  EXPECT_THAT(py, HasSubstr("    parallelize_module(model, tp_mesh, {\n"
+                            "        \"layers.0.attention_norm\": SequenceParallel(),\n"));
+  EXPECT_THAT(py, HasSubstr("        \"layers.0.attention.wo\": PrepareModuleInput("
+                            "input_layouts=(Shard(-1),), desired_input_layouts=(Shard(1),)),\n"));
+  EXPECT_THAT(py, HasSubstr("    # Second styles, after the first: SequenceParallel behind a "
+                            "preparation of the same module.\n"
+                            "    parallelize_module(model, tp_mesh, {\n"
+                            "        \"layers.0.attention.wo\": SequenceParallel("
+                            "use_local_output=True),\n"
+                            "        \"layers.1.attention.wq\": SequenceParallel(),\n"));
+  EXPECT_THAT(py, HasSubstr("    PrepareModuleOutput,\n"));
+}
+
+// An input arriving whole and an output read by heads: one preparation for both.
+TEST(TorchParallelPlan, WholeWeightMovedInAndOutTakesOnePreparation) {
+  ModelTpLayout m;
+  m.tp_size = 2;
+  m.layers = 1;
+  m.ops["l0_qkv"] = mm(R, S0, R, S0);
+  m.ops["l0_qkv"].read_as = S1;
+  const TorchParallelPlan plan = torch_parallel_plan(m);
+  ASSERT_EQ(plan.layers.at(0).size(), 6u);
+  EXPECT_EQ(plan.layers[0][0], (TorchStyle{"attention.wq",
+                                           "PrepareModuleInputOutput",
+                                           {{"input_layouts", "(Replicate(),)"},
+                                            {"desired_input_layouts", "(Shard(1),)"},
+                                            {"output_layouts", "Shard(1)"},
+                                            {"desired_output_layouts", "Shard(-1)"}}}));
+  EXPECT_EQ(plan.layers[0][1], (TorchStyle{"attention.wq", "SequenceParallel", {}}));
+  const std::string py = torch_plan_python(plan);
+  EXPECT_THAT(py, HasSubstr("    PrepareModuleInputOutput,\n"));
+  // One block: the loop, and the second call inside it.
+  EXPECT_THAT(py, HasSubstr("        parallelize_module(transformer_block, tp_mesh, layer_plan)\n"
+                            "        # Second styles, after the first"));
+}
+
+TEST(TorchParallelPlan, UnexpressibleChoicesAreNoted) {
+  ModelTpLayout m;
+  m.tp_size = 2;
+  m.layers = 1;
+  m.ops["l0_out"] = mm(S0, S0, S1, S0);  // a column-split weight on token rows
+  // A row-split product whose partial sum the residual add keeps partial.
+  m.ops["l0_down"] = mm(S1, S1, S0, Placement::partial());
+  // The residual stream arrives by token rows but the norm computes it whole.
+  m.ops["l0_norm2"] = tensor_op(OpKind::rms_norm, {S0, R}, {R, R}, R);
+  // Whole sequences split by tp: torch's batch, not the sequence.
+  m.ops["l0_attention"] = tensor_op(OpKind::attention, {S0}, {S0}, S0);
+  // A whole weight on an input gathered whole (a plain module takes it as it arrives).
+  m.ops["l0_qkv"] = mm(S0, R, R, R);
+  // Split over dp as no data parallelism does (said apart from the notes).
+  m.ops["l0_gate"] = mm(R, R, S1, S1);
+  m.ops["l0_gate"].other_dims = "input 1 at S(1) over dp";
+  const TorchParallelPlan plan = torch_parallel_plan(m);
+  const auto noted = [&](const std::string& text) {
+    return std::any_of(plan.notes.begin(), plan.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(noted("layers.0.attention.wo: no ParallelStyle expresses this"));
+  EXPECT_TRUE(noted("layers.0.feed_forward.w2: no ParallelStyle expresses this: it hands on a "
+                    "partial sum"));
+  EXPECT_TRUE(noted("layers.0.ffn_norm: no ParallelStyle expresses this: it normalises its "
+                    "input at R over tp, arriving at S(0)"));
+  EXPECT_TRUE(noted("layers.0.attention: no ParallelStyle expresses this: it computes attention "
+                    "over whole sequences split by tp"));
+  EXPECT_TRUE(noted("layers.0.attention.wq: no ParallelStyle expresses this: its whole weight "
+                    "multiplies an input gathered from S(0)"));
+  EXPECT_EQ(plan.notes.size(), 7u) << ::testing::PrintToString(plan.notes);  // wq, wk, wv
+  // What the planner does over dp is said apart: the tp plan still runs as written.
+  ASSERT_EQ(plan.other_dims.size(), 1u);
+  EXPECT_THAT(plan.other_dims[0], HasSubstr("the planner also splits l0_gate (input 1 at S(1) "
+                                            "over dp) over the other mesh dims"));
+  EXPECT_THAT(torch_plan_python(plan), HasSubstr("    # Other mesh dims: the planner also "));
+  EXPECT_EQ(torch_plan_json(plan)["other_dims"][0], plan.other_dims[0]);
 }
 
 TEST(TorchParallelPlan, PythonSourceIsTorchtitansCall) {
@@ -195,6 +349,50 @@ TEST(TorchParallelPlan, PlannedLlamaStepGivesTorchtitansBlocks) {
                   {{"output_layouts", "Replicate()"}, {"desired_output_layouts", "Shard(1)"}}}));
   EXPECT_EQ(plan.replicated, std::vector<std::string>{"tok_embeddings"});
   EXPECT_TRUE(plan.notes.empty());
+  EXPECT_TRUE(plan.other_dims.empty());  // one node, dp 1
+}
+
+// scenarios/llama3-8b-pipeline.yaml cut to 4 layers (2 per stage): the planner keeps every
+// weight but q/k/v's whole and multiplies it by token rows, and in the last block q/k/v too
+// (all-to-all'd to heads for attention). No note: torch runs it as planned.
+TEST(TorchParallelPlan, PlannedPipelineStepMultipliesWholeWeightsByTokenRows) {
+  const std::string text =
+      "version: 2\nname: pp4\ncluster: {base: clusters/dgx-h100.yaml, nodes: 2}\n"
+      "mesh: {shape: [2, 2, 4], names: [pp, dp, tp]}\ndtype: bf16\ncost_model: analytic\n"
+      "model: {hf_config: models/llama3.1-8b.json, layers: 4, seq: 8192, global_batch: 16, "
+      "micro_batch: 1}\ntraining: {optimizer: adam}\n";
+  const TorchParallelPlan plan = torch_parallel_plan(
+      load_scenario_text(text, "pp4.yaml"));
+  EXPECT_EQ(plan.tp_size, 4);
+  ASSERT_EQ(plan.layers.size(), 4u);
+  EXPECT_TRUE(plan.notes.empty()) << ::testing::PrintToString(plan.notes);
+  const auto styles_of = [](const std::vector<TorchStyle>& layer, const std::string& module) {
+    std::vector<std::string> out;
+    for (const TorchStyle& s : layer)
+      if (s.module == module) out.push_back(s.style);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(styles_of(plan.layers[0], "attention.wq"), V{"ColwiseParallel"});
+  EXPECT_EQ(styles_of(plan.layers[0], "attention.wo"), (V{"PrepareModuleInput", "SequenceParallel"}));
+  EXPECT_EQ(styles_of(plan.layers[0], "feed_forward.w2"), V{"SequenceParallel"});
+  EXPECT_EQ(styles_of(plan.layers[3], "attention.wq"), (V{"PrepareModuleOutput", "SequenceParallel"}));
+}
+
+// Llama 3.1 8B on one node as dp 4 x tp 2: the planner splits features over dp too (FSDP's
+// mesh dim used as a second tensor-parallel one), which a tp plan cannot say; over tp alone
+// its residual stream is then partial or gathered where torchtitan's block cannot follow.
+TEST(TorchParallelPlan, PlannedStepSplittingOverDpIsNoted) {
+  const std::string text =
+      "version: 2\nname: dp4tp2\ncluster: clusters/dgx-h100.yaml\n"
+      "mesh: {shape: [4, 2], names: [dp, tp]}\ndtype: bf16\ncost_model: analytic\n"
+      "model: {hf_config: models/llama3.1-8b.json, layers: 2, seq: 8192, global_batch: 4}\n"
+      "training: {optimizer: adam}\n";
+  const TorchParallelPlan plan = torch_parallel_plan(
+      load_scenario_text(text, "dp4tp2.yaml"));
+  EXPECT_FALSE(plan.notes.empty());
+  ASSERT_EQ(plan.other_dims.size(), 1u);
+  EXPECT_THAT(plan.other_dims[0], HasSubstr(" over dp) "));
 }
 
 TEST(TorchParallelPlan, NeedsAModelScenarioWithATpDim) {
