@@ -1,7 +1,13 @@
 """symmesh.torch_plan and torch_plan_source for a model scenario whose planner picks
 Megatron's layout with sequence parallelism. The expected plan is torchtitan's Llama plan
 (pytorch/torchtitan, torchtitan/models/llama3/infra/parallelize.py, apply_tp, with loss
-parallel and the Llama 3 attention.forward(x, freqs_cis)), written out by hand."""
+parallel and the Llama 3 attention.forward(x, freqs_cis)), written out by hand.
+
+The generated source is run here against stand-ins for torch's classes, so that this runs
+without torch. Where torch is installed, test_torch_plan_dtensor.py supersedes that part:
+it applies this plan (and others) with torch's own parallelize_module to a torchtitan-style
+model on simulated ranks and compares the numbers with the unsharded model
+(docs/torch-plan-check.md)."""
 
 import os
 import sys
