@@ -431,6 +431,15 @@ void Program::check_peer(const SymmetricHandle& handle, int peer, const char* wh
                           where, rank);
 }
 
+void Program::check_within(const SymmetricHandle& handle, int64_t offset, int64_t bytes,
+                           const char* where, int rank) {
+  if (offset < 0 || offset + bytes > handle.size_bytes)
+    throw InvalidArgument("offset " + std::to_string(offset) + " + " + std::to_string(bytes) +
+                              " bytes is beyond the symmetric buffer's " +
+                              std::to_string(handle.size_bytes) + " bytes",
+                          where, rank);
+}
+
 void Program::check_group_peer(GroupId group_id, int peer, const char* where, int rank) const {
   check_rank(rank, where);
   if (group_id < 0 || group_id >= group_count())
@@ -499,12 +508,7 @@ void Program::put_signal(int rank, StreamId stream, const BufferRef& src,
   check_range(rank, src, "put_signal src");
   check_peer(handle, peer, "put_signal", rank);
   check_signal_index(signal, "put_signal", rank);
-  if (dst_offset < 0 || dst_offset + src.size_bytes > handle.size_bytes)
-    throw InvalidArgument("offset " + std::to_string(dst_offset) + " + " +
-                              std::to_string(src.size_bytes) +
-                              " bytes is beyond the symmetric buffer's " +
-                              std::to_string(handle.size_bytes) + " bytes",
-                          "put_signal", rank);
+  check_within(handle, dst_offset, src.size_bytes, "put_signal", rank);
   check_range(rank, handle.whole(), "put_signal handle");
   StreamOp op;
   op.kind_ = StreamOp::Kind::put_signal;
@@ -551,12 +555,7 @@ void Program::get(int rank, StreamId stream, const BufferRef& dst, const Symmetr
   check_range(rank, dst, "get dst");
   check_range(rank, handle.whole(), "get handle");  // rank is a member of the handle's group
   check_peer(handle, peer, "get", rank);
-  if (src_offset < 0 || src_offset + dst.size_bytes > handle.size_bytes)
-    throw InvalidArgument("offset " + std::to_string(src_offset) + " + " +
-                              std::to_string(dst.size_bytes) +
-                              " bytes is beyond the symmetric buffer's " +
-                              std::to_string(handle.size_bytes) + " bytes",
-                          "get", rank);
+  check_within(handle, src_offset, dst.size_bytes, "get", rank);
   StreamOp op;
   op.kind_ = StreamOp::Kind::get;
   op.label_ = label;

@@ -464,6 +464,9 @@ class Program {
                    std::vector<Work>& table, int64_t& count, const Work& work);
   void check_range(int rank, const BufferRef& ref, const char* where) const;
   void check_peer(const SymmetricHandle& handle, int peer, const char* where, int rank) const;
+  // [offset, offset + bytes) lies inside the symmetric buffer (a put's or a get's range).
+  static void check_within(const SymmetricHandle& handle, int64_t offset, int64_t bytes,
+                           const char* where, int rank);
   void check_group_peer(GroupId group, int peer, const char* where, int rank) const;
   // A wait_signal whose buffer or group and peer are checked: its index checked, appended.
   void append_wait(int rank, StreamId stream, const WaitSignalArgs& wait, LabelId label);

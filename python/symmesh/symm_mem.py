@@ -73,6 +73,13 @@ def _signal_index(signal, where, rank):
     return signal
 
 
+def _check_fits(name, tensor, hdl, where, rank):
+    """A put's source or a get's destination is no larger than the handle's tensor."""
+    if tensor.nbytes > hdl.nbytes:
+        raise scenario_error(f"{name} has {tensor.nbytes} bytes but the handle's tensor only "
+                             f"{hdl.nbytes}", where, rank)
+
+
 def put_signal(src, hdl, peer, *, signal=0, label=None):
     """Copies `src` (a tensor of this rank) into `peer`'s copy of hdl's tensor, then bumps
     the (me -> peer) counter: ncclPutSignal, as torch's NCCL backend. Enqueued on the current
@@ -84,9 +91,7 @@ def put_signal(src, hdl, peer, *, signal=0, label=None):
     hdl = _handle(hdl, ctx, where)
     peer = ctx.peer(peer, hdl._group, where)
     src_ref = ctx.ref(src, where)
-    if src.nbytes > hdl.nbytes:
-        raise scenario_error(f"src has {src.nbytes} bytes but the handle's tensor only "
-                             f"{hdl.nbytes}", where, ctx.rank)
+    _check_fits("src", src, hdl, where, ctx.rank)
     ctx.tracer.program.put_signal(ctx.rank, ctx.current_stream().id, src_ref, hdl._alloc.id,
                                   hdl.offset, peer, _signal_index(signal, where, ctx.rank),
                                   label or f"put_signal(peer={peer})")
@@ -115,9 +120,7 @@ def get(dst, hdl, peer, *, label=None):
     hdl = _handle(hdl, ctx, where)
     peer = ctx.peer(peer, hdl._group, where)
     dst_ref = ctx.ref(dst, where)
-    if dst.nbytes > hdl.nbytes:
-        raise scenario_error(f"dst has {dst.nbytes} bytes but the handle's tensor only "
-                             f"{hdl.nbytes}", where, ctx.rank)
+    _check_fits("dst", dst, hdl, where, ctx.rank)
     ctx.tracer.program.get(ctx.rank, ctx.current_stream().id, dst_ref, hdl._alloc.id,
                            hdl.offset, peer, label or f"get(peer={peer})")
 
