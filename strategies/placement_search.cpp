@@ -53,7 +53,8 @@ class Search {
         rules_(rules),
         topo_(topo),
         inputs_(problem.inputs.size()),
-        ndim_(problem.mesh.ndim()) {
+        ndim_(problem.mesh.ndim()),
+        hop_order_(hop_order(problem)) {
     allowed_shards_.resize(inputs_);
     allowed_partials_.resize(inputs_);
     for (size_t r = 0; r < rules.size(); ++r) {
@@ -95,7 +96,7 @@ class Search {
         return std::nullopt;
       }
       for (int d = 0; d < ndim_; ++d)
-        for (size_t i = 0; i < inputs_; ++i)
+        for (size_t i : hop_order_)
           for (const Placement& q : hops(i, state[i], d))
             try_hop(*e, state, static_cast<int>(i), d, q);
     }
@@ -103,6 +104,18 @@ class Search {
   }
 
  private:
+  // The inputs in the order PyTorch generates their hops: its argument order. A linear with
+  // a bias runs in torch as addmm(bias, a, w.t()) (ATen's decomposition of aten.linear), so
+  // its bias's hops come first; equal-cost paths are then pushed, and popped, as torch's.
+  static std::vector<size_t> hop_order(const OpProblem& problem) {
+    std::vector<size_t> order;
+    if (problem.has_bias() && problem.op == OpKind::linear)
+      order.push_back(static_cast<size_t>(problem.bias_index()));
+    for (size_t i = 0; i < problem.inputs.size(); ++i)
+      if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
+    return order;
+  }
+
   std::string key_of(const std::vector<Placements>& state) const {
     std::string key;
     key.reserve(inputs_ * ndim_);
@@ -214,6 +227,7 @@ class Search {
   const DTensorMeshTopology& topo_;
   const size_t inputs_;
   const int ndim_;
+  const std::vector<size_t> hop_order_;
   std::vector<std::vector<Placement>> allowed_shards_, allowed_partials_;
   std::unordered_map<std::string, int> lookup_;
   std::vector<Placements> original_;

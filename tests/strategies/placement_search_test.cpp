@@ -203,6 +203,48 @@ TEST(PlacementSearch, NeverCostsMoreThanTheFullExpansionsCheapest) {
   EXPECT_EQ(cases, 16 + 256 + 4096);
 }
 
+TEST(PlacementSearch, ALinearWithABiasSearchesAsTorchsAddmmOfTheTransposedWeight) {
+  // torch has no strategy for aten.linear; ATen runs linear(a, w, bias) as
+  // addmm(bias, a, w.t()), so PyTorch's search pushes the bias's hops first and sees w
+  // transposed (w's S(0) is w.t()'s S(1)). Found live against torch 2.13
+  // (tools/torch_peer/strategy_agreement.py): on a 1-rank mesh, a S(0), w S(0), bias P(sum)
+  // has two goals at 2 × 6.6 µs (a size-1 mesh dim prices each collective at its base
+  // latency alone); torch's push order reaches bias P→R and w.t() S(1)→R first, output S(0).
+  // The reference here is symmesh's own addmm search on the transposed problem, whose
+  // inputs are already in torch's order.
+  const auto swap = [](std::string text) {
+    for (char& c : text)
+      if (c == '0') c = '1'; else if (c == '1') c = '0';
+    return text;
+  };
+  struct Case { std::vector<int> mesh; std::string a, w, bias; };
+  for (const Case& c : {Case{{1}, "S(0)", "S(0)", "P(sum)"}, Case{{4}, "S(1)", "S(1)", "P(sum)"},
+                        Case{{2, 2}, "S(0),P(sum)", "R,S(0)", "P(sum),R"},
+                        Case{{1, 4}, "P(sum),S(1)", "S(1),R", "R,P(sum)"}}) {
+    const OpProblem linear = problem(OpKind::linear, c.mesh, {tensor({16, 32}, c.a),
+                                     tensor({48, 32}, c.w), tensor({48}, c.bias)});
+    const OpProblem addmm = problem(OpKind::addmm, c.mesh, {tensor({48}, c.bias),
+                                    tensor({16, 32}, c.a), tensor({32, 48}, swap(c.w))});
+    const Plan l = plan_with(linear, PlacementSelection::priority_queue);
+    const Plan m = plan_with(addmm, PlacementSelection::priority_queue);
+    ASSERT_TRUE(l.search.has_value() && m.search.has_value()) << c.a;
+    const auto& li = l.chosen_candidate().input_placements;  // a, w, bias
+    const auto& mi = m.chosen_candidate().input_placements;  // bias, a, w.t()
+    EXPECT_EQ(to_string(l.chosen_candidate().output_placements),
+              to_string(m.chosen_candidate().output_placements)) << c.a << " " << c.w;
+    EXPECT_EQ(to_string(li[0]), to_string(mi[1])) << c.a << " " << c.w;
+    EXPECT_EQ(swap(to_string(li[1])), to_string(mi[2])) << c.a << " " << c.w;
+    EXPECT_EQ(to_string(li[2]), to_string(mi[0])) << c.a << " " << c.w;
+    EXPECT_NEAR(l.search->cost_us, m.search->cost_us, 1e-9) << c.a << " " << c.w;
+  }
+  // The worked case's answer, as torch gave it: a keeps S(0), the bias and w are gathered.
+  const Plan one = plan_with(problem(OpKind::linear, {1}, {tensor({16, 32}, "S(0)"),
+                             tensor({48, 32}, "S(0)"), tensor({48}, "P(sum)")}),
+                             PlacementSelection::priority_queue);
+  EXPECT_EQ(to_string(one.chosen_candidate().output_placements), "S(0)");
+  EXPECT_NEAR(one.search->cost_us, 2 * 6.6, 1e-9);
+}
+
 TEST(PlacementSearch, OtherCostModelsAreRefusedNamingTheOption) {
   // The search prices its hops with DTensor's formulas; under the analytic model it would
   // choose by one cost and report another.

@@ -67,7 +67,7 @@ def compare(case, mode):
 def _worker_start(order):
     import logging
     # The fake process group warns on every all-to-all it fakes; the answers are what count.
-    logging.getLogger("torch").setLevel(logging.ERROR)
+    logging.disable(logging.WARNING)
     import torch_oracle
     torch_oracle.start()
     if order and torch_oracle.partial_order() != order:
