@@ -121,6 +121,34 @@ class Explanations(unittest.TestCase):
         self.assertFalse(any("_StridedShard" in str(s) for s in result["torch"].ops))
         self.assertEqual(verdict, ("agreed",))
 
+    def test_torch_refusing_to_view_back_a_strided_shard_is_claimed(self):
+        # a (4,8,32) at (S(1),S(1)) on 2x2: the flattened view is strided twice, and torch
+        # raises when it views the product back; symmesh plans it.
+        c = case("linear 3d", (2, 2), [["S(1)", "S(1)"], ["R", "R"]])
+        result = strategy_agreement._work((0, c, "full-expansion"))[2]
+        self.assertIn("Cannot unflatten tensor with _StridedShard placement", result)
+        key = ("full-expansion", None)
+        self.assertEqual(explanations.verdict(c, key, {"error": result}, {}, 0),
+                         ("explained", "linear-strided-unflatten"))
+        other = {"error": "RuntimeError: something else"}
+        self.assertEqual(explanations.verdict(c, key, other, {}, 0), ("unexplained",))
+
+    def test_an_equal_cost_tie_of_the_flattened_search_is_claimed(self):
+        # a (4,8,32) at (S(0),R), w at (P(sum),R) on 2x2, priority queue: torch and symmesh
+        # find paths of the same cost; on mesh dim 1 torch's flattened a is chunked along k
+        # (output P, P), symmesh's 3-D a along the sequence (output P, S(1)).
+        c = case("linear 3d", (2, 2), [["S(0)", "R"], ["P(sum)", "R"]])
+        result, verdict = self.verdict_of(c, mode="priority-queue")
+        self.assertEqual(result["torch"].output, ("P(sum)", "P(sum)"))
+        self.assertEqual(result["symmesh"][0], ("P(sum)", "S(1)"))
+        self.assertNotIn("cost", result["differs"])
+        self.assertEqual(verdict, ("explained", "linear-flattened-tie"))
+        # The same difference with a different cost is not a tie.
+        forged = dict(result, differs=["output", "cost"])
+        key = ("priority-queue", None)
+        self.assertEqual(explanations.verdict(c, key, forged, {key: [forged]}, 0),
+                         ("unexplained",))
+
     def test_a_difference_nothing_claims_is_unexplained(self):
         c = case("mm", (2, 2), [["S(0)", "S(0)"], ["R", "S(0)"]])
         result = strategy_agreement.compare(c, "full-expansion")

@@ -15,6 +15,17 @@ CAUSES = {
         "as a Shard (_collective_utils.py:556, 'TODO: Support _StridedShard redistribution'). "
         "symmesh plans linear as one einsum '...k,nk->...n': a's dims before k are batch "
         "dims, so S(1) of a passes to the output without a collective."),
+    "linear-strided-unflatten": (
+        "torch cannot run this linear at all: the flattened input's _StridedShard cannot be "
+        "viewed back to 3-D, and the view raises 'Cannot unflatten tensor with "
+        "_StridedShard placement' (_ops/_view_ops.py:1343). symmesh plans the op; torch's "
+        "user would have to redistribute a first."),
+    "linear-flattened-tie": (
+        "equal cost, another goal: torch searches the decomposed mm, whose `a` is the "
+        "flattened 2-D view (rows, k), where symmesh searches '...k,nk->...n' on the 3-D a "
+        "(batch, seq, k). The two have different hops and rules, so goals of equal cost are "
+        "pushed in a different order (_ops/single_dim_strategy.py:1146, mesh dim outer, "
+        "input inner) and the first popped differs."),
     "partial-set-order": (
         "the priority-queue search pushes R's neighbours 'neighbors.extend(allowed_partial)' "
         "(_ops/single_dim_strategy.py:900), iterating a Python set of Partial placements "
@@ -29,16 +40,29 @@ def _torch_ran_strided_view(result):
     return any("_StridedShard" in str(step) for step in result["torch"].ops)
 
 
+def _torch_ran_view(result):
+    return any(step[0] in ("aten.view.default", "aten._unsafe_view.default")
+               for step in result["torch"].ops)
+
+
 def verdict(case, run_key, result, raw, index):
     """('agreed',), ('explained', cause) or ('unexplained',) for one case of one run.
     raw: every run's results, by (mode, order), index: this case's position in them."""
-    if result is None or "error" in result:
+    if result is None:
+        return ("unexplained",)
+    if "error" in result:
+        if case["op"] == "linear 3d" and \
+                "Cannot unflatten tensor with _StridedShard placement" in result["error"]:
+            return ("explained", "linear-strided-unflatten")
         return ("unexplained",)
     if not result["differs"]:
         return ("agreed",)
     if case["op"] == "linear 3d" and _torch_ran_strided_view(result):
         return ("explained", "linear-strided-view")
     mode, order = run_key
+    if case["op"] == "linear 3d" and mode == "priority-queue" and \
+            "cost" not in result["differs"] and _torch_ran_view(result):
+        return ("explained", "linear-flattened-tie")
     if mode == "priority-queue" and order == "avg-first":
         twin = raw.get(("priority-queue", "sum-first"))
         if twin and twin[index] and "error" not in twin[index] and not twin[index]["differs"]:
