@@ -172,7 +172,7 @@ class Explanations(unittest.TestCase):
 class Sample(unittest.TestCase):
     def test_ci_sample_has_no_unexplained_disagreement(self):
         cases = list(case_list.sample_cases())
-        self.assertGreater(len(cases), 300)  # 6 of each of 63 (op, mesh) groups
+        self.assertGreater(len(cases), 200)  # 4 of each of 63 (op, mesh) groups, fewer of 2
         self.assertEqual({len(c["mesh"]) for c in cases}, {1, 2, 3})
         jobs = os.cpu_count() or 1
         raw = {key: strategy_agreement.run(cases, key[0], key[1], jobs)

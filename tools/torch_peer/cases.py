@@ -40,7 +40,7 @@ GROUP_CAP = {1: 10**6, 2: 400, 3: 80}
 # 2026-12-06): a 3-D linear on a 3-D mesh takes torch's expansion 15-35 s (the decomposed
 # view's strategies), baddbmm's priority-queue search 3-7 s. Their caps, for the full run
 # and for CI's sample.
-SLOW_GROUP_CAP = {("linear 3d", 3): (3, 0), ("baddbmm", 3): (20, 2)}
+SLOW_GROUP_CAP = {("linear 3d", 3): (3, 0), ("baddbmm", 3): (20, 1)}
 SAMPLE_SEED = 2613
 
 
@@ -81,7 +81,7 @@ def all_cases():
                 yield _case(op, mesh_shape, host, placements)
 
 
-def sample_cases(per_group=6, seed=SAMPLE_SEED):
+def sample_cases(per_group=4, seed=SAMPLE_SEED):
     """CI's sample: `per_group` cases of each (op, mesh, host) group of all_cases(), drawn
     with a fixed seed."""
     groups = {}
