@@ -104,7 +104,8 @@ class Search {
   }
 
  private:
-  // The inputs in the order PyTorch generates their hops: its argument order. A linear with
+  // The inputs in the order PyTorch generates their hops and sums their costs: its argument
+  // order. A linear with
   // a bias runs in torch as addmm(bias, a, w.t()) (ATen's decomposition of aten.linear), so
   // its bias's hops come first; equal-cost paths are then pushed, and popped, as torch's.
   static std::vector<size_t> hop_order(const OpProblem& problem) {
@@ -209,8 +210,10 @@ class Search {
     next->input_gib[i] = gib;
     next->input_cost_us = from.input_cost_us;
     next->input_cost_us[i] += step;
+    // Summed in torch's argument order: equal-cost paths then compare equal, or unequal
+    // in the last bit, exactly as PyTorch's sum(new_per_input_costs) does.
     next->cost_us = 0;
-    for (double c : next->input_cost_us) next->cost_us += c;
+    for (size_t k : hop_order_) next->cost_us += next->input_cost_us[k];
     next->parent = from.order;
     next->hop = {i, d, state[i][d], q, step};
     push(std::move(next));

@@ -220,7 +220,12 @@ TEST(PlacementSearch, ALinearWithABiasSearchesAsTorchsAddmmOfTheTransposedWeight
   struct Case { std::vector<int> mesh; std::string a, w, bias; };
   for (const Case& c : {Case{{1}, "S(0)", "S(0)", "P(sum)"}, Case{{4}, "S(1)", "S(1)", "P(sum)"},
                         Case{{2, 2}, "S(0),P(sum)", "R,S(0)", "P(sum),R"},
-                        Case{{1, 4}, "P(sum),S(1)", "S(1),R", "R,P(sum)"}}) {
+                        Case{{1, 4}, "P(sum),S(1)", "S(1),R", "R,P(sum)"},
+                        // Size-1 mesh dims price every collective alike, so goals tie, and
+                        // the path costs must be summed in torch's order (bias, a, w.t())
+                        // to tie or not as torch's sum(new_per_input_costs) does.
+                        Case{{1, 4}, "S(0),S(0)", "S(1),S(1)", "S(0),P(sum)"},
+                        Case{{4, 1}, "S(1),S(0)", "S(1),S(0)", "S(0),S(0)"}}) {
     const OpProblem linear = problem(OpKind::linear, c.mesh, {tensor({16, 32}, c.a),
                                      tensor({48, 32}, c.w), tensor({48}, c.bias)});
     const OpProblem addmm = problem(OpKind::addmm, c.mesh, {tensor({48}, c.bias),
