@@ -105,13 +105,12 @@ class Search {
 
  private:
   // The inputs in the order PyTorch generates their hops and sums their costs: its argument
-  // order. A linear with
-  // a bias runs in torch as addmm(bias, a, w.t()) (ATen's decomposition of aten.linear), so
-  // its bias's hops come first; equal-cost paths are then pushed, and popped, as torch's.
+  // order, which puts a bias first. addmm and baddbmm already list theirs first; a linear
+  // with a bias runs in torch as addmm(bias, a, w.t()) (ATen's decomposition of
+  // aten.linear), so equal-cost paths are pushed, summed and popped as torch's are.
   static std::vector<size_t> hop_order(const OpProblem& problem) {
     std::vector<size_t> order;
-    if (problem.has_bias() && problem.op == OpKind::linear)
-      order.push_back(static_cast<size_t>(problem.bias_index()));
+    if (problem.has_bias()) order.push_back(static_cast<size_t>(problem.bias_index()));
     for (size_t i = 0; i < problem.inputs.size(); ++i)
       if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
     return order;

@@ -177,11 +177,11 @@ class Sample(unittest.TestCase):
         jobs = os.cpu_count() or 1
         raw = {key: strategy_agreement.run(cases, key[0], key[1], jobs)
                for key in strategy_agreement.RUNS}
+        outcomes = strategy_agreement.judge(cases, raw)
         for key, results in raw.items():
             errors = [(c["name"], r["error"]) for c, r in zip(cases, results) if "error" in r]
             self.assertEqual(errors, [])
-            verdicts = [explanations.verdict(c, key, r, raw, i)
-                        for i, (c, r) in enumerate(zip(cases, results))]
+            verdicts = outcomes[key]
             bad = [strategy_agreement.describe(c, r) for c, r, v in
                    zip(cases, results, verdicts) if v == ("unexplained",)]
             self.assertEqual(bad, [], key)

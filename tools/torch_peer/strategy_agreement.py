@@ -36,6 +36,12 @@ RUNS = (("full-expansion", None), ("priority-queue", "sum-first"),
         ("priority-queue", "avg-first"))
 
 
+def run_name(key):
+    """'full-expansion', 'priority-queue (sum-first)', … for a (mode, order) of RUNS."""
+    mode, order = key
+    return mode + (f" ({order})" if order else "")
+
+
 def same_cost(torch_cost, symmesh_cost):
     if torch_cost is None:
         return True  # torch exposed none
@@ -119,15 +125,22 @@ def describe(case, result):
                        for op, args, used, out in got.ops) if got.ops else ""))
 
 
+def judge(cases, raw):
+    """Each run's verdicts (explanations.verdict), by (mode, order) as `raw` holds results."""
+    return {key: [explanations.verdict(case, key, result, raw, index)
+                  for index, (case, result) in enumerate(zip(cases, results))]
+            for key, results in raw.items()}
+
+
 def tabulate(cases, outcomes):
     """Rows (run, op, mesh, cases, agreed, explained by key, unexplained)."""
     rows = {}
-    for (mode, order), results in outcomes.items():
-        run_name = mode + (f" ({order})" if order else "")
+    for key, results in outcomes.items():
+        name = run_name(key)
         for case, verdict in zip(cases, results):
             mesh = "x".join(map(str, case["mesh"])) + (
                 f" ({case['host_devices']}/host)" if case["host_devices"] else "")
-            row = rows.setdefault((run_name, case["op"], len(case["mesh"]), mesh),
+            row = rows.setdefault((name, case["op"], len(case["mesh"]), mesh),
                                   {"cases": 0, "agreed": 0, "explained": {}, "unexplained": 0})
             row["cases"] += 1
             kind = verdict[0]
@@ -164,35 +177,33 @@ def main(argv=None):
     if not cases:
         parser.error("no case matches --op/--mesh")
 
-    outcomes, raw = {}, {}
-    for mode, order in RUNS:
+    raw = {}
+    for key in RUNS:
         started = time.monotonic()
-        raw[(mode, order)] = run(cases, mode, order, args.jobs)
-        print(f"# {mode}{' (' + order + ')' if order else ''}: {len(cases)} cases in "
+        raw[key] = run(cases, key[0], key[1], args.jobs)
+        print(f"# {run_name(key)}: {len(cases)} cases in "
               f"{time.monotonic() - started:.0f} s", flush=True)
-    for key, results in raw.items():
-        outcomes[key] = [explanations.verdict(case, key, result, raw, index)
-                         for index, (case, result) in enumerate(zip(cases, results))]
+    outcomes = judge(cases, raw)
 
     rows = tabulate(cases, outcomes)
     print("\n| run | op | mesh | cases | agreed | explained | unexplained |")
     print("|---|---|---|---:|---:|---|---:|")
     totals = {}
-    for (run_name, op, _, mesh), row in sorted(rows.items(), key=lambda kv: (
-            [r[0] + (" (" + r[1] + ")" if r[1] else "") for r in RUNS].index(kv[0][0]),
-            kv[0][1], kv[0][2], kv[0][3])):
+    run_order = [run_name(key) for key in RUNS]
+    for (name, op, _, mesh), row in sorted(rows.items(), key=lambda kv: (
+            run_order.index(kv[0][0]), kv[0][1], kv[0][2], kv[0][3])):
         explained = ", ".join(f"{n} {k}" for k, n in sorted(row["explained"].items())) or "0"
-        print(f"| {run_name} | {op} | {mesh} | {row['cases']} | {row['agreed']} | "
+        print(f"| {name} | {op} | {mesh} | {row['cases']} | {row['agreed']} | "
               f"{explained} | {row['unexplained']} |")
-        t = totals.setdefault(run_name, [0, 0, 0, 0])
+        t = totals.setdefault(name, [0, 0, 0, 0])
         t[0] += row["cases"]
         t[1] += row["agreed"]
         t[2] += sum(row["explained"].values())
         t[3] += row["unexplained"]
     print("\n| run | cases | agreed | explained | unexplained |")
     print("|---|---:|---:|---:|---:|")
-    for run_name, (n, agreed, explained, unexplained) in totals.items():
-        print(f"| {run_name} | {n} | {agreed} | {explained} | {unexplained} |")
+    for name, (n, agreed, explained, unexplained) in totals.items():
+        print(f"| {name} | {n} | {agreed} | {explained} | {unexplained} |")
 
     unexplained_total = 0
     for key, verdicts in outcomes.items():
@@ -202,12 +213,11 @@ def main(argv=None):
                 unexplained_total += 1
                 if shown_u < args.show:
                     shown_u += 1
-                    print(f"\nUNEXPLAINED ({key[0]}{', ' + key[1] if key[1] else ''}): "
-                          + describe(case, result))
+                    print(f"\nUNEXPLAINED ({run_name(key)}): " + describe(case, result))
             elif verdict[0] == "explained" and shown_e < args.show_explained:
                 shown_e += 1
-                print(f"\nexplained by {verdict[1]} ({key[0]}"
-                      f"{', ' + key[1] if key[1] else ''}): " + describe(case, result))
+                print(f"\nexplained by {verdict[1]} ({run_name(key)}): "
+                      + describe(case, result))
     return 1 if unexplained_total else 0
 
 

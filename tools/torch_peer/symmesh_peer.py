@@ -21,7 +21,8 @@ def _cost(value):
 
 def answer(case, mode):
     """(output placements, [input placements...], cost_us) of symmesh's chosen strategy
-    (the priority-queue search: its path's cost). Devices per host are the case's, or 1 where torch's CPU default applies."""
+    (the priority-queue search: its path's cost). Devices per host are the case's, or 1
+    where torch's CPU default applies."""
     shapes, placements = case["shapes"], case["placements"]
     if case["aten"] in ("addmm", "baddbmm"):  # aten: bias, a, b
         bias, a, b = shapes

@@ -26,6 +26,7 @@ each order in its own process.
 
 import contextlib
 import functools
+import math
 import os
 
 import torch
@@ -61,10 +62,7 @@ def start():
 @functools.lru_cache(maxsize=None)
 def mesh(shape):
     """A CPU DeviceMesh of `shape` on ranks 0..prod-1 (rank 0 is in every mesh)."""
-    n = 1
-    for s in shape:
-        n *= s
-    return DeviceMesh("cpu", torch.arange(n).reshape(shape))
+    return DeviceMesh("cpu", torch.arange(math.prod(shape)).reshape(shape))
 
 
 def partial_order():
@@ -175,6 +173,12 @@ def _spec(mesh_, shape, placements, dtype):
     return DTensorSpec(mesh_, tuple(placements), TensorMeta(t.shape, t.stride(), t.dtype))
 
 
+def _used_specs(sharding, schema):
+    """The input specs the op runs on: torch's redistribution target, else the inputs."""
+    return sharding.redistribute_schema.args_spec if sharding.redistribute_schema \
+        else schema.args_spec
+
+
 def _propagator():
     return DTensor._op_dispatcher.sharding_propagator
 
@@ -190,7 +194,7 @@ def matmul_op(op, shapes, placements, mesh_shape, *, mode="full-expansion",
     recorder = _Recorder()
     with devices_per_host(host_devices), recorder.active(mode):
         sharding = _propagator().propagate_op_sharding_non_cached(schema)
-    used = sharding.redistribute_schema.args_spec if sharding.redistribute_schema else specs
+    used = _used_specs(sharding, schema)
     chosen_cost = [c for op_, _, c in recorder.choices if op_ == ATEN[op]]
     return Answer(shows(sharding.output_spec.placements),
                   [shows(s.placements) for s in used],
@@ -229,8 +233,7 @@ def linear(shapes, placements, mesh_shape, *, mode="full-expansion", host_device
 
     def propagate(schema):
         sharding = original(schema)
-        used = sharding.redistribute_schema.args_spec if sharding.redistribute_schema \
-            else schema.args_spec
+        used = _used_specs(sharding, schema)
         out = sharding.output_spec
         seen.append((str(schema.op), [shows(s.placements) for s in schema.args_spec],
                      [shows(s.placements) for s in used],
@@ -257,6 +260,7 @@ def linear(shapes, placements, mesh_shape, *, mode="full-expansion", host_device
     return Answer(shows(out.placements), inputs or (), cost, ops=seen)
 
 
+@functools.lru_cache(maxsize=None)
 def hash_seed_for(order):
     """A PYTHONHASHSEED value under which a fresh process iterates Partials in `order`
     (found by asking child processes; the mapping is fixed for a Python build)."""
