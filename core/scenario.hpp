@@ -26,6 +26,7 @@ struct SourceLocation {
   int line = 0;    // 1-based; 0 when unknown
   int column = 0;  // 1-based
   std::string to_string() const;
+  bool known() const { return line > 0; }
 };
 
 struct WorkloadOp {
@@ -100,9 +101,14 @@ struct TrainingSpec {
   // ZeRO stage (Rajbhandari et al., SC'20): 0 none; 1 the optimizer state of a parameter
   // is sharded over the mesh dims where the parameter is replicated, its gradient
   // reduce-scattered there and the updated parameter all-gathered after the step; 2 the
-  // gradient buffer sharded too. (Stage 3 shards the parameters: declare them so, or leave
-  // them to the planner.)
+  // gradient buffer sharded too; 3 (model scenarios only) the parameters as well — `symmesh
+  // layouts` prices it, the generated dataflow refuses it (strategies/dataflow_graph.cpp).
+  // In other scenarios stage 3 is declared by sharding the parameters themselves.
   int zero_stage = 0;
+  // Where the file gave zero and virtual_stages (file empty: not given). `symmesh layouts`
+  // holds a given value fixed and searches the others (evaluation/training_layouts.hpp).
+  SourceLocation zero_where;
+  SourceLocation virtual_stages_where;
   // Gradient accumulation: the workload is one micro-batch, run this many times before the
   // gradients are reduced and the optimizer steps (Megatron-LM's global_batch / (dp ·
   // micro_batch)). 0 when the file does not say (one); a model: block sets it.
@@ -124,9 +130,12 @@ struct SweepSpec {
   // `layouts_simulate` of each simulated (evaluation/training_layouts.hpp).
   bool layouts = false;
   int layouts_simulate = 1;
+  // `layouts: {tp: […], pp: […], virtual_stages: […]}`: the values the search tries (empty:
+  // its defaults, or the scenario's declared value; evaluation/training_layouts.hpp).
+  std::vector<int> layouts_tps, layouts_pps, layouts_virtual_stages;
   // Model scenarios: each mesh is also tried with every micro-batch size (sequences per
   // micro-batch, model.micro_batch) and every ZeRO stage (training.zero) listed; empty:
-  // the scenario's own.
+  // the scenario's own. With `layouts:`, the micro-batch sizes and ZeRO stages it tries.
   std::vector<int64_t> micro_batches;
   std::vector<int> zero_stages;
 };

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace symmesh::evaluation {
 namespace {
@@ -58,16 +59,74 @@ const strategies::TrainingLayout* TrainingLayoutsAtSize::answer_layout() const {
   return best.empty() ? nullptr : &best.front().layout;
 }
 
+namespace {
+
+int mesh_dim_size(const Scenario& s, const char* name) {
+  for (size_t i = 0; i < s.mesh_names.size(); ++i)
+    if (s.mesh_names[i] == name) return s.mesh_shape[i];
+  return 1;
+}
+
+}  // namespace
+
+LayoutSearchSpace training_search_space(const Scenario& s, const LayoutChoices& choices,
+                                        int gpus) {
+  LayoutSearchSpace space;
+  strategies::TrainingSearchOptions& o = space.options;
+  const TransformerSpec& model = *s.model;
+  const SweepSpec none;
+  const SweepSpec& sweep = s.sweep ? *s.sweep : none;
+  // One dimension: the flag's values, else the scenario's list, else its declared value
+  // (fixed, and said so), else the default already in `values`.
+  const auto choose = [&space](auto& values, const auto& flag, const auto& listed, bool declared,
+                               auto declared_value, const std::string& fixed_text) {
+    if (!flag.empty())
+      values.assign(flag.begin(), flag.end());
+    else if (!listed.empty())
+      values.assign(listed.begin(), listed.end());
+    else if (declared) {
+      values = {declared_value};
+      space.fixed.push_back(fixed_text);
+    }
+  };
+  choose(o.micro_batches, choices.micro_batches, sweep.micro_batches, model.micro_batch_given,
+         model.micro_batch, "mb " + std::to_string(model.micro_batch) + " (model.micro_batch)");
+  const Recompute declared_recompute = model.full_recompute ? Recompute::full : Recompute::none;
+  choose(o.recomputes, choices.recomputes, std::vector<Recompute>{}, model.recompute_given,
+         declared_recompute, "recompute " + to_string(declared_recompute) + " (model.recompute)");
+  const bool zero_given = s.training && s.training->zero_where.known();
+  const int zero = s.training ? s.training->zero_stage : 0;
+  choose(o.zero_stages, choices.zero_stages, sweep.zero_stages, zero_given, zero,
+         "zero " + std::to_string(zero) + " (training.zero)");
+  const bool v_given = s.training && s.training->virtual_stages_where.known();
+  const int v = s.virtual_stages();
+  choose(o.virtual_stages, choices.virtual_stages, sweep.layouts_virtual_stages, v_given, v,
+         "v " + std::to_string(v) + " (training.virtual_stages)");
+  // The mesh is a layout of the scenario's own size; a sweep's node counts replace it.
+  const bool own_mesh = !s.sweep && gpus == s.cluster.num_gpus();
+  const int tp = mesh_dim_size(s, "tp"), pp = mesh_dim_size(s, kPipelineDim);
+  choose(o.tps, choices.tps, sweep.layouts_tps, own_mesh, tp,
+         "tp " + std::to_string(tp) + " (mesh)");
+  choose(o.pps, choices.pps, sweep.layouts_pps, own_mesh, pp,
+         "pp " + std::to_string(pp) + " (mesh)");
+  return space;
+}
+
 TrainingLayoutsRun run_training_layouts(const Scenario& s, const std::vector<int>& gpu_counts,
-                                        int top, int simulate,
-                                        const strategies::TrainingSearchOptions& options) {
+                                        int top, int simulate, const LayoutChoices& choices) {
   const auto start = std::chrono::steady_clock::now();
   TrainingLayoutsRun run;
   for (int gpus : gpu_counts) {
+    const LayoutSearchSpace space = training_search_space(s, choices, gpus);
     const strategies::LayoutSearchResult found = strategies::search_training_layouts(
-        *s.model, s.model->global_batch, s.cluster, gpus, options);
+        *s.model, s.model->global_batch, s.cluster, gpus, space.options);
     TrainingLayoutsAtSize size;
     size.gpus = gpus;
+    size.fixed = space.fixed;
+    if (found.priced == 0)
+      for (const auto& [reason, layouts] : found.skipped)
+        size.unpriceable.push_back(reason + " (" + std::to_string(layouts) +
+                                   (layouts == 1 ? " layout)" : " layouts)"));
     size.priced = found.priced;
     size.too_big = found.too_big;
     const size_t keep = std::min<size_t>(found.fitting.size(), std::max(top, 1));
@@ -78,6 +137,19 @@ TrainingLayoutsRun run_training_layouts(const Scenario& s, const std::vector<int
     size.meets_objective = !size.best.empty() && s.objective && s.objective->max_time_s &&
                            size.answer_step_s() <= *s.objective->max_time_s;
     run.sizes.push_back(std::move(size));
+  }
+  if (!run.sizes.empty() && std::all_of(run.sizes.begin(), run.sizes.end(),
+                                         [](const TrainingLayoutsAtSize& z) { return z.priced == 0; })) {
+    const TrainingLayoutsAtSize& first = run.sizes.front();
+    std::string message = "no layout of " + std::to_string(first.gpus) + " GPUs can be priced";
+    if (run.sizes.size() > 1) message += " (nor of any other count asked)";
+    const auto listed = [](const std::vector<std::string>& items) {
+      return join(items, "; ", [](const std::string& item) { return item; });
+    };
+    if (!first.fixed.empty())
+      message += " with what the scenario fixes (" + listed(first.fixed) + ")";
+    message += ": " + listed(first.unpriceable);
+    throw InvalidArgument(message, where_of(s));
   }
   for (size_t i = 0; i < run.sizes.size(); ++i)
     if (run.sizes[i].meets_objective &&

@@ -12,8 +12,35 @@
 
 namespace symmesh::evaluation {
 
+// What the command line asks the search to try, each list overriding the scenario for its
+// dimension (empty: not given): `symmesh layouts --tp … --pp … --micro-batch …
+// --virtual-stages … --recompute … --zero …`.
+struct LayoutChoices {
+  std::vector<int> tps, pps, virtual_stages, zero_stages;
+  std::vector<int64_t> micro_batches;
+  std::vector<Recompute> recomputes;
+};
+
+// The search at one GPU count. Each dimension's values come from, in this order: the
+// command line; the scenario's search lists (sweep.layouts.tp / pp / virtual_stages,
+// sweep.micro_batch, sweep.zero); the value the scenario declares, held fixed
+// (model.micro_batch, model.recompute, training.zero, training.virtual_stages, and — at the
+// scenario's own GPU count when it has no sweep — its mesh's tp and pp); else the default
+// space (strategies::TrainingSearchOptions). `fixed` says what the scenario held fixed,
+// e.g. "mb 1 (model.micro_batch)", for the report.
+struct LayoutSearchSpace {
+  strategies::TrainingSearchOptions options;
+  std::vector<std::string> fixed;
+};
+LayoutSearchSpace training_search_space(const Scenario& scenario, const LayoutChoices& choices,
+                                        int gpus);
+
 struct TrainingLayoutsAtSize {
   int gpus = 0;
+  std::vector<std::string> fixed;  // LayoutSearchSpace::fixed at this count
+  // When nothing was priced: why each value tried was impossible, with how many layouts
+  // ("micro_batch 3 x dp 8 does not divide the global batch of 16 (12 layouts)").
+  std::vector<std::string> unpriceable;
   std::vector<strategies::TrainingEstimate> best;  // fastest first, at most `top`
   // The first `simulate` of best, simulated (evaluation/simulated_training_step.hpp), or
   // with the reason they were not.
@@ -41,12 +68,13 @@ struct TrainingLayoutsRun {
 // when the scenario has no model: block or its model no global_batch, or a count is < 1.
 std::vector<int> training_layout_gpu_counts(const Scenario& scenario, const std::vector<int>& gpus);
 
-// `simulate` layouts of each count (at most `top`) are also simulated; `options` narrows the
-// layouts tried (tensor and pipeline sizes, …).
+// `simulate` layouts of each count (at most `top`) are also simulated; `choices` overrides
+// the scenario's search space (training_search_space). Throws InvalidArgument when no
+// layout at all can be priced at any count — what the scenario or the choices fix is
+// impossible together — with the reasons, at the scenario (or the flags).
 TrainingLayoutsRun run_training_layouts(const Scenario& scenario,
                                         const std::vector<int>& gpu_counts, int top,
-                                        int simulate = 0,
-                                        const strategies::TrainingSearchOptions& options = {});
+                                        int simulate = 0, const LayoutChoices& choices = {});
 
 // A scenario's `sweep.layouts`: its node counts' layouts, the fastest
 // `sweep.layouts_simulate` of each count also simulated (what `symmesh sweep` and the

@@ -116,6 +116,22 @@ void check_pipeline_dim(const Value& mesh, const Scenario& s) {
               "{shape: [2, 1], names: [pp, tp]}");
 }
 
+// A list of ints >= `min`, each once, at most kMaxSearchValues of them (a layouts search
+// multiplies its lists: this bounds each factor).
+constexpr int kMaxSearchValues = 64;
+std::vector<int> distinct_int_list(const Value& list, const std::string& key, int min,
+                                   const char* example) {
+  const std::vector<int> values = list.as_int_list(-1, min, example);
+  const auto items = list.items();
+  if (values.size() > kMaxSearchValues)
+    items[kMaxSearchValues].fail(key + ": at most " + std::to_string(kMaxSearchValues) +
+                                 " values, got " + std::to_string(values.size()));
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (values[j] == values[i]) items[i].fail(key + ": " + std::to_string(values[i]) + " twice");
+  return values;
+}
+
 SweepSpec read_sweep(const Value& value, const Scenario& s) {
   const MapReader sweep(value, {"nodes", "mesh", "layouts", "micro_batch", "zero"});
   SweepSpec spec;
@@ -127,19 +143,16 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
       sweep.key(key)->fail(std::string("sweep.") + key +
                            " varies a model's training step: the scenario has no model: block");
     const bool zero = std::string(key) == "zero";
-    if (sweep.get("layouts"))
-      sweep.key(key)->fail(std::string("sweep.") + key +
-                           " and sweep.layouts: the layouts search tries every " +
-                           (zero ? "ZeRO stage" : "micro-batch size") + " already");
-    const std::vector<int> values =
-        list->as_int_list(-1, zero ? 0 : 1, zero ? "[0, 1]" : "[1, 2, 4]");
+    // With layouts: the values its search tries; ZeRO-3 is the layouts search's alone (the
+    // generated dataflow refuses it).
+    const bool layouts = sweep.get("layouts").has_value();
+    const std::vector<int> values = distinct_int_list(
+        *list, std::string("sweep.") + key, zero ? 0 : 1, zero ? "[0, 1]" : "[1, 2, 4]");
     const auto items = list->items();
-    for (size_t i = 0; i < values.size(); ++i) {
-      for (size_t j = 0; j < i; ++j)
-        if (values[j] == values[i])
-          items[i].fail(std::string("sweep.") + key + ": " + std::to_string(values[i]) + " twice");
-      if (zero && values[i] > 2) items[i].fail("sweep.zero: a ZeRO stage is 0, 1 or 2");
-    }
+    for (size_t i = 0; i < values.size(); ++i)
+      if (zero && values[i] > (layouts ? 3 : 2))
+        items[i].fail(layouts ? "sweep.zero: a ZeRO stage is 0, 1, 2 or 3"
+                              : "sweep.zero: a ZeRO stage is 0, 1 or 2 (3 with sweep.layouts)");
     if (zero)
       spec.zero_stages = values;
     else if (!s.model->global_batch)
@@ -188,8 +201,15 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
           "sweep.mesh and sweep.layouts: give one (layouts choose tp, pp and dp themselves)");
     if (!s.model->global_batch)
       layouts->fail("sweep.layouts needs model.global_batch: the sequences of one step");
-    const MapReader options(*layouts, {"simulate"});
+    const MapReader options(*layouts, {"simulate", "tp", "pp", "virtual_stages"});
     spec.layouts = true;
+    if (auto v = options.get("tp"))
+      spec.layouts_tps = distinct_int_list(*v, "sweep.layouts.tp", 1, "[4, 8]");
+    if (auto v = options.get("pp"))
+      spec.layouts_pps = distinct_int_list(*v, "sweep.layouts.pp", 1, "[1, 4, 16]");
+    if (auto v = options.get("virtual_stages"))
+      spec.layouts_virtual_stages =
+          distinct_int_list(*v, "sweep.layouts.virtual_stages", 1, "[1, 2, 5]");
     if (auto simulate = options.get("simulate")) {
       spec.layouts_simulate = simulate->as_int(0, "a count, e.g. 2");
       if (spec.layouts_simulate > 100)
@@ -257,18 +277,28 @@ TrainingSpec read_training(const Value& value) {
               scenario::suggestion(name, kOptimizers));
   }
   if (auto v = training.get("zero")) {
-    spec.zero_stage = v->as_int(0, "a ZeRO stage: 0, 1 or 2");
-    if (spec.zero_stage == 3)
-      v->fail(
-          "training.zero 3 is not a stage here: stage 3 shards the parameters, so declare "
-          "them sharded over the data-parallel dims, or leave them to the planner");
-    if (spec.zero_stage > 3) v->fail("training.zero must be 0, 1 or 2 (a ZeRO stage)");
+    spec.zero_stage = v->as_int(0, "a ZeRO stage: 0, 1, 2 or 3");
+    spec.zero_where = v->location();
+    if (spec.zero_stage > 3) v->fail("training.zero must be 0, 1, 2 or 3 (a ZeRO stage)");
   }
   if (auto v = training.get("micro_batches"))
     spec.micro_batches = v->as_int(1, "a number of micro-batches >= 1");
-  if (auto v = training.get("virtual_stages"))
+  if (auto v = training.get("virtual_stages")) {
     spec.virtual_stages = v->as_int(1, "a number of model chunks per pipeline stage >= 1");
+    spec.virtual_stages_where = v->location();
+  }
   return spec;
+}
+
+// ZeRO-3 of a declared workload is its parameters declared sharded over the data-parallel
+// dims: `training.zero: 3` is a model scenario's (whose layouts search prices it).
+void check_zero_stage_3(const Scenario& s) {
+  if (s.training && s.training->zero_stage == 3)
+    throw InvalidArgument(
+        "training.zero 3 is not a stage here: stage 3 shards the parameters, so declare them "
+        "sharded over the data-parallel dims, or leave them to the planner (a model: "
+        "scenario's `symmesh layouts` prices ZeRO-3 itself)",
+        s.training->zero_where.to_string());
 }
 
 // Every matrix op (and attention, whose products are GEMMs) computes in a dtype its GPU has a
@@ -411,6 +441,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
   } else {
     s.workload = scenario::read_workload(top.require("workload"), mesh, s.cluster);
   }
+  if (!s.model) check_zero_stage_3(s);
   check_matmul_peaks(s);
   if (auto v = top.get("sweep")) s.sweep = read_sweep(*v, s);
   if (auto v = top.get("objective")) s.objective = read_objective(*v);

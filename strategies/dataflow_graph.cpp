@@ -36,6 +36,13 @@ class GraphBuilder {
     if (scenario_.training) {
       graph_.optimizer = scenario_.training->optimizer;
       graph_.zero_stage = scenario_.training->zero_stage;
+      // A model scenario may say zero: 3 for `symmesh layouts`, which prices it; the
+      // generated step would need its parameters sharded over dp and gathered per use.
+      if (graph_.zero_stage == 3)
+        throw InvalidArgument(
+            "training.zero 3: the generated dataflow does not shard a model's parameters "
+            "(ZeRO-3) yet; `symmesh layouts` prices ZeRO-3 layouts of this scenario",
+            scenario_.training->zero_where.to_string());
       graph_.micro_batches = scenario_.training->micro_batch_count();
     }
     if (graph_.virtual_stages > 1 && graph_.micro_batches % graph_.stages != 0)

@@ -314,28 +314,85 @@ LayoutSearchResult search_training_layouts(const TransformerSpec& spec, int64_t 
                                            const ClusterSpec& cluster, int gpus,
                                            const TrainingSearchOptions& options) {
   LayoutSearchResult result;
-  for (int tp = 1; tp <= cluster.gpus_per_node && tp <= gpus; tp *= 2) {
-    if (spec.heads % tp != 0 || spec.kv_heads % tp != 0 || spec.ffn % tp != 0 || gpus % tp != 0)
+  const auto skip = [&result](const std::string& reason, int64_t layouts = 1) {
+    result.skipped[reason] += layouts;
+  };
+  const auto listed = [](const auto& values, auto value) {
+    return std::find(values.begin(), values.end(), value) != values.end();
+  };
+  std::vector<int> tps = options.tps;
+  if (tps.empty())
+    for (int tp = 1; tp <= cluster.gpus_per_node && tp <= gpus; tp *= 2) tps.push_back(tp);
+  const int64_t combinations_per_pp =
+      static_cast<int64_t>(options.micro_batches.size() * options.virtual_stages.size() *
+                           options.recomputes.size() * options.zero_stages.size());
+  for (const int tp : tps) {
+    const std::string tp_text = "tp " + std::to_string(tp);
+    if (tp > cluster.gpus_per_node) {
+      skip(tp_text + " spans nodes (" + std::to_string(cluster.gpus_per_node) + " GPUs per node)");
       continue;
-    if (!options.tps.empty() &&
-        std::find(options.tps.begin(), options.tps.end(), tp) == options.tps.end())
+    }
+    if (spec.heads % tp != 0 || spec.kv_heads % tp != 0 || spec.ffn % tp != 0) {
+      skip(tp_text + " does not divide the " + std::to_string(spec.heads) + " heads, " +
+           std::to_string(spec.kv_heads) + " key/value heads and FFN width " +
+           std::to_string(spec.ffn));
       continue;
-    for (int pp = 1; pp <= spec.layers && int64_t{tp} * pp <= gpus; ++pp) {
-      if (gpus % (tp * pp) != 0) continue;
-      if (!options.pps.empty() &&
-          std::find(options.pps.begin(), options.pps.end(), pp) == options.pps.end())
+    }
+    if (tp > gpus || gpus % tp != 0) {
+      skip(tp_text + " does not divide the " + std::to_string(gpus) + " GPUs");
+      continue;
+    }
+    std::vector<int> pps = options.pps;
+    if (pps.empty())
+      for (int pp = 1; pp <= spec.layers && int64_t{tp} * pp <= gpus; ++pp)
+        if (gpus % (tp * pp) == 0) pps.push_back(pp);
+    for (const int pp : pps) {
+      if (pp > spec.layers) {
+        skip("pp " + std::to_string(pp) + " is more than the " + std::to_string(spec.layers) +
+             " layers");
         continue;
+      }
+      if (int64_t{tp} * pp > gpus || gpus % (tp * pp) != 0) {
+        skip(tp_text + " x pp " + std::to_string(pp) + " does not divide the " +
+             std::to_string(gpus) + " GPUs");
+        continue;
+      }
       const int dp = gpus / (tp * pp);
       std::optional<AnalyticTopology> topology;  // built once per (tp, pp), when first needed
       for (const int64_t mb : options.micro_batches) {
-        if (global_batch % (int64_t{dp} * mb) != 0) continue;
+        if (global_batch % (int64_t{dp} * mb) != 0) {
+          skip("micro_batch " + std::to_string(mb) + " x dp " + std::to_string(dp) +
+                   " does not divide the global batch of " + std::to_string(global_batch),
+               combinations_per_pp / static_cast<int64_t>(options.micro_batches.size()));
+          continue;
+        }
         const int64_t m = global_batch / (int64_t{dp} * mb);
         for (const int v : options.virtual_stages) {
-          if (v > 1 && (pp == 1 || m % pp != 0)) continue;
-          if (int64_t{pp} * v > spec.layers) continue;
+          if (v > 1 && pp == 1) {
+            skip(std::to_string(v) + " virtual stages need pipeline parallelism (pp > 1)");
+            continue;
+          }
+          if (v > 1 && m % pp != 0) {
+            skip(std::to_string(v) + " virtual stages need the micro-batches per replica (" +
+                 std::to_string(m) + ") a multiple of pp " + std::to_string(pp) +
+                 ", as Megatron's interleaved schedule does");
+            continue;
+          }
+          if (int64_t{pp} * v > spec.layers) {
+            skip("pp " + std::to_string(pp) + " x " + std::to_string(v) +
+                 " virtual stages is more than the " + std::to_string(spec.layers) + " layers");
+            continue;
+          }
           for (const Recompute recompute : options.recomputes)
             for (const int zero : options.zero_stages) {
-              if ((dp == 1 && zero > 0) || (pp > 1 && zero > 1)) continue;
+              // With one replica every ZeRO stage is stage 0: priced once.
+              if (dp == 1 && zero > 0 && listed(options.zero_stages, 0)) continue;
+              if (pp > 1 && zero > 1) {
+                skip("ZeRO-" + std::to_string(zero) +
+                     " with pipeline parallelism (DeepSpeed refuses the pair; Megatron's "
+                     "distributed optimizer is ZeRO-1)");
+                continue;
+              }
               const TrainingLayout layout{tp, pp, dp, mb, v, recompute, zero};
               check_training_layout(spec, global_batch, cluster, layout);
               if (!topology) topology = training_topology(cluster, layout);

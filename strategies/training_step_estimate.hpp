@@ -51,6 +51,7 @@
 // --tp-comm-overlap), context parallelism, activation offloading, stragglers and any
 // failure; the memory allocator's fragmentation.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -145,8 +146,11 @@ double optimizer_step_s(const TransformerSpec& spec, const GpuSpec& gpu,
 // when p = 1. What the data-parallel collectives move and the optimizer keeps.
 double stage_parameters_per_rank(const TransformerSpec& spec, const TrainingLayout& layout);
 
+// What the search tries. Any value may be listed (a tp of 3, a micro-batch of 6, 5 virtual
+// stages): a layout it makes impossible is skipped and counted, with its reason, in
+// LayoutSearchResult::skipped.
 struct TrainingSearchOptions {
-  std::vector<int> tps;  // tensor-parallel sizes to try; empty: every one the rule allows
+  std::vector<int> tps;  // tensor-parallel sizes to try; empty: every power of two allowed
   std::vector<int> pps;  // pipeline sizes to try; empty: every one
   std::vector<int64_t> micro_batches{1, 2, 4, 8};
   std::vector<int> virtual_stages{1, 2, 4, 8};
@@ -159,13 +163,18 @@ struct LayoutSearchResult {
   std::vector<TrainingEstimate> fitting;  // the layouts that fit, fastest first
   int64_t priced = 0;                     // layouts priced (fitting or not)
   int64_t too_big = 0;                    // priced but over the memory capacity
+  // Layouts of the options' values that could not be priced, by reason ("micro_batch 3
+  // does not divide the 16 sequences of each of 64 replicas"): what a caller says when
+  // nothing at all was priced.
+  std::map<std::string, int64_t> skipped;
 };
 
-// Every layout of `gpus` GPUs: tp a power of two up to the GPUs per node that divides the
-// heads and kv_heads, any pp up to the layers with tp·pp dividing the GPUs, dp the rest,
-// and the options' micro-batches (dividing the global batch per replica), virtual stages
-// (v > 1 only with pp > 1 and m a multiple of pp, as Megatron requires), recomputation and
-// ZeRO stages (dp 1 tries stage 0 only, where they are the same; pp > 1 stages 0 and 1).
+// Every layout of `gpus` GPUs: tp the options' sizes (default: each power of two) up to the
+// GPUs per node that divide the heads, kv_heads and FFN width, any pp up to the layers
+// with tp·pp dividing the GPUs, dp the rest, and the options' micro-batches (dividing the
+// global batch per replica), virtual stages (v > 1 only with pp > 1 and m a multiple of pp,
+// as Megatron requires), recomputation and ZeRO stages (with dp 1 a stage above 0 is the
+// same layout as 0: priced once, as 0 when 0 is listed; pp > 1 only stages 0 and 1).
 LayoutSearchResult search_training_layouts(const TransformerSpec& spec, int64_t global_batch,
                                            const ClusterSpec& cluster, int gpus,
                                            const TrainingSearchOptions& options = {});

@@ -1,6 +1,7 @@
 // The report of a model's training layouts at each GPU count (layouts_report.hpp).
 #include "tools/cli/layouts_report.hpp"
 
+#include <algorithm>
 #include <ostream>
 
 #include "core/text.hpp"
@@ -121,6 +122,27 @@ void print_simulated(std::ostream& out, const evaluation::TrainingLayoutsRun& ru
       << table.render();
 }
 
+// "Held fixed by the scenario: mb 1 (model.micro_batch); tp 8 (mesh) at 64 GPUs": what the
+// search did not vary, so that a reader knows a declared value was honoured.
+void print_fixed(std::ostream& out, const evaluation::TrainingLayoutsRun& run) {
+  std::vector<std::string> all;
+  for (const auto& size : run.sizes)
+    for (const std::string& f : size.fixed)
+      if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(f);
+  if (all.empty()) return;
+  out << "Held fixed by the scenario (a command-line list replaces it):";
+  for (size_t i = 0; i < all.size(); ++i) {
+    out << (i ? "; " : " ") << all[i];
+    std::vector<std::string> at;
+    for (const auto& size : run.sizes)
+      if (std::find(size.fixed.begin(), size.fixed.end(), all[i]) != size.fixed.end())
+        at.push_back(std::to_string(size.gpus));
+    if (at.size() < run.sizes.size())
+      out << " at " << join(at, ", ", [](const std::string& g) { return g; }) << " GPUs";
+  }
+  out << "\n";
+}
+
 }  // namespace
 
 nlohmann::json layouts_json(const Scenario& s, const evaluation::TrainingLayoutsRun& run) {
@@ -146,6 +168,8 @@ nlohmann::json layouts_json(const Scenario& s, const evaluation::TrainingLayouts
       best.push_back(std::move(entry));
     }
     sizes.push_back({{"gpus", size.gpus},
+                     {"fixed_by_scenario", size.fixed},
+                     {"unpriceable", size.unpriceable},
                      {"priced", size.priced},
                      {"too_big", size.too_big},
                      {"meets_objective", size.meets_objective},
@@ -167,7 +191,9 @@ void print_layouts(std::ostream& out, const Scenario& s, const evaluation::Train
       << s.cluster.gpu.name << " (" << s.cluster.name << ")\n";
   out << "MFU: model FLOPs per token " << format_fixed(m.model_flops_per_token() / 1e9, 1)
       << " GFLOP (6 x multiplying parameters + 12 x layers x heads x head_dim x seq, as "
-         "PaLM defines it) over the bf16 peak\n\n";
+         "PaLM defines it) over the bf16 peak\n";
+  print_fixed(out, run);
+  out << "\n";
   std::vector<double> times_s;
   for (const auto& size : run.sizes)
     for (const auto& e : size.best) times_s.insert(times_s.end(), {e.step_s, e.exposed_comm_s});
@@ -179,8 +205,9 @@ void print_layouts(std::ostream& out, const Scenario& s, const evaluation::Train
     const std::string fit =
         std::to_string(size.priced - size.too_big) + "/" + std::to_string(size.priced);
     if (size.best.empty()) {
-      table.add_row({std::to_string(size.gpus), "none fits in memory", "-", "-", "-", "-", "-", "-",
-                     "-", fit});
+      table.add_row({std::to_string(size.gpus),
+                     size.priced == 0 ? "none can be priced (below)" : "none fits in memory", "-",
+                     "-", "-", "-", "-", "-", "-", fit});
       continue;
     }
     for (size_t i = 0; i < size.best.size(); ++i) {
@@ -196,6 +223,11 @@ void print_layouts(std::ostream& out, const Scenario& s, const evaluation::Train
     }
   }
   out << table.render();
+  for (const auto& size : run.sizes) {
+    if (size.unpriceable.empty()) continue;
+    out << "No layout of " << size.gpus << " GPUs can be priced:\n";
+    for (const std::string& reason : size.unpriceable) out << "  " << reason << "\n";
+  }
   print_simulated(out, run);
   if (s.objective && s.objective->max_time_s) {
     const double limit = *s.objective->max_time_s;
