@@ -202,6 +202,8 @@ TEST_F(SweepQuickstart, MatchesTheGoldenFiles) {
   expect_same_json(json_,
                    nlohmann::json::parse(read_file(kGoldenDir + "sweep-quickstart-results.json")),
                    "results");
+  expect_same_csv(read_file((dir_ / "results.csv").string()),
+                  read_file(kGoldenDir + "sweep-quickstart-results.csv"), "results.csv");
 }
 
 TEST_F(SweepQuickstart, PrintsTheAnswerThenTheTable) {

@@ -1,6 +1,6 @@
 #pragma once
 // Helpers for the `symmesh sweep` tests: run the binary through a shell (so a test can set
-// PATH or the working folder), fresh temporary folders, CSV parsing, tolerant JSON
+// PATH or the working folder), fresh temporary folders, CSV parsing, tolerant JSON and CSV
 // comparison.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -166,6 +168,64 @@ inline size_t csv_column(const std::vector<std::vector<std::string>>& rows,
                          const std::string& name) {
   if (rows.empty()) return 0;
   return static_cast<size_t>(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
+}
+
+// A CSV against its golden copy, cell by cell: numbers to 1e-9 relative (as
+// expect_same_json), every other cell exactly. One failure lists the differences (the first
+// 20), each with its line (1-based, the header being line 1), the row's first cells, the
+// column's name and both values, so that a changed golden reads as a diff.
+inline void expect_same_csv(const std::string& got_text, const std::string& want_text,
+                            const std::string& name) {
+  const auto got = parse_csv(got_text), want = parse_csv(want_text);
+  ASSERT_FALSE(want.empty()) << name << ": the golden copy is empty";
+  ASSERT_FALSE(got.empty()) << name << ": empty";
+  const auto joined = [](const std::vector<std::string>& row, size_t cells) {
+    std::string out;
+    for (size_t c = 0; c < std::min(cells, row.size()); ++c) out += (c ? "," : "") + row[c];
+    return out;
+  };
+  ASSERT_EQ(joined(got[0], got[0].size()), joined(want[0], want[0].size()))
+      << name << ": the header differs";
+  const size_t op = csv_column(want, "op");  // with the first 3 cells, names a row
+  std::ostringstream diff;
+  int differences = 0;
+  const auto report = [&](const std::string& line) {
+    if (++differences <= 20) diff << "\n  " << line;
+  };
+  for (size_t r = 1; r < std::max(got.size(), want.size()); ++r) {
+    const std::string where = "line " + std::to_string(r + 1);
+    if (r >= got.size()) {
+      report(where + ": missing; the golden copy has " + joined(want[r], want[r].size()));
+      continue;
+    }
+    if (r >= want.size()) {
+      report(where + ": extra, not in the golden copy: " + joined(got[r], got[r].size()));
+      continue;
+    }
+    if (got[r].size() != want[r].size()) {
+      report(where + ": " + std::to_string(got[r].size()) + " cells, the golden copy has " +
+             std::to_string(want[r].size()));
+      continue;
+    }
+    for (size_t c = 0; c < want[r].size(); ++c) {
+      const std::string& w = want[r][c];
+      const std::string& g = got[r][c];
+      char* end = nullptr;
+      const double wv = std::strtod(w.c_str(), &end);
+      const bool numeric = !w.empty() && *end == '\0';
+      bool same = g == w;
+      if (!same && numeric) {
+        const double gv = std::strtod(g.c_str(), &end);
+        same = !g.empty() && *end == '\0' && std::abs(gv - wv) <= 1e-9 * std::abs(wv) + 1e-15;
+      }
+      if (!same)
+        report(where + " (" + joined(want[r], 3) + (op < want[r].size() ? " " + want[r][op] : "") +
+               "), " + want[0][c] + ": got '" + g + "', golden '" + w + "'");
+    }
+  }
+  EXPECT_EQ(differences, 0) << name << " differs from its golden copy in " << differences
+                            << " place(s)" << (differences > 20 ? ", the first 20:" : ":")
+                            << diff.str();
 }
 
 // Same structure and values; floating-point values to 1e-9 relative.
