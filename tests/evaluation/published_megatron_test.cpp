@@ -53,28 +53,39 @@
 // (docs/performance-summary*.md, NVIDIA-NeMo/Megatron-Bridge) is FP8; the dgxc-benchmarking
 // Llama 3.1 BF16 rows all run context parallelism 2; neither is modelled by symmesh.
 //
-// Findings (PUBLISHED_POINTS.md, not committed, has the table): no point here is predicted
-// within 10 % with its published settings, so none asserts a tolerance. symmesh is
-// optimistic by 16-62 %: its compute term alone (GEMMs at up to 83 % of the peak,
-// attention, HBM-bound kernels) is 21-45 % shorter than the measured step, although the
-// TP communication it leaves exposed was overlapped in every run here. The one point that
-// lands within 10 % (Nemotron-4 340B on 128 GPUs, -1 %) does so only because symmesh's
-// memory model does not fit the recipe's layout without full recomputation, which the
-// recipe does not use. The enabled tests assert only what holds and what the publications
-// say independently of symmesh: the conversions of [M] are its own, and each published
-// layout runs on 80 GB H100s (so some layout with its TP, PP, DP, micro-batch and virtual
-// stages must fit).
+// Findings: no point here is predicted within 10 % with its published settings. symmesh is
+// optimistic: its compute term alone (GEMMs at up to 83 % of the peak, attention, HBM-bound
+// kernels) is shorter than the measured step, although the TP communication it leaves
+// exposed was overlapped in every run here. The one point that lands within 10 %
+// (Nemotron-4 340B on 128 GPUs, -6 %) does so only because symmesh's memory model does not
+// fit the recipe's layout without full recomputation, which the recipe does not use. Each
+// test asserts what the publications say independently of symmesh (the conversions of [M]
+// are its own; each published layout runs on 80 GB H100s, so some layout with its TP, PP,
+// DP, micro-batch and virtual stages must fit) and that each prediction's error,
+// predicted / published tokens/s per GPU - 1, lies in its series' band.
+//
+// The bands. Measured 2026-12-06 (the printout of these tests), per series:
+//   [M] Megatron-LM table         +12.3 % (32B) ... +59.3 % (1.7B)
+//   [D] Nemotron-4 15B            +11.3 % (16 GPUs) ... +16.9 % (2,048)
+//   [D] Nemotron-4 340B            -5.7 % (128 GPUs, full recomputation) ... +15.0 % (256)
+//   [D] GPT-3 175B                +22.9 % (256 GPUs) ... +24.5 % (512)
+// Each band is that range widened by 5 points on each side, rounded outward to a multiple
+// of 5: [M] [+5 %, +65 %]; Nemotron-4 15B [+5 %, +25 %], 340B [-15 %, +20 %], GPT-3 175B
+// [+15 %, +30 %]. They are not accuracy goals (published_training_test.cpp's 10 % is one):
+// they record how far off the closed form is known to be, so that a change of the model
+// that moves any row out of its band, closer or further, fails here and the band is
+// restated on purpose, with the new printout, rather than drifting unseen.
 //
 // Two orderings the publications state that symmesh does not reproduce today (not asserted:
 // they would fail; README.md, "Against published training runs", keeps them in view):
 // - [D] weak scaling: every series takes longer per step at its largest GPU count than at
 //   its smallest (Nemotron-4 15B 2.83 -> 2.96 s, 340B 4.61 -> 4.84 s, GPT-3 175B 8.91 ->
-//   9.02 s). symmesh's Nemotron-4 15B shrinks (2.438 -> 2.428 s: its DP collectives stay
+//   9.02 s). symmesh's Nemotron-4 15B shrinks (2.543 -> 2.532 s: its DP collectives stay
 //   hidden under one micro-batch's compute at every dp, and the sharded optimizer step
 //   shrinks with dp); its 340B at 128 GPUs needs full recomputation in symmesh's memory
 //   model, which the recipe does not use, so its smallest point is its slowest.
 // - [M] "MFU increases from 41% for the smallest model considered to 47-48% for the
-//   largest": symmesh predicts 66.8 % for 1.7B and 61.6 % for 462B (its GEMM efficiency is
+//   largest": symmesh predicts 65.8 % for 1.7B and 59.4 % for 462B (its GEMM efficiency is
 //   near its ceiling from h = 2048 on; the larger rows pay TP, p2p, bubble and exposed DP
 //   time that the 1.7B row does not).
 #include <gtest/gtest.h>
@@ -158,6 +169,21 @@ double peak_bf16(const ClusterSpec& cluster) {
   return cluster.gpu.peak_flops_per_s.at("bf16");
 }
 
+// A series' band for predicted / published tokens/s per GPU - 1 (see the top of this file).
+struct Band {
+  double low = 0, high = 0;
+};
+
+void expect_in_band(const Point& p, const TrainingEstimate& e, const Band& band) {
+  const double error = e.tokens_per_s_per_gpu / p.published_tokens_per_s_per_gpu - 1;
+  EXPECT_GE(error, band.low) << p.row << ", " << p.gpus << " GPUs: predicted "
+                             << e.tokens_per_s_per_gpu << " tokens/s per GPU, published "
+                             << p.published_tokens_per_s_per_gpu;
+  EXPECT_LE(error, band.high) << p.row << ", " << p.gpus << " GPUs: predicted "
+                              << e.tokens_per_s_per_gpu << " tokens/s per GPU, published "
+                              << p.published_tokens_per_s_per_gpu;
+}
+
 // One printed row: published and predicted tokens/s per GPU and their MFU under one
 // definition (symmesh's, core/transformer_spec.hpp), the relative error of the prediction,
 // and the estimate's step split into its parts: m micro-batches of stage compute (GEMMs at
@@ -193,6 +219,8 @@ struct MegatronRow {
   double mfu;  // as printed (percent, rounded)
 };
 
+// Measured +12.3 % ... +59.3 % (the top of this file).
+constexpr Band kMegatronBand{0.05, 0.65};
 constexpr int64_t kMegatronVocab = 131072;
 constexpr int64_t kMegatronSeq = 4096;
 
@@ -257,7 +285,7 @@ TEST(PublishedMegatron, MegatronLmReadmeTable) {
                                   << " fits";
     EXPECT_EQ(best->layout.dp, 48) << r.size;
     print_row(p, *best, cluster);
-    // No tolerance asserted: symmesh is 20-60 % above every row (PUBLISHED_POINTS.md).
+    expect_in_band(p, *best, kMegatronBand);
   }
 }
 
@@ -271,6 +299,7 @@ struct DgxcSeries {
   Recompute recompute = Recompute::none;        // as the recipe configures it
   int64_t (*global_batch)(int gpus) = nullptr;  // the recipe's rule
   std::vector<std::pair<int, double>> steps;    // GPUs, published seconds per step
+  Band band;                                    // of its errors (the top of this file)
 };
 
 std::vector<DgxcSeries> dgxc_series() {
@@ -287,6 +316,7 @@ std::vector<DgxcSeries> dgxc_series() {
   n15.global_batch = [](int gpus) { return int64_t{4} * gpus; };
   n15.steps = {{16, 2.83},  {32, 2.86},  {64, 2.86},   {128, 2.89},
                {256, 2.88}, {512, 2.92}, {1024, 2.92}, {2048, 2.96}};
+  n15.band = {0.05, 0.25};  // measured +11.3 % ... +16.9 %
   // nemotron/README_340b.md; nemotron/configure.sh: TP 8, PP 8, VP 12, MBS 1, GBS 2 x nodes.
   DgxcSeries& n340 = all[1];
   n340.row = "[D] Nemotron-4 340B";
@@ -298,6 +328,7 @@ std::vector<DgxcSeries> dgxc_series() {
   n340.recompute = Recompute::none;  // granularity selective: the attention core only
   n340.global_batch = [](int gpus) { return int64_t{gpus / 8} * 2; };
   n340.steps = {{128, 4.61}, {256, 4.67}, {512, 4.7}, {1024, 4.73}, {2048, 4.84}};
+  n340.band = {-0.15, 0.20};  // measured -5.7 % ... +15.0 %
   // nemo_megatron/README_175b.md and gpt3_175b_hydra.yaml: TP 4, PP 8, VP 12, MBS 1, GBS
   // 2 x GPUs (the README's GBS per GPU count), dropout 0.1.
   DgxcSeries& g175 = all[2];
@@ -311,6 +342,7 @@ std::vector<DgxcSeries> dgxc_series() {
   g175.recompute = Recompute::none;  // activations_checkpoint_granularity: null
   g175.global_batch = [](int gpus) { return int64_t{2} * gpus; };
   g175.steps = {{128, 8.91}, {256, 8.95}, {512, 9.09}, {1024, 9.01}, {2048, 9.02}};
+  g175.band = {0.15, 0.30};  // measured +22.9 % ... +24.5 %
   return all;
 }
 
@@ -345,6 +377,7 @@ TEST(PublishedMegatron, DgxcBenchmarkingBf16Steps) {
       EXPECT_EQ(best->layout.micro_batch, d.micro_batch);
       EXPECT_EQ(best->layout.virtual_stages, d.virtual_stages);
       print_row(p, *best, cluster);
+      expect_in_band(p, *best, d.band);
       // The published layout itself, recomputation as the recipe sets it, where symmesh's
       // memory model made the search choose full recomputation instead.
       if (best->layout.recompute != d.recompute) {
@@ -363,7 +396,6 @@ TEST(PublishedMegatron, DgxcBenchmarkingBf16Steps) {
             100 * (e.tokens_per_s_per_gpu / p.published_tokens_per_s_per_gpu - 1));
       }
     }
-    // No tolerance asserted: symmesh is 16-23 % above every row but one (PUBLISHED_POINTS.md).
   }
 }
 

@@ -13,7 +13,11 @@
 // The table does not state the pipeline schedule (virtual stages), recomputation or
 // micro-batch size, so the prediction is the best layout with Meta's TP, PP and DP that
 // fits in 80 GiB, with ZeRO at most 1 (Megatron's distributed optimizer, which Llama 3's
-// framework resembles). The goal is MFU within 10 % (relative) of each point.
+// framework resembles). The goal is MFU within 10 % (relative) of each point, and both
+// tests assert it: |predicted MFU / published MFU - 1| <= 0.10. Measured 2026-12-06 (the
+// printout of these tests): closed form +1.4 % (8,192 GPUs) and -5.5 % (16,384), simulated
+// +2.4 % and -7.3 %; the band is the goal, 2.7 points wider than the worst of them, not a
+// figure fitted to them.
 #include <gtest/gtest.h>
 
 #include <cmath>
