@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "tests/tools/run_symmesh.hpp"
@@ -101,6 +102,43 @@ TEST(LayoutsCommand, SimulateRunsTheBestLayoutsAndAnswersOnTheirSteps) {
   // An 8B step on 16 GPUs takes a fifth of a second: the table is in ms (text_table.hpp).
   EXPECT_THAT(text.out, HasSubstr("simulated (ms)"));
   EXPECT_THAT(text.out, HasSubstr("(simulated)"));
+}
+
+TEST(LayoutsCommand, TheQuickStartAnswersTheFewestGpusForALlama8BStep) {
+  // tools/run's main job (README's quick start) as its JSON: 1 to 64 nodes, the fastest
+  // layout of each count simulated, the answer the fewest GPUs whose simulated step is
+  // within 3 s.
+  const auto r = run_symmesh("layouts " + kTraining + "llama3-8b-capacity.yaml --simulate 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["sizes"].size(), 7u);
+  std::optional<int> fewest;
+  for (const auto& size : j["sizes"]) {
+    ASSERT_FALSE(size["best"].empty()) << size["gpus"];
+    const auto& best = size["best"][0];
+    // Nothing is declared beyond the batch: nothing held fixed.
+    EXPECT_TRUE(size["fixed_by_scenario"].empty());
+    ASSERT_TRUE(best.contains("simulated"));
+    const double simulated_s = best["simulated"]["step_s"].get<double>();
+    if (simulated_s <= 3.0 && !fewest) fewest = size["gpus"].get<int>();
+    // 512 sequences of 8192 tokens per step.
+    EXPECT_NEAR(best["tokens_per_s"].get<double>() * best["step_s"].get<double>(), 512.0 * 8192,
+                1e-6 * 512 * 8192);
+  }
+  ASSERT_TRUE(fewest);
+  EXPECT_EQ(j["answer_gpus"], *fewest);
+  // Doubling pure data parallelism halves the work per GPU: where the best layouts of two
+  // successive counts are both tp 1 pp 1 with the same micro-batch, the step halves within
+  // the data-parallel communication the backward does not hide (under 2 %).
+  for (size_t i = 1; i < j["sizes"].size(); ++i) {
+    const auto& a = j["sizes"][i - 1]["best"][0];
+    const auto& b = j["sizes"][i]["best"][0];
+    if (a["tp"] != 1 || a["pp"] != 1 || b["tp"] != 1 || b["pp"] != 1 ||
+        a["micro_batch"] != b["micro_batch"])
+      continue;
+    EXPECT_NEAR(b["step_s"].get<double>() / a["step_s"].get<double>(), 0.5, 0.01)
+        << j["sizes"][i]["gpus"];
+  }
 }
 
 TEST(LayoutsCommand, RefusesAScenarioWithoutAModelOrAGlobalBatch) {
