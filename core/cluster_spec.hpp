@@ -1,5 +1,5 @@
 #pragma once
-// A GPU cluster as a scenario describes it (shared/reference/scenario-format.md,
+// A GPU cluster as a scenario describes it (docs/scenario-format.md,
 // `cluster:`), in SI units: bytes, bytes/s, seconds, FLOP/s. Filled by the scenario
 // loader; read by the simulator's platform builder and the analytic cost model.
 #include <map>

@@ -1,6 +1,6 @@
 #pragma once
 // Planning a change of placements as a sequence of per-mesh-dim steps, following
-// DTensor's greedy planner (shared/reference/dtensor-strategies.md §3):
+// DTensor's greedy planner (docs/dtensor-strategies.md §3):
 //   1. if the source has any Shard, walk mesh dims inner → outer; a dim whose target is
 //      S(k) goes to R first when the outer mesh dims sharding tensor dim k differ between
 //      the current and the target placements (nested sharding must be undone first);

@@ -3,7 +3,7 @@
 // are device pointers and plain values; each launcher checks the launch (CUDA_CHECK on
 // cudaGetLastError) and returns at once — the stream runs the kernel.
 //
-// The one-sided kernels implement shared/reference/one-sided.md on NCCL 2.28's device
+// The one-sided kernels implement docs/one-sided.md on NCCL 2.28's device
 // API (the "Hardware mapping" section): a put copies into the peer's copy of a symmetric
 // window through its load/store (LSA) pointer, fences at system scope and adds 1 to the
 // peer's counter slot for this sender; a wait polls the own slot with acquire loads until

@@ -1,5 +1,5 @@
 // put_signal / wait_signal / barrier on NCCL 2.28's device API (LSA pointers of a
-// symmetric window). Memory order, per shared/reference/one-sided.md:
+// symmetric window). Memory order, per docs/one-sided.md:
 //   put:  every thread copies its share into the peer's copy, then fences at system scope;
 //         the last block to finish (a per-launch block counter) fences again and adds 1 to
 //         the peer's counter slot with a system-scope release — so a visible signal means

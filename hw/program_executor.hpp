@@ -2,7 +2,7 @@
 // Runs a Program on real GPUs and measures it: one rank per GPU — host threads of this
 // process on one node, or one process per rank under mpirun (when built with OpenMPI) —
 // NCCL communicators per group, symmetric arenas, one CUDA stream per Program stream,
-// CUDA events for events and per-op timing (shared/DESIGN.md, hw/). No CUDA type here:
+// CUDA events for events and per-op timing (docs/architecture.md, "hw/"). No CUDA type here:
 // the CLI includes it as plain C++.
 //
 // Before any NCCL call, in this order: the options, the plan (hw/execution_plan.hpp: dtypes,

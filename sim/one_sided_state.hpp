@@ -1,5 +1,5 @@
 #pragma once
-// The state behind put_signal / wait_signal (shared/reference/one-sided.md): a monotone
+// The state behind put_signal / wait_signal (docs/one-sided.md): a monotone
 // counter per (group, sender → receiver, signal index) — shared by every buffer of the group,
 // as NCCL keeps one per communicator — with the receiver's consumed credits, and the
 // per-pair FIFO that makes "a visible signal implies every earlier put from the same sender

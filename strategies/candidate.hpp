@@ -1,7 +1,7 @@
 #pragma once
 // N-D strategy candidates: the cartesian product of the single-dim rules over the mesh
 // dims, in DTensor's index order (the last mesh dim varies fastest; the index is the
-// tie-break order), with DTensor's filters (shared/reference/dtensor-strategies.md §2).
+// tie-break order), with DTensor's filters (docs/dtensor-strategies.md §2).
 #include <limits>
 #include <string>
 #include <vector>

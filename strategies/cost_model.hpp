@@ -4,7 +4,8 @@
 //   analytic  topology-aware alpha-beta communication from the cluster, plus the local
 //             matmul's roofline time and per-rank memory (strategies/analytic_cost_model.hpp);
 //   simulated analytic's best few re-ranked by simulating them; it lives in sim/ (strategies/
-//             may not include the simulator): sim/cost_models.hpp builds every model by name.
+//             may not include the simulator): evaluation/backends.hpp's make_cost_model
+//             builds every model by name, the simulated one through sim/simulator.hpp.
 #include <memory>
 #include <optional>
 #include <string>

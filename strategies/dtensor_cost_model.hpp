@@ -1,6 +1,6 @@
 #pragma once
 // PyTorch DTensor's communication cost model (torch/distributed/tensor/_collective_utils.py,
-// restated in shared/reference/dtensor-strategies.md §3). Costs are in µs; sizes in GiB.
+// restated in docs/dtensor-strategies.md §3). Costs are in µs; sizes in GiB.
 // Per mesh dim d of size n, bandwidth β (GB/s) and hop latency λ (µs):
 //   AG(B) = RS(B) = 6.6 + (n-1)λ + 1e6·B(n-1)/(nβ);  AR(B) = 6.6 + 2(n-1)λ + 1e6·2B(n-1)/(nβ)
 // β = 87.7 GB/s and λ = 0.6 µs inside a host; walking dims last → first with the running

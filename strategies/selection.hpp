@@ -1,5 +1,5 @@
 #pragma once
-// DTensor's selection rule (shared/reference/dtensor-strategies.md §4), over kept
+// DTensor's selection rule (docs/dtensor-strategies.md §4), over kept
 // candidates in index order:
 //   1. exactly one candidate → it;
 //   2. else, among cost-0 candidates, the LAST whose input placements equal the current

@@ -1,4 +1,4 @@
-// The one-sided cases of shared/reference/one-sided.md on real GPUs (SKIPPED without):
+// The one-sided cases of docs/one-sided.md on real GPUs (SKIPPED without):
 // world size 1 (self-put) for cases 1, 6, 7, 11-14, two GPUs for 3 and 10. Each program
 // runs once (no warm-up) so that outputs are the first run's.
 #include <gmock/gmock.h>

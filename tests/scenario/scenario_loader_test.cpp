@@ -23,7 +23,8 @@ namespace {
 
 const std::string kScenarios = std::string(SYMMESH_SOURCE_DIR) + "/scenarios";
 
-// The example of shared/reference/scenario-format.md, verbatim.
+// The example of the scenario format's first, version-1 reference, verbatim (an inline
+// cluster and every kind of op; docs/scenario-format.md, "A complete example", succeeds it).
 const char* kReferenceExample = R"yaml(name: llama3-70b-layer-tp8                # free text
 cluster:                                  # inline, or a path: cluster: clusters/dgx-h100.yaml
   nodes: 4

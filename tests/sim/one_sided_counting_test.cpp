@@ -1,4 +1,4 @@
-// Cases 6–14 of shared/reference/one-sided.md: counting, hazards and special cases.
+// Cases 6–14 of docs/one-sided.md: counting, hazards and special cases.
 #include <gtest/gtest.h>
 
 #include "sim/compute_model.hpp"

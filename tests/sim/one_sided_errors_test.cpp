@@ -1,4 +1,4 @@
-// Cases 15–18 of shared/reference/one-sided.md and the other errors: argument errors the
+// Cases 15–18 of docs/one-sided.md and the other errors: argument errors the
 // Program builder rejects (core/program.cpp), use after free at execution, and runs that can
 // never finish — reported with who waits on whom, never hung, never a SimGrid abort.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Cases 1–5 of shared/reference/one-sided.md (ordering and visibility), with real bytes.
+// Cases 1–5 of docs/one-sided.md (ordering and visibility), with real bytes.
 #include <gtest/gtest.h>
 
 #include "sim/compute_model.hpp"

@@ -1,5 +1,5 @@
 // The single-mesh-dim rules generated from an einsum equation, in DTensor's order
-// (shared/reference/dtensor-strategies.md §1). Expected lists are written out by hand from
+// (docs/dtensor-strategies.md §1). Expected lists are written out by hand from
 // the reference; the order matters because it decides ties.
 #include "strategies/einsum_rules.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Small builders shared by the strategies tests: placements from their canonical text,
 // tensors and problems in one line, rules printed for failure messages, and the DTensor
-// formulas of shared/reference/dtensor-strategies.md §3 written out once, independently of
+// formulas of docs/dtensor-strategies.md §3 written out once, independently of
 // strategies/dtensor_cost_model.cpp, so that tests can state expected costs.
 #include <string>
 #include <string_view>

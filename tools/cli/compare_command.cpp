@@ -1,6 +1,6 @@
 // symmesh compare: the same Program simulated and executed on this machine's GPUs, per op:
 // predicted time, measured time and the simulator's error in percent of the measurement —
-// "evaluated, then executed" (shared/DESIGN.md), with the difference as the report.
+// "evaluated, then executed" (docs/architecture.md), with the difference as the report.
 #include <algorithm>
 #include <cmath>
 #include <iostream>

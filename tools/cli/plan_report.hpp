@@ -1,6 +1,6 @@
 #pragma once
 // How a Plan is shown: a readable summary (with the candidate table under --explain)
-// and the stable JSON of shared/reference/scenario-format.md ("Output of symmesh plan").
+// and the stable JSON of docs/scenario-format.md ("Output of `symmesh plan --json`").
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
