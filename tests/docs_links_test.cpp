@@ -1,7 +1,10 @@
 // Every Markdown link of the repository must resolve inside it (docs/architecture.md,
 // "Documentation"): a fresh clone has only what is committed, with no ../shared beside it
 // and no build folder, so a link that leaves the repository, or names a missing file or
-// heading, is broken for every reader but its author.
+// heading, is broken for every reader but its author. The same holds for the paths source
+// comments name: one that looks like the repository's own (a top-level folder or ../, then
+// a file with a known extension) must name a file of it, and none may point into the
+// workspace beside the checkout or to an absolute path of the machine it was written on.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -387,6 +390,270 @@ void write_file(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
+
+// ---- Paths named in source comments ----
+
+// How a source file writes comments; none: not a source file whose comments are read.
+enum class CommentSyntax { none, c, python, shell, cmake };
+
+// C and C++ (and CUDA), Python, CMake, and shell: .sh files and any file without an
+// extension that starts with "#!" (tools/setup, .ci/run).
+CommentSyntax comment_syntax(const fs::path& path) {
+  const std::string ext = path.extension().string();
+  if (ext == ".cpp" || ext == ".hpp" || ext == ".h" || ext == ".cu" || ext == ".cuh")
+    return CommentSyntax::c;
+  if (ext == ".py") return CommentSyntax::python;
+  if (ext == ".cmake" || path.filename() == "CMakeLists.txt") return CommentSyntax::cmake;
+  if (ext == ".sh") return CommentSyntax::shell;
+  if (ext.empty()) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[2] = {0, 0};
+    in.read(magic, 2);
+    if (in.gcount() == 2 && magic[0] == '#' && magic[1] == '!') return CommentSyntax::shell;
+  }
+  return CommentSyntax::none;
+}
+
+struct Comment {
+  int line = 0;  // 1-based, where the comment starts
+  std::string text;
+};
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Whether a C++ raw string starts at `i` (R" after nothing of an identifier, or after the
+// prefix L, u, U or u8).
+bool raw_string_at(const std::string& text, size_t i) {
+  if (text.compare(i, 2, "R\"") != 0) return false;
+  size_t start = i;
+  if (start >= 2 && text.compare(start - 2, 2, "u8") == 0)
+    start -= 2;
+  else if (start >= 1 && (text[start - 1] == 'L' || text[start - 1] == 'u' || text[start - 1] == 'U'))
+    start -= 1;
+  return start == 0 || !identifier_char(text[start - 1]);
+}
+
+// The comments of `text`, string literals skipped: // and /* */ in C++ (raw strings and
+// digit separators, 1'000, understood); # in Python, plus docstrings (a triple-quoted
+// string first on its line); # in shell and CMake where a word starts (not ${#x} nor $#),
+// CMake's bracket comments #[[ ]] and bracket arguments [[ ]] understood.
+std::vector<Comment> comments_of(const std::string& text, CommentSyntax syntax) {
+  std::vector<Comment> comments;
+  const size_t n = text.size();
+  int line = 1;
+  size_t i = 0;
+  // Moves i to `end`, counting the lines passed.
+  const auto advance = [&](size_t end) {
+    end = std::min(std::max(end, i + 1), n);
+    line += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(i),
+                                         text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
+    i = end;
+  };
+  const auto take = [&](size_t end) {  // the comment from i to `end`
+    end = std::min(end, n);
+    comments.push_back({line, text.substr(i, end - i)});
+    advance(end);
+  };
+  const auto line_end = [&](size_t from) { return std::min(text.find('\n', from), n); };
+  const auto past = [&](const std::string& close, size_t from) {
+    const size_t at = text.find(close, from);
+    return at == std::string::npos ? n : at + close.size();
+  };
+  // A quoted string at i: past its closing quote (escapes skipped); a newline ends it
+  // unless `multiline`.
+  const auto skip_quoted = [&](bool escapes, bool multiline) {
+    const char quote = text[i];
+    size_t j = i + 1;
+    while (j < n && text[j] != quote && (multiline || text[j] != '\n'))
+      j += escapes && text[j] == '\\' ? 2 : 1;
+    advance(j + 1);
+  };
+  // A CMake bracket "[" "="* "[" at `at`: past its closing bracket; npos when none opens.
+  const auto bracket_end = [&](size_t at) -> size_t {
+    if (at >= n || text[at] != '[') return std::string::npos;
+    size_t j = at + 1;
+    while (j < n && text[j] == '=') ++j;
+    if (j >= n || text[j] != '[') return std::string::npos;
+    return past("]" + std::string(j - at - 1, '=') + "]", j + 1);
+  };
+  while (i < n) {
+    const char c = text[i];
+    const char before = i > 0 ? text[i - 1] : '\n';
+    if (syntax == CommentSyntax::c) {
+      if (text.compare(i, 2, "//") == 0) {
+        take(line_end(i));
+      } else if (text.compare(i, 2, "/*") == 0) {
+        take(past("*/", i + 2));
+      } else if (raw_string_at(text, i)) {
+        const size_t open = std::min(text.find('(', i + 2), n);
+        advance(past(")" + text.substr(i + 2, open - i - 2) + "\"", open));
+      } else if (c == '"' || (c == '\'' && !identifier_char(before))) {
+        skip_quoted(true, false);
+      } else {
+        advance(i + 1);
+      }
+    } else if (syntax == CommentSyntax::python) {
+      const std::string triple = text.substr(i, 3);
+      if (triple == "\"\"\"" || triple == "'''") {
+        const size_t line_start = text.rfind('\n', i == 0 ? 0 : i - 1);
+        const size_t from = i == 0 || line_start == std::string::npos ? 0 : line_start + 1;
+        if (text.find_first_not_of(" \t", from) == i)
+          take(past(triple, i + 3));
+        else
+          advance(past(triple, i + 3));
+      } else if (c == '#') {
+        take(line_end(i));
+      } else if (c == '"' || c == '\'') {
+        skip_quoted(true, false);
+      } else {
+        advance(i + 1);
+      }
+    } else {  // shell, CMake
+      const bool word_start =
+          std::isspace(static_cast<unsigned char>(before)) || before == '(' || before == ';';
+      const size_t bracket =
+          syntax == CommentSyntax::cmake ? bracket_end(c == '#' ? i + 1 : i) : std::string::npos;
+      if (c == '#' && word_start) {
+        take(bracket != std::string::npos ? bracket : line_end(i));
+      } else if (c == '[' && bracket != std::string::npos) {
+        advance(bracket);
+      } else if (c == '"') {
+        skip_quoted(true, true);
+      } else if (c == '\'' && syntax == CommentSyntax::shell) {
+        skip_quoted(false, true);
+      } else if (c == '\\') {
+        advance(i + 2);
+      } else {
+        advance(i + 1);
+      }
+    }
+  }
+  return comments;
+}
+
+// The top-level folders of the repository: a comment's path that starts with one of them
+// names a file of the repository, relative to its root.
+const char* const kTopLevelFolders[] = {"core", "strategies", "scenario", "sim",
+                                        "evaluation", "tools", "python", "hw",
+                                        "tests", "docs", "scenarios", "cmake"};
+// Where the project's machines keep their checkouts, beside the workspace's shared folder:
+// an absolute path under it exists on the machine a comment was written on, not in a clone.
+const char* const kWorkspaceRoot = "/work/";
+// The extensions a path relative to the repository must end with to be checked: the kinds
+// of file the comments name.
+const char* const kCheckedExtensions[] = {".md", ".hpp", ".cpp", ".py", ".yaml", ".json"};
+
+struct CommentPath {
+  int line = 0;  // 1-based
+  std::string path;
+};
+
+bool path_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' ||
+         c == '-' || c == '+';
+}
+
+// The paths a comment names that this test checks: runs of path characters (a sentence's
+// final dots dropped) that start with a top-level folder of the repository, with "shared/"
+// (the workspace's folder beside the checkout) or with "../", and end with a checked
+// extension; and absolute paths into the checkout (`root`) or under kWorkspaceRoot, whatever
+// they end with. A path inside a longer run (github.com/o/r/docs/x.md) names another
+// repository's file, a run cut by other characters (docs/x*.md) no file, and a file name of
+// one character (core/x.hpp, as in "includes from core/x.hpp to <symmesh/core/x.hpp>") is
+// a placeholder: none of them is one.
+std::vector<CommentPath> comment_paths(const Comment& comment, const std::string& root) {
+  std::vector<CommentPath> paths;
+  const std::string& text = comment.text;
+  int line = comment.line;
+  for (size_t i = 0; i < text.size();) {
+    if (!path_char(text[i])) {
+      line += text[i] == '\n';
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && path_char(text[end])) ++end;
+    std::string run = text.substr(i, end - i);
+    i = end;
+    while (!run.empty() && run.back() == '.') run.pop_back();
+    const auto starts = [&](const std::string& prefix) { return run.rfind(prefix, 0) == 0; };
+    if (starts(kWorkspaceRoot) || starts(root + "/")) {
+      paths.push_back({line, run});
+      continue;
+    }
+    const bool checked_extension =
+        std::any_of(std::begin(kCheckedExtensions), std::end(kCheckedExtensions),
+                    [&](const char* ext) { return run.ends_with(ext); });
+    const bool ours = starts("../") || starts("shared/") ||
+                      std::any_of(std::begin(kTopLevelFolders), std::end(kTopLevelFolders),
+                                  [&](const char* top) { return starts(std::string(top) + "/"); });
+    const bool placeholder = fs::path(run).stem().string().size() == 1;
+    if (checked_extension && ours && !placeholder) paths.push_back({line, run});
+  }
+  return paths;
+}
+
+// What is wrong with `path`, named in a comment of `file`; nullopt when it names a file of
+// the repository. A path starting with "../" is relative to the file's folder, the others
+// to the root.
+std::optional<std::string> comment_path_problem(const fs::path& root, const fs::path& file,
+                                                const std::string& path) {
+  if (path[0] == '/')
+    return "is an absolute path of the machine it was written on, which a clone does not have";
+  if (path.rfind("shared/", 0) == 0)
+    return "is in the workspace's shared folder beside the checkout, which a clone does not "
+           "have (docs/ holds the references the repository keeps)";
+  const fs::path resolved =
+      (path.rfind("../", 0) == 0 ? file.parent_path() / path : root / path).lexically_normal();
+  const fs::path relative = resolved.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..")
+    return "resolves outside the repository (to " + resolved.string() +
+           "), which a clone does not have";
+  std::error_code ec;
+  if (!fs::exists(resolved, ec)) return "is a missing file";
+  return std::nullopt;
+}
+
+// The repository's source files whose comments are read, skipping build folders (they hold
+// a CMakeCache.txt) and hidden folders (.git, .venv) but .ci.
+std::vector<fs::path> source_files(const fs::path& root) {
+  std::vector<fs::path> files;
+  for (auto it =
+           fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
+       it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path& path = it->path();
+    if (it->is_directory()) {
+      if ((path.filename().string().front() == '.' && path.lexically_relative(root) != ".ci") ||
+          is_build_dir(path))
+        it.disable_recursion_pending();
+    } else if (it->is_regular_file() && comment_syntax(path) != CommentSyntax::none) {
+      files.push_back(path);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<BrokenLink> broken_comment_paths(const fs::path& root_dir) {
+  const fs::path root = fs::weakly_canonical(root_dir);
+  std::vector<BrokenLink> broken;
+  for (const fs::path& file : source_files(root))
+    for (const Comment& comment : comments_of(read_text(file), comment_syntax(file)))
+      for (const CommentPath& path : comment_paths(comment, root.string()))
+        if (auto why = comment_path_problem(root, file, path.path))
+          broken.push_back({file.lexically_relative(root).string(), path.line, path.path, *why});
+  return broken;
+}
+
+std::vector<std::string> paths_of(const std::string& text, CommentSyntax syntax,
+                                  const std::string& root = "/nowhere") {
+  std::vector<std::string> out;
+  for (const Comment& comment : comments_of(text, syntax))
+    for (const CommentPath& path : comment_paths(comment, root))
+      out.push_back(std::to_string(path.line) + " " + path.path);
+  return out;
+}
+
 }  // namespace
 
 TEST(DocsLinks, ReadsInlineLinksAndImagesOutsideCode) {
@@ -456,4 +723,81 @@ TEST(DocsLinks, EveryMarkdownLinkOfTheRepositoryResolvesInsideIt) {
     ADD_FAILURE_AT(path.c_str(), b.line) << "link '" << b.target << "' " << b.why;
   }
   EXPECT_TRUE(broken.empty()) << broken.size() << " broken Markdown link(s), listed above";
+}
+
+TEST(DocsLinks, ReadsThePathsOfCommentsOnly) {
+  // C++: strings (raw ones too), character literals and digit separators are no comments.
+  EXPECT_EQ(paths_of("// see docs/one.md and core/two.hpp.\n"
+                     "const char* s = \"docs/no.md // tests/no.cpp\"; char q = '\"';\n"
+                     "int n = 1'000; /* a block\n   over lines: tests/three.cpp */\n"
+                     "auto r = R\"x(// docs/raw.md)x\"; // ../up.md\n"
+                     "// not checked: docs/ notes/nine.md docs/ni*.md docs/nine.txt\n"
+                     "// o/r/docs/nine.md core/x.hpp\n",
+                     CommentSyntax::c),
+            (std::vector<std::string>{"1 docs/one.md", "1 core/two.hpp", "4 tests/three.cpp",
+                                      "5 ../up.md"}));
+  // Python: # comments and docstrings, not other strings.
+  EXPECT_EQ(paths_of("\"\"\"Reads\nscenarios/one.yaml.\"\"\"\n"
+                     "x = \"docs/no.md\"  # python/two.py\n"
+                     "y = '''tools/no.py''' + '#docs/no.md'\n",
+                     CommentSyntax::python),
+            (std::vector<std::string>{"2 scenarios/one.yaml", "3 python/two.py"}));
+  // Shell: # where a word starts, outside quotes.
+  EXPECT_EQ(paths_of("#!/bin/sh\n"
+                     "# tools/one.md\n"
+                     "echo \"# docs/no.md\" '# docs/no.md' ${#x} $# # hw/two.hpp\n",
+                     CommentSyntax::shell),
+            (std::vector<std::string>{"2 tools/one.md", "3 hw/two.hpp"}));
+  // CMake: bracket comments are comments, bracket arguments are not.
+  EXPECT_EQ(paths_of("set(x \"# docs/no.md\") # tests/one.cpp\n"
+                     "#[[ a bracket comment\n naming docs/two.md ]]\n"
+                     "set(y [=[# docs/no.md]=])\n",
+                     CommentSyntax::cmake),
+            (std::vector<std::string>{"1 tests/one.cpp", "3 docs/two.md"}));
+  // Absolute paths into the checkout or under the workspace, whatever they end with.
+  EXPECT_EQ(paths_of(std::string("// ") + kWorkspaceRoot + "main/build and /repo/core/one.hpp\n",
+                     CommentSyntax::c, "/repo"),
+            (std::vector<std::string>{"1 /work/main/build", "1 /repo/core/one.hpp"}));
+}
+
+TEST(DocsLinks, ReportsEveryKindOfBrokenCommentPath) {
+  // The checker must be able to fail: a small repository with one path of each kind.
+  const fs::path root =
+      fs::temp_directory_path() / ("symmesh_comment_paths_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  const std::string absolute = fs::weakly_canonical(root).string() + "/tests/three.py";
+  write_file(root / "docs/present.md", "# Present\n");
+  write_file(root / "core/one.hpp", "// docs/present.md, docs/missing.md\n");
+  write_file(root / "tools/two.cpp",
+             "int x;  // ../docs/present.md; ../../outside.md\n// shared/reference/one.md\n");
+  write_file(root / "tests/three.py", "# ../tests/three.py is fine, " + absolute + " is not\n");
+  write_file(root / "tools/run", "#!/bin/sh\n# python/gone.py\nexit 0\n");
+  write_file(root / "notes.txt", "# docs/missing.md: not a source file\n");
+  write_file(root / "build/CMakeCache.txt", "");
+  write_file(root / "build/one.cpp", "// docs/missing.md\n");
+  write_file(root / ".hidden/one.cpp", "// docs/missing.md\n");
+  write_file(root / ".ci/run", "#!/bin/sh\n# tests/gone.cpp\n");
+  std::vector<std::string> found;
+  for (const BrokenLink& b : broken_comment_paths(root))
+    found.push_back(b.file + ":" + std::to_string(b.line) + " " + b.target);
+  EXPECT_EQ(found, (std::vector<std::string>{".ci/run:2 tests/gone.cpp",
+                                             "core/one.hpp:1 docs/missing.md",
+                                             "tests/three.py:1 " + absolute,
+                                             "tools/run:2 python/gone.py",
+                                             "tools/two.cpp:1 ../../outside.md",
+                                             "tools/two.cpp:2 shared/reference/one.md"}));
+  fs::remove_all(root);
+}
+
+TEST(DocsLinks, EveryPathInASourceCommentNamesAFileOfTheRepository) {
+  const fs::path root = fs::weakly_canonical(SYMMESH_SOURCE_DIR);
+  ASSERT_GT(source_files(root).size(), 100u) << "few source files found under " << root;
+  const auto broken = broken_comment_paths(root);
+  for (const BrokenLink& b : broken) {
+    const std::string path = (root / b.file).string();
+    ADD_FAILURE_AT(path.c_str(), b.line) << "a comment names '" << b.target << "', which "
+                                         << b.why;
+  }
+  EXPECT_TRUE(broken.empty()) << broken.size() << " path(s) in source comments, listed above";
 }
