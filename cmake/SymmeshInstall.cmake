@@ -51,10 +51,20 @@ install(TARGETS symmesh EXPORT symmeshTargets
 install(TARGETS ${symmesh_module_targets} EXPORT symmeshTargets
   LIBRARY DESTINATION "${SYMMESH_INSTALL_MODULEDIR}" COMPONENT runtime)
 
-# Headers: the folders the exported libraries' headers live in, as the sources lay them out.
-install(DIRECTORY core strategies scenario sim evaluation
-  DESTINATION "${SYMMESH_INSTALL_INCLUDEDIR}" COMPONENT development
-  FILES_MATCHING PATTERN "*.hpp")
+# Headers: the folders the exported libraries' headers live in, as the sources lay them out,
+# into include/symmesh/<folder>/ with their includes of each other namespaced
+# (#include <symmesh/core/x.hpp>: cmake/SymmeshInstallHeaders.cmake, at install time).
+# reports/ (the report writers, out of tools/cli/) is installed once it exists.
+set(symmesh_header_folders core strategies scenario sim evaluation)
+if(IS_DIRECTORY "${SYMMESH_ROOT}/reports")
+  list(APPEND symmesh_header_folders reports)
+endif()
+install(CODE "
+  set(SYMMESH_HEADER_SOURCE \"${SYMMESH_ROOT}\")
+  set(SYMMESH_HEADER_FOLDERS \"${symmesh_header_folders}\")
+  set(SYMMESH_HEADER_DESTINATION \"${SYMMESH_INSTALL_HEADERDIR}\")
+  include(\"${CMAKE_CURRENT_LIST_DIR}/SymmeshInstallHeaders.cmake\")"
+  COMPONENT development)
 # The shipped scenarios (clusters/, models/, training/ included) and the documentation.
 install(DIRECTORY scenarios/ DESTINATION "${SYMMESH_INSTALL_SCENARIOSDIR}" COMPONENT runtime)
 install(FILES README.md DESTINATION "${CMAKE_INSTALL_DOCDIR}" COMPONENT runtime)

@@ -3,15 +3,19 @@
 #   <prefix>/bin/symmesh
 #   <prefix>/lib/symmesh/libsymmesh_sim.so, libsymmesh_hw.so   the backend modules
 #   <prefix>/share/symmesh/scenarios/                         the shipped scenarios
-#   <prefix>/include/symmesh/{core,strategies,scenario,sim,evaluation}/*.hpp
+#   <prefix>/include/symmesh/{core,strategies,scenario,sim,evaluation,reports}/*.hpp
 #   <prefix>/lib/libsymmesh_*.a, <prefix>/lib/cmake/symmesh/  the package (find_package)
-# The headers keep the repository's include style: the targets' include directory is
-# <prefix>/include/symmesh, so a consumer writes #include "core/placement.hpp" as the
-# sources do, and no header needs rewriting on install.
+# The headers are namespaced: the targets' installed include directory
+# (SYMMESH_INSTALL_INCLUDEDIR, the $<INSTALL_INTERFACE:...> of core/ and hw/) is
+# <prefix>/include, so a consumer writes #include <symmesh/core/placement.hpp>, and a bare
+# "core/placement.hpp" does not resolve through the package (no clash with another
+# project's core/). The headers themselves go to SYMMESH_INSTALL_HEADERDIR, include/symmesh;
+# cmake/SymmeshInstallHeaders.cmake rewrites their repository-relative includes on install.
 include(GNUInstallDirs)
 set(SYMMESH_INSTALL_MODULEDIR "${CMAKE_INSTALL_LIBDIR}/symmesh")
 set(SYMMESH_INSTALL_SCENARIOSDIR "${CMAKE_INSTALL_DATADIR}/symmesh/scenarios")
-set(SYMMESH_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/symmesh")
+set(SYMMESH_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+set(SYMMESH_INSTALL_HEADERDIR "${CMAKE_INSTALL_INCLUDEDIR}/symmesh")
 set(SYMMESH_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/symmesh")
 
 # `dir` relative to the installed executable's folder (an absolute dir stays absolute: such

@@ -4,7 +4,10 @@
 # installs BUILD_DIR to a temporary prefix, moves the tree elsewhere, then checks that the
 # moved symmesh finds its shipped scenarios and clusters and its simulation module in the
 # moved tree (not in the source or build tree), and that tests/package/consumer builds
-# against it with find_package(symmesh) and loads a shipped scenario. Expected values come
+# against it with find_package(symmesh) and loads a shipped scenario. The installed headers
+# are namespaced: the consumer includes <symmesh/core/placement.hpp> (and every installed
+# header, in one translation unit), and "core/placement.hpp" must not compile through the
+# package (the exported include directory is <prefix>/include). Expected values come
 # from the YAML files themselves (grep) and the hand computation in scenarios/pingpong.yaml.
 # CTest runs it as package.install_move_consume; CI as its own section (.ci/run).
 set -euo pipefail
@@ -29,10 +32,32 @@ exe="$prefix/bin/symmesh"
 shipped="$prefix/share/symmesh/scenarios"
 for f in bin/symmesh lib/symmesh/libsymmesh_sim.so share/symmesh/scenarios/quickstart.yaml \
     share/symmesh/scenarios/clusters/dgx-h100.yaml include/symmesh/core/placement.hpp \
-    include/symmesh/scenario/scenario_loader.hpp lib/cmake/symmesh/symmeshConfig.cmake \
+    include/symmesh/scenario/scenario_loader.hpp include/symmesh/strategies/plan.hpp \
+    include/symmesh/sim/sim_backend.hpp include/symmesh/evaluation/scenario_evaluation.hpp \
+    lib/cmake/symmesh/symmeshConfig.cmake \
     lib/cmake/symmesh/symmeshConfigVersion.cmake lib/libsymmesh_core.a; do
   [ -e "$prefix/$f" ] || fail "the install tree has no $f"
 done
+
+# reports/ (the report writers) is installed too once the source tree has it.
+if [ -n "$(find "$here/../../reports" -name '*.hpp' 2>/dev/null | head -1)" ] \
+    && [ ! -d "$prefix/include/symmesh/reports" ]; then
+  fail "the source tree has reports/*.hpp, the install tree no include/symmesh/reports"
+fi
+# The headers' includes of each other were rewritten on install ("core/x.hpp" ->
+# <symmesh/core/x.hpp>): a quoted include left would not resolve for a consumer.
+if left="$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$prefix/include/symmesh")"; then
+  fail "installed headers still include repository-relative paths:"; echo "$left" >&2
+fi
+grep -qF '#include <symmesh/core/backend.hpp>' "$prefix/include/symmesh/evaluation/scenario_evaluation.hpp" \
+  || fail "include/symmesh/evaluation/scenario_evaluation.hpp does not include <symmesh/core/backend.hpp>"
+# Written by a script, the headers still belong in the install manifest (uninstalling, packaging).
+grep -qxF "$work/prefix/include/symmesh/core/placement.hpp" "$build/install_manifest.txt" \
+  || fail "install_manifest.txt does not list include/symmesh/core/placement.hpp"
+# The exported include directory is <prefix>/include, not <prefix>/include/symmesh.
+if grep -n 'INTERFACE_INCLUDE_DIRECTORIES.*include/symmesh' "$prefix"/lib/cmake/symmesh/symmeshTargets.cmake >&2; then
+  fail "the package exports include/symmesh as an include directory"
+fi
 
 # Every library the installed modules need resolves (ldd says "not found" otherwise): the
 # hardware module's CUDA and NCCL are outside the system folders.
@@ -90,7 +115,21 @@ expect_in consumer "cluster=$(sed -n 's/^name: //p' "$cluster_file")" "$out"
 expect_in consumer "gpus_per_node=$(sed -n 's/^gpus_per_node: //p' "$cluster_file")" "$out"
 expect_in consumer "gpu=$(sed -n 's/^  name: //p' "$cluster_file" | head -1)" "$out"
 expect_in consumer "workload_ops=$(grep -c '^  - {name:' "$quickstart")" "$out"
+expect_in consumer "cost_model=$(sed -n 's/^cost_model: //p' "$quickstart")" "$out"
+expect_in consumer "placements=S(0),R" "$out"
 expect_in consumer "command=$prefix/bin/symmesh" "$out"
+
+echo "-- the old include style, #include \"core/placement.hpp\", does not compile through the package"
+set +e
+cmake --build "$work/consumer-build" --target old_include_style >"$work/old_include.log" 2>&1
+rc=$?
+set -e
+if [ "$rc" = 0 ]; then
+  fail "old_include_style.cpp (#include \"core/placement.hpp\") compiled against the package"
+elif ! grep -qE 'core/placement\.hpp.*(No such file|not found)' "$work/old_include.log"; then
+  cat "$work/old_include.log" >&2
+  fail "old_include_style.cpp failed, but not for want of core/placement.hpp"
+fi
 
 if [ "$failures" -gt 0 ]; then echo "tests/package/run.sh: $failures check(s) failed" >&2; exit 1; fi
 echo "tests/package/run.sh: the install tree works moved, and the consumer builds against it"
