@@ -2,7 +2,8 @@
 // loaded and validated by the library, `symmesh plan`, `simulate` and `sweep` run in-process
 // through the same library calls as the CLI, a model step's torch plan, and the Program that
 // symmesh.symm_mem writes (python/program_bindings.hpp). Results cross as
-// the CLI's own JSON text (tools/cli's writers), which __init__.py turns into Python data.
+// the CLI's own JSON text (reports/'s writers, which the CLI prints), which __init__.py turns
+// into Python data.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -21,11 +22,11 @@
 #include "python/errors.hpp"
 #include "python/library_mutex.hpp"
 #include "python/program_bindings.hpp"
+#include "reports/layouts_report.hpp"
+#include "reports/plan_op.hpp"
+#include "reports/simulation_output.hpp"
+#include "reports/sweep_report.hpp"
 #include "scenario/scenario_loader.hpp"
-#include "tools/cli/layouts_report.hpp"
-#include "tools/cli/plan_op.hpp"
-#include "tools/cli/simulation_output.hpp"
-#include "tools/cli/sweep_report.hpp"
 
 namespace py = pybind11;
 
@@ -69,7 +70,7 @@ std::string plan_json(const std::string& op, const std::string& a, const std::st
                       std::optional<int> gpus_per_host, const std::string& cluster, int rerank,
                       const std::string& cost_model, bool fuse,
                       const std::string& placement_search) {
-  cli::PlanArgs args;
+  reports::PlanArgs args;
   args.op = op, args.a = a, args.b = b, args.mesh = mesh, args.in = in;
   args.bias = bias, args.bias_in = bias_in, args.out_in = out_in, args.dtype = dtype;
   if (gpus_per_host) args.gpus_per_host = *gpus_per_host, args.gpus_per_host_given = true;
@@ -78,12 +79,12 @@ std::string plan_json(const std::string& op, const std::string& a, const std::st
   if (args.in.size() != 2)
     throw InvalidArgument("expected placements for a and b, got " + std::to_string(in.size()),
                           "--in");
-  const cli::PlannedOp planned = [&] {
+  const reports::PlannedOp planned = [&] {
     py::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
-    return cli::plan_op(args);
+    return reports::plan_op(args);
   }();
-  return cli::plan_to_json(planned.plan, planned.report).dump();
+  return reports::plan_to_json(planned.plan, planned.report).dump();
 }
 
 evaluation::EvaluationOptions evaluation_options(bool emulate, double time_limit_s, bool fuse) {
@@ -101,7 +102,7 @@ std::string simulate_json(const Scenario& scenario, bool emulate, double time_li
   const auto options = evaluation_options(emulate, time_limit_s, fuse);
   py::gil_scoped_release unlocked;
   const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
-  return cli::simulation_report_json(evaluation::evaluate_scenario(scenario, options).report)
+  return reports::simulation_report_json(evaluation::evaluate_scenario(scenario, options).report)
       .dump();
 }
 
@@ -114,7 +115,7 @@ std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, 
   const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
   if (scenario.sweep && scenario.sweep->layouts) {
     const TrainingLayoutsRun run = sweep_training_layouts(scenario);
-    return cli::layouts_json(scenario, run).dump();
+    return reports::layouts_json(scenario, run).dump();
   }
   SweepOptions options;
   options.jobs =
@@ -124,8 +125,8 @@ std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, 
   const SweepRun run = run_sweep(scenario, options);
   const SweepAnswer answer = answer_sweep(run.points, options.max_time_s);
   if (!answer.best) throw_all_skipped(run, scenario.path);  // as the CLI says it
-  const cli::SweepOutcome outcome{scenario, run, answer, {}};
-  return cli::sweep_results_json(outcome).dump();
+  const reports::SweepOutcome outcome{scenario, run, answer, {}};
+  return reports::sweep_results_json(outcome).dump();
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 // The report of a model's training layouts at each GPU count (layouts_report.hpp).
-#include "tools/cli/layouts_report.hpp"
+#include "reports/layouts_report.hpp"
 
 #include <algorithm>
 #include <ostream>
 
 #include "core/text.hpp"
-#include "tools/cli/text_table.hpp"
+#include "reports/text_table.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 namespace {
 
 std::string gib(double bytes) {
@@ -271,4 +271,4 @@ std::string layouts_csv(const evaluation::TrainingLayoutsRun& run) {
   return out;
 }
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -11,7 +11,7 @@
 #include "core/scenario.hpp"
 #include "evaluation/training_layouts.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 // The priced table, the simulated one when any layout was simulated, and the answer; the
 // first line starts with `command` ("symmesh layouts").
@@ -22,4 +22,4 @@ nlohmann::json layouts_json(const Scenario& scenario, const evaluation::Training
 // and MFU when it was simulated.
 std::string layouts_csv(const evaluation::TrainingLayoutsRun& run);
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

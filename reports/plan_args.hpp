@@ -1,14 +1,14 @@
 #pragma once
-// symmesh plan's arguments: the options it declares and the op problem they describe. Pure
-// parsing and validation (no cluster file is read, nothing is planned), so that the tests
-// and the plan-arguments fuzz target (tests/fuzz) drive exactly what the command parses.
-#include <CLI/CLI.hpp>
+// symmesh plan's arguments (tools/cli/plan_options.hpp declares them as options; the Python
+// module's plan() passes them as keywords) and the op problem they describe. Pure parsing
+// and validation (no cluster file is read, nothing is planned), so that the tests and the
+// plan-arguments fuzz target (tests/fuzz) drive exactly what the command parses.
 #include <string>
 #include <vector>
 
 #include "strategies/op_problem.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 struct PlanArgs {
   std::string op;
@@ -33,10 +33,6 @@ struct PlanArgs {
   std::string collectives;  // --collectives; empty: the default
 };
 
-// Adds the `plan` subcommand and its options to `app`; parsing stores into `args`, which
-// must outlive `app`. gpus_per_host_given is left to the caller (the option's count()).
-CLI::App* add_plan_subcommand(CLI::App& app, PlanArgs& args);
-
 // The op, mesh, shapes, dtype and placements the arguments name. An input given as `auto`
 // (--in auto 'R,S(1)', --bias-in auto) is Replicate here and listed by auto_inputs: its
 // layout is the planner's to choose. Throws InvalidArgument (or Unsupported, for a
@@ -46,4 +42,4 @@ strategies::OpProblem problem_from(const PlanArgs& args);
 // Per input of problem_from's problem (ATen order): whether it was given as `auto`.
 std::vector<bool> auto_inputs(const PlanArgs& args);
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -2,11 +2,11 @@
 // What `symmesh plan` computes, without the printing: the plan its arguments ask for and
 // what its report shows beside it (the cluster, the inputs the planner placed, the
 // candidates' details). The command prints it; the Python module (python/) returns it.
+#include "reports/plan_args.hpp"
+#include "reports/plan_report.hpp"
 #include "strategies/plan.hpp"
-#include "tools/cli/plan_args.hpp"
-#include "tools/cli/plan_report.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 struct PlannedOp {
   strategies::Plan plan;
@@ -16,4 +16,4 @@ struct PlannedOp {
 // Throws InvalidArgument / Unsupported naming the option at fault, as the command reports.
 PlannedOp plan_op(const PlanArgs& args);
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -1,13 +1,13 @@
-#include "tools/cli/plan_report.hpp"
+#include "reports/plan_report.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "reports/text_table.hpp"
 #include "strategies/analytic_cost_model.hpp"
-#include "tools/cli/text_table.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 namespace {
 
 using strategies::Candidate;
@@ -401,4 +401,4 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanReportOptions& options) 
   return j;
 }
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

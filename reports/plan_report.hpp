@@ -8,7 +8,7 @@
 #include "strategies/cost_model.hpp"
 #include "strategies/plan.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 struct PlanReportOptions {
   int devices_per_host = 8;  // what dtensor assumed
@@ -33,4 +33,4 @@ nlohmann::json plan_to_json(const strategies::Plan& plan, const PlanReportOption
 std::string plan_summary_text(const strategies::Plan& plan, int devices_per_host, bool explain);
 nlohmann::json plan_to_json(const strategies::Plan& plan, int devices_per_host);
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -1,13 +1,13 @@
-#include "tools/cli/simulation_output.hpp"
+#include "reports/simulation_output.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "core/text.hpp"
-#include "tools/cli/text_table.hpp"
+#include "reports/text_table.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 using evaluation::OpReport;
 using evaluation::SimulationReport;
@@ -315,4 +315,4 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
   return j;
 }
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -9,7 +9,7 @@
 #include "core/text.hpp"  // format_bytes, which the reports use
 #include "evaluation/simulation_report.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 std::string simulation_report_text(const evaluation::SimulationReport& report);
 nlohmann::json simulation_report_json(const evaluation::SimulationReport& report);
@@ -21,4 +21,4 @@ std::vector<double> report_times_s(const evaluation::SimulationReport& report);
 // fabrics with their numbers, in SI units (inter_node is ignored on one node).
 nlohmann::json cluster_json(const ClusterSpec& cluster);
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -1,4 +1,4 @@
-#include "tools/cli/sweep_report.hpp"
+#include "reports/sweep_report.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <map>
 
+#include "reports/simulation_output.hpp"
+#include "reports/text_table.hpp"
 #include "strategies/dataflow_graph.hpp"
-#include "tools/cli/simulation_output.hpp"
-#include "tools/cli/text_table.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 using namespace evaluation;
 namespace {
@@ -543,4 +543,4 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
   return out;
 }
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -10,9 +10,9 @@
 #include "core/scenario.hpp"
 #include "evaluation/sweep_answer.hpp"
 #include "evaluation/sweep_runner.hpp"
-#include "tools/cli/text_table.hpp"
+#include "reports/text_table.hpp"
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 struct SweepOutcome {
   const Scenario& scenario;
@@ -43,4 +43,4 @@ std::string sweep_terminal_text(const SweepOutcome& outcome);
 // `sweep:` was evaluated at its own size only.
 std::string sweep_scope_text(const Scenario& scenario);
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -1,10 +1,10 @@
-#include "tools/cli/text_table.hpp"
+#include "reports/text_table.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 namespace {
 
 bool looks_numeric(const std::string& cell) {
@@ -60,4 +60,4 @@ std::string TextTable::render(const std::string& indent) const {
   return out;
 }
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 
 class TextTable {
  public:
@@ -36,4 +36,4 @@ struct TimeUnit {
 // negative values are ignored; none at all (or all zero) gives us.
 TimeUnit time_unit_for(const std::vector<double>& seconds);
 
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

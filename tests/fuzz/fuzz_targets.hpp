@@ -22,7 +22,7 @@ void quantity(std::string_view data);
 // A placement and a placement list (core/placement.hpp).
 void placement(std::string_view data);
 // symmesh plan's arguments, one per line: parsed, validated and, on a small mesh, planned
-// with the dtensor cost model and reported (tools/cli/plan_args.hpp).
+// with the dtensor cost model and reported (tools/cli/plan_options.hpp, reports/plan_args.hpp).
 void plan_args(std::string_view data);
 
 // A parser answered, but its answer breaks what its interface promises.

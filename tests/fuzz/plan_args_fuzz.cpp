@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "reports/plan_args.hpp"
+#include "reports/plan_report.hpp"
 #include "strategies/plan.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
-#include "tools/cli/plan_args.hpp"
-#include "tools/cli/plan_report.hpp"
+#include "tools/cli/plan_options.hpp"
 
 namespace symmesh::fuzz {
 namespace {
@@ -33,7 +34,7 @@ std::vector<std::string> reversed_arguments(std::string_view data) {
 
 void plan_args(std::string_view data) {
   CLI::App app{"symmesh plan arguments (fuzz target)", "symmesh"};
-  cli::PlanArgs args;
+  reports::PlanArgs args;
   CLI::App* plan = cli::add_plan_subcommand(app, args);
   app.require_subcommand(1);
   std::vector<std::string> argv = reversed_arguments(data);
@@ -45,7 +46,7 @@ void plan_args(std::string_view data) {
   args.gpus_per_host_given = plan->get_option("--gpus-per-host")->count() > 0;
 
   const auto problem = answered<InvalidArgument, Unsupported>([&] {
-    strategies::OpProblem p = cli::problem_from(args);
+    strategies::OpProblem p = reports::problem_from(args);
     p.validate();
     return p;
   });
@@ -64,11 +65,11 @@ void plan_args(std::string_view data) {
           "the chosen candidate is not one of the candidates");
   require(static_cast<int>(built->local_compute.size()) == problem->mesh.size(),
           "not one local matmul per rank");
-  cli::PlanReportOptions report;
+  reports::PlanReportOptions report;
   report.devices_per_host = options.devices_per_host;
   report.explain = args.explain;
-  (void)cli::plan_summary_text(*built, report);
-  (void)cli::plan_to_json(*built, report).dump(2);
+  (void)reports::plan_summary_text(*built, report);
+  (void)reports::plan_to_json(*built, report).dump(2);
 }
 
 }  // namespace symmesh::fuzz

@@ -1,4 +1,4 @@
-// tools/cli/layouts_report.cpp: the text report of `symmesh layouts`, on a run built by hand
+// reports/layouts_report.cpp: the text report of `symmesh layouts`, on a run built by hand
 // so that every time in it is known.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "scenario/scenario_loader.hpp"
-#include "tools/cli/layouts_report.hpp"
+#include "reports/layouts_report.hpp"
 
 namespace {
 
@@ -39,7 +39,7 @@ TEST(LayoutsReport, TheToolsWallTimeDoesNotChooseTheStepsUnit) {
                                                "/scenarios/llama3-8b-train.yaml");
   for (double wall_s : {0.5, 1.6, 30.0}) {
     std::ostringstream out;
-    symmesh::cli::print_layouts(out, scenario, run_simulated_in(wall_s), "symmesh layouts");
+    symmesh::reports::print_layouts(out, scenario, run_simulated_in(wall_s), "symmesh layouts");
     const std::string text = out.str();
     EXPECT_THAT(text, HasSubstr("simulated (ms)")) << wall_s;
     EXPECT_THAT(text, HasSubstr("   223.000 ")) << wall_s;  // 0.223 s in ms

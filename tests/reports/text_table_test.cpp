@@ -1,12 +1,12 @@
-// The one time-unit rule of every CLI table (tools/cli/text_table.hpp): the unit in which
+// The one time-unit rule of every CLI table (reports/text_table.hpp): the unit in which
 // the table's largest time is at least 1 and under 1000.
-#include "tools/cli/text_table.hpp"
+#include "reports/text_table.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace symmesh::cli {
+namespace symmesh::reports {
 namespace {
 
 TEST(TimeUnit, TheLargestTimeHasOneToThreeDigitsBeforeThePoint) {
@@ -29,4 +29,4 @@ TEST(TimeUnit, IgnoresWhatIsNoTime) {
 }
 
 }  // namespace
-}  // namespace symmesh::cli
+}  // namespace symmesh::reports

@@ -41,7 +41,7 @@ TEST(FusedMatmulCommands, PlanSaysFusedAndNoFuseTurnsItOff) {
   EXPECT_THAT(text.out, HasSubstr("implementation: fused-allgather-mm"));
   EXPECT_THAT(text.out, HasSubstr("all_gather (fused into the mm)"));
   // The replicated candidate's 6.2 ms is the table's largest time: the table is in ms
-  // (tools/cli/text_table.hpp's one rule).
+  // (reports/text_table.hpp's one rule).
   EXPECT_THAT(text.out, HasSubstr("unfused (ms)  fused (ms)"));
 }
 

@@ -42,7 +42,7 @@ TEST(PlanCluster, ExplainShowsCommunicationComputeAndMemory) {
   EXPECT_THAT(r.out,
               HasSubstr("cost model analytic, cluster dgx-h100-datasheet (1 node x 8 GPUs)"));
   // The fully replicated candidate, over 1 ms, is the table's largest time: the table is in
-  // ms (tools/cli/text_table.hpp's rule), three decimals.
+  // ms (reports/text_table.hpp's rule), three decimals.
   EXPECT_THAT(r.out, HasSubstr("comm (ms)  compute (ms)  memory/GPU"));
   // Unfused 282.995 + 181.363 = 464.358 us; it cannot be fused (b is gathered, not a). In
   // ms: 0.283, 0.181, 0.464. (JSON keeps every digit: JsonCarriesTheBreakdown.)

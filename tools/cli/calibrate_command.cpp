@@ -16,12 +16,12 @@
 #include "evaluation/calibration.hpp"
 #include "evaluation/gemm_efficiency_fit.hpp"
 #include "evaluation/gemm_measurements.hpp"
+#include "reports/simulation_output.hpp"
 #include "scenario/cluster_writer.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/calibrate_collectives.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/simulation_output.hpp"
 
 namespace symmesh::cli {
 

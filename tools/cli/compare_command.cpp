@@ -11,10 +11,10 @@
 #include "core/library_collectives.hpp"
 #include "evaluation/hardware_evaluation.hpp"
 #include "evaluation/scenario_evaluation.hpp"
+#include "reports/simulation_output.hpp"
+#include "reports/text_table.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/simulation_output.hpp"
-#include "tools/cli/text_table.hpp"
 
 namespace symmesh::cli {
 
@@ -82,7 +82,7 @@ int run_compare(const CompareArgs& args) {
   if (args.json) {
     nlohmann::json j;
     j["scenario"] = scenario.name;
-    j["cluster"] = cluster_json(predicted.report.cluster_spec);
+    j["cluster"] = reports::cluster_json(predicted.report.cluster_spec);
     j["cluster_text"] = predicted.report.cluster;
     j["mesh"] = predicted.report.mesh;
     j["collectives"] = args.collectives;
@@ -115,7 +115,7 @@ int run_compare(const CompareArgs& args) {
             << ", mesh " << predicted.report.mesh << ", collectives " << args.collectives << "\n";
   std::vector<double> times;
   for (const Row& r : rows) times.insert(times.end(), {r.predicted_s, r.measured_s});
-  const TimeUnit unit = time_unit_for(times);
+  const reports::TimeUnit unit = reports::time_unit_for(times);
   const bool any_collective = std::any_of(rows.begin(), rows.end(),
                                           [](const Row& r) { return r.predicted_bw.has_value(); });
   std::vector<std::string> headers{"op", "kind", unit.header("predicted"), unit.header("measured"),
@@ -123,14 +123,15 @@ int run_compare(const CompareArgs& args) {
   if (any_collective)
     headers.insert(headers.end(),
                    {"predicted busbw (GB/s)", "measured busbw (GB/s)", "measured algbw (GB/s)"});
-  TextTable table(headers);
+  reports::TextTable table(headers);
   const auto gbps = [](const std::optional<CollectiveBandwidth>& bw, bool bus) {
-    return bw ? format_fixed((bus ? bw->busbw_bytes_per_s : bw->algbw_bytes_per_s) * 1e-9, 2)
+    return bw ? reports::format_fixed(
+                    (bus ? bw->busbw_bytes_per_s : bw->algbw_bytes_per_s) * 1e-9, 2)
               : std::string();
   };
   for (const Row& r : rows) {
     std::vector<std::string> cells{r.name, r.op, unit.cell(r.predicted_s), unit.cell(r.measured_s),
-                                   format_fixed(r.error_percent(), 1)};
+                                   reports::format_fixed(r.error_percent(), 1)};
     if (any_collective)
       cells.insert(cells.end(), {gbps(r.predicted_bw, true), gbps(r.measured_bw, true),
                                  gbps(r.measured_bw, false)});

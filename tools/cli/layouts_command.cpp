@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "evaluation/training_layouts.hpp"
+#include "reports/layouts_report.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/layouts_report.hpp"
 
 namespace symmesh::cli {
 namespace {
@@ -39,9 +39,9 @@ int run_layouts(const LayoutsArgs& args) {
   const evaluation::TrainingLayoutsRun run = evaluation::run_training_layouts(
       s, counts, std::max(args.top, args.simulate), args.simulate, choices);
   if (args.json)
-    std::cout << layouts_json(s, run).dump(2) << "\n";
+    std::cout << reports::layouts_json(s, run).dump(2) << "\n";
   else
-    print_layouts(std::cout, s, run, "symmesh layouts");
+    reports::print_layouts(std::cout, s, run, "symmesh layouts");
   return 0;
 }
 

@@ -7,7 +7,7 @@
 #include "core/errors.hpp"
 #include "core/quantity.hpp"
 #include "core/text.hpp"
-#include "tools/cli/simulation_output.hpp"
+#include "reports/simulation_output.hpp"
 
 namespace symmesh::cli {
 
@@ -151,7 +151,7 @@ nlohmann::json nccl_tests_json(const evaluation::CollectivePerfRequest& request,
   nlohmann::json j;
   j["nccl_tests"] = to_string(request.op);
   j["backend"] = "sim";
-  j["cluster"] = cluster_json(request.cluster);
+  j["cluster"] = reports::cluster_json(request.cluster);
   j["ranks"] = perf.ranks;
   j["dtype"] = to_string(request.dtype);
   j["type"] = nccl_tests_type(request.dtype);

@@ -14,10 +14,10 @@
 #ifdef SYMMESH_HW_BUILT
 #include "hw/toolkit_info.hpp"
 #endif
+#include "reports/simulation_output.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/simulation_output.hpp"
 
 namespace symmesh::cli {
 
@@ -38,7 +38,7 @@ struct RunArgs {
 };
 
 std::string run_text(const HardwareEvaluation& evaluation) {
-  std::string text = simulation_report_text(evaluation.report);
+  std::string text = reports::simulation_report_text(evaluation.report);
   const std::string simulate = "symmesh simulate:";
   if (text.compare(0, simulate.size(), simulate) == 0)
     text.replace(0, simulate.size(), "symmesh run:");
@@ -94,7 +94,7 @@ int run_run(const RunArgs& args) {
   if (!evaluation.result.reporting) return 0;
   if (!args.trace.empty()) write_file_atomically(args.trace, evaluation.trace_json, "--trace");
   if (args.json) {
-    auto j = simulation_report_json(evaluation.report);
+    auto j = reports::simulation_report_json(evaluation.report);
     j["notes"] = evaluation.result.notes;
     std::cout << j.dump(2) << "\n";
   } else {

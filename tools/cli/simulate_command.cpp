@@ -8,11 +8,11 @@
 #include "core/library_collectives.hpp"
 #include "evaluation/collective_perf.hpp"
 #include "evaluation/scenario_evaluation.hpp"
+#include "reports/simulation_output.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/nccl_tests_table.hpp"
-#include "tools/cli/simulation_output.hpp"
 
 namespace symmesh::cli {
 
@@ -82,9 +82,9 @@ int run_simulate(const SimulateArgs& args) {
   const Evaluation evaluation = evaluate_scenario(scenario, options);
   if (!args.trace.empty()) write_file_atomically(args.trace, evaluation.trace_json, "--trace");
   if (args.json)
-    std::cout << simulation_report_json(evaluation.report).dump(2) << "\n";
+    std::cout << reports::simulation_report_json(evaluation.report).dump(2) << "\n";
   else
-    std::cout << simulation_report_text(evaluation.report);
+    std::cout << reports::simulation_report_text(evaluation.report);
   // An emulated result beyond its error bound is a failed run (exit 1), not bad input.
   const auto verdict = emulation_verdict(evaluation.report);
   return verdict && !verdict->passed() ? 1 : 0;

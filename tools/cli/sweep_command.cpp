@@ -21,16 +21,16 @@
 #include "evaluation/host_memory.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "evaluation/training_layouts.hpp"
+#include "reports/layouts_report.hpp"
+#include "reports/sweep_report.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/interrupt_cleanup.hpp"
-#include "tools/cli/layouts_report.hpp"
 #include "tools/cli/mpi_launch.hpp"
 #include "tools/cli/mpi_sweep.hpp"
 #include "tools/cli/sweep_plots.hpp"
 #include "tools/cli/sweep_progress.hpp"
-#include "tools/cli/sweep_report.hpp"
 
 namespace symmesh::cli {
 
@@ -140,13 +140,13 @@ int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const st
     check_output_path((fs::path(dir) / name).string(), what, inputs);
   const TrainingLayoutsRun run = sweep_training_layouts(scenario);
   std::ostringstream text;
-  print_layouts(text, scenario, run, "symmesh sweep");
+  reports::print_layouts(text, scenario, run, "symmesh sweep");
   StagedOutputs staged("--out");
-  staged.stage((fs::path(dir) / "results.csv").string(), layouts_csv(run));
+  staged.stage((fs::path(dir) / "results.csv").string(), reports::layouts_csv(run));
   staged.stage((fs::path(dir) / "results.json").string(),
-               layouts_json(scenario, run).dump(2) + "\n");
+               reports::layouts_json(scenario, run).dump(2) + "\n");
   // The report as an indented code block: no line of it can end the block or be markup.
-  std::string summary = "# symmesh sweep: " + markdown_text(scenario.name) + "\n\n";
+  std::string summary = "# symmesh sweep: " + reports::markdown_text(scenario.name) + "\n\n";
   std::istringstream lines(text.str());
   for (std::string line; std::getline(lines, line);) summary += "    " + line + "\n";
   staged.stage((fs::path(dir) / "summary.md").string(), summary);
@@ -220,7 +220,7 @@ int run_sweep_in(const SweepArgs& args, Communicator* world, int ranks_on_node) 
     return run_layouts_sweep(scenario, dir, what, *made);
   }
   if (writes && !scenario.sweep)
-    std::cerr << "symmesh sweep: note: " << sweep_scope_text(scenario) << "\n";
+    std::cerr << "symmesh sweep: note: " << reports::sweep_scope_text(scenario) << "\n";
 
   SweepOptions options;
   share_host(options, args.jobs, ranks_on_node);
@@ -250,23 +250,24 @@ int run_sweep_in(const SweepArgs& args, Communicator* world, int ranks_on_node) 
 
   // The whole set is staged first and renamed into place together: a sweep that fails
   // while writing leaves the previous set whole, never a mix of two runs.
-  SweepOutcome outcome{scenario, run, answer, {}};
+  reports::SweepOutcome outcome{scenario, run, answer, {}};
   StagedOutputs staged("--out");
   auto write = [&](const std::string& name, const std::string& text) {
     staged.stage((fs::path(dir) / name).string(), text);
     outcome.files.push_back(name);
   };
-  write("results.csv", sweep_results_csv(outcome));
-  write("results.json", sweep_results_json(outcome).dump(2) + "\n");
+  write("results.csv", reports::sweep_results_csv(outcome));
+  write("results.json", reports::sweep_results_json(outcome).dump(2) + "\n");
   write("best-trace.json",
         run.best_trace_json.empty() ? empty_chrome_trace() : run.best_trace_json);
   const PlotOutput plots = write_sweep_plots(dir, outcome, staged);
   outcome.files.insert(outcome.files.end(), plots.files.begin(), plots.files.end());
-  staged.stage((fs::path(dir) / "summary.md").string(), sweep_summary_markdown(outcome));
+  staged.stage((fs::path(dir) / "summary.md").string(), reports::sweep_summary_markdown(outcome));
   staged.commit();
   made->keep();
 
-  std::cout << sweep_terminal_text(outcome) << "Outputs in " << without_trailing_slashes(dir)
+  std::cout << reports::sweep_terminal_text(outcome) << "Outputs in "
+            << without_trailing_slashes(dir)
             << "/: summary.md, results.csv, results.json, best-trace.json, "
             << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
                                : "step-time.dat/.gp, breakdown.dat/.gp")

@@ -53,7 +53,7 @@ std::string gp_data_label(const std::string& text) {
   return out + "\"";
 }
 
-std::string unit_value(double seconds, const SweepTimeUnit& unit) {
+std::string unit_value(double seconds, const reports::SweepTimeUnit& unit) {
   std::ostringstream out;
   out.precision(9);
   out << seconds * unit.per_second;
@@ -100,8 +100,8 @@ std::string kind_text(const std::vector<int>& kind) {
   return out;
 }
 
-std::pair<std::string, std::string> step_time_sources(const SweepOutcome& o) {
-  const SweepTimeUnit unit = sweep_time_unit(o.run);
+std::pair<std::string, std::string> step_time_sources(const reports::SweepOutcome& o) {
+  const reports::SweepTimeUnit unit = reports::sweep_time_unit(o.run);
   std::map<std::vector<int>, std::vector<const SweepPoint*>> kinds;
   for (const auto& p : o.run.points)
     if (p.simulated()) kinds[mesh_kind(p.mesh)].push_back(&p);
@@ -197,8 +197,8 @@ std::vector<Bar> breakdown_bars(const std::vector<evaluation::OpReport>& ops, st
   return bars;
 }
 
-std::pair<std::string, std::string> breakdown_sources(const SweepOutcome& o) {
-  const SweepTimeUnit unit = sweep_time_unit(o.run);
+std::pair<std::string, std::string> breakdown_sources(const reports::SweepOutcome& o) {
+  const reports::SweepTimeUnit unit = reports::sweep_time_unit(o.run);
   std::string dat =
       "# op comm_" + unit.name + " compute_" + unit.name + " time_" + unit.name + "\n";
   std::string title = o.scenario.name + ": per-op time";
@@ -295,7 +295,8 @@ std::vector<std::string> sweep_plot_file_names() {
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> sweep_plot_sources(const SweepOutcome& o) {
+std::vector<std::pair<std::string, std::string>> sweep_plot_sources(
+    const reports::SweepOutcome& o) {
   const auto [step_dat, step_gp] = step_time_sources(o);
   const auto [bar_dat, bar_gp] = breakdown_sources(o);
   return {{"step-time.dat", step_dat},
@@ -319,7 +320,7 @@ bool image_is_complete(const std::string& path, const std::string& extension) {
          text.compare(text.size() - iend.size(), iend.size(), iend) == 0;
 }
 
-PlotOutput write_sweep_plots(const std::string& dir, const SweepOutcome& outcome,
+PlotOutput write_sweep_plots(const std::string& dir, const reports::SweepOutcome& outcome,
                              StagedOutputs& staged) {
   PlotOutput out;
   for (const auto& [name, text] : sweep_plot_sources(outcome)) {

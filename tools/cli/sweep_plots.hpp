@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "reports/sweep_report.hpp"
 #include "tools/cli/atomic_file.hpp"
-#include "tools/cli/sweep_report.hpp"
 
 namespace symmesh::cli {
 
@@ -21,14 +21,15 @@ struct PlotOutput {
 };
 
 // Stages every plot file into `staged` (the caller commits the whole set).
-PlotOutput write_sweep_plots(const std::string& dir, const SweepOutcome& outcome,
+PlotOutput write_sweep_plots(const std::string& dir, const reports::SweepOutcome& outcome,
                              StagedOutputs& staged);
 
 // Whether the file at `path` is a whole SVG (".svg") or PNG (".png") image.
 bool image_is_complete(const std::string& path, const std::string& extension);
 
 // The plots' data and scripts, without touching the file system: name -> content.
-std::vector<std::pair<std::string, std::string>> sweep_plot_sources(const SweepOutcome& outcome);
+std::vector<std::pair<std::string, std::string>> sweep_plot_sources(
+    const reports::SweepOutcome& outcome);
 
 // Every file the plots may write: each plot's .dat, .gp, .svg and .png.
 std::vector<std::string> sweep_plot_file_names();
