@@ -129,6 +129,57 @@ std::string sweep_json(const Scenario& scenario, int jobs, double time_limit_s, 
   return reports::sweep_results_json(outcome).dump();
 }
 
+// A list keyword's values within [lo, hi], at most 64 of them, as `symmesh layouts` checks
+// its options (tools/cli/layouts_command.cpp).
+template <typename T>
+void check_values(const std::vector<T>& values, T lo, T hi, const std::string& keyword) {
+  if (values.size() > 64)
+    throw InvalidArgument("at most 64 values, got " + std::to_string(values.size()), keyword);
+  for (T v : values)
+    if (v < lo || v > hi)
+      throw InvalidArgument("expected values in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "], got " + std::to_string(v),
+                            keyword);
+}
+
+// What `symmesh layouts FILE --json` prints, its options as keywords (empty lists: not
+// given).
+std::string layouts_json(const Scenario& scenario, const std::vector<int>& gpus, int top,
+                         int simulate, const std::vector<int>& tps, const std::vector<int>& pps,
+                         const std::vector<int64_t>& micro_batches,
+                         const std::vector<int>& virtual_stages,
+                         const std::vector<std::string>& recomputes,
+                         const std::vector<int>& zero_stages) {
+  using namespace evaluation;
+  if (top < 1 || top > 1000)
+    throw InvalidArgument("expected a number in [1, 1000], got " + std::to_string(top), "top");
+  if (simulate < 0 || simulate > 100)
+    throw InvalidArgument("expected a number in [0, 100], got " + std::to_string(simulate),
+                          "simulate");
+  check_values(tps, 1, 1 << 16, "tp");
+  check_values(pps, 1, 1 << 16, "pp");
+  check_values(micro_batches, int64_t{1}, int64_t{1} << 20, "micro_batch");
+  check_values(virtual_stages, 1, 512, "virtual_stages");
+  check_values(zero_stages, 0, 3, "zero");
+  if (recomputes.size() > 64)
+    throw InvalidArgument("at most 64 values, got " + std::to_string(recomputes.size()),
+                          "recompute");
+  LayoutChoices choices;
+  choices.tps = tps, choices.pps = pps, choices.virtual_stages = virtual_stages;
+  choices.zero_stages = zero_stages, choices.micro_batches = micro_batches;
+  for (const std::string& how : recomputes) {
+    if (how != "none" && how != "full")
+      throw InvalidArgument("expected none or full, got '" + how + "'", "recompute");
+    choices.recomputes.push_back(how == "full" ? Recompute::full : Recompute::none);
+  }
+  py::gil_scoped_release unlocked;
+  const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
+  const std::vector<int> counts = training_layout_gpu_counts(scenario, gpus);
+  const TrainingLayoutsRun run =
+      run_training_layouts(scenario, counts, std::max(top, simulate), simulate, choices);
+  return reports::layouts_json(scenario, run).dump();
+}
+
 }  // namespace
 }  // namespace symmesh::python
 
@@ -199,6 +250,9 @@ PYBIND11_MODULE(_symmesh, m) {
         py::arg("time_limit_s"), py::arg("fuse"));
   m.def("sweep_json", &python::sweep_json, py::arg("scenario"), py::arg("jobs"),
         py::arg("time_limit_s"), py::arg("fuse"));
+  m.def("layouts_json", &python::layouts_json, py::arg("scenario"), py::arg("gpus"),
+        py::arg("top"), py::arg("simulate"), py::arg("tp"), py::arg("pp"), py::arg("micro_batch"),
+        py::arg("virtual_stages"), py::arg("recompute"), py::arg("zero"));
   m.def("torch_plan_json", [](const Scenario& s) {
     py::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(python::library_mutex());

@@ -1,11 +1,12 @@
 """symmesh from Python: load scenarios, plan one matmul, simulate and sweep a scenario,
-turn a model scenario's chosen layout into PyTorch's parallelize_module plan, and write
-one-sided programs in torch.distributed._symmetric_memory's terms (symmesh.symm_mem).
+search a model's training layouts, turn a model scenario's chosen layout into PyTorch's
+parallelize_module plan, and write one-sided programs in
+torch.distributed._symmetric_memory's terms (symmesh.symm_mem).
 
 Every function runs symmesh's C++ library in this process (the compiled module _symmesh),
 with the same checks and messages as the CLI, and returns plain Python data: the JSON the
-CLI prints (`symmesh plan --json`, `symmesh simulate --json`, a sweep's results.json) as
-dicts, lists, floats and strings.
+CLI prints (`symmesh plan --json`, `symmesh simulate --json`, a sweep's results.json,
+`symmesh layouts --json`) as dicts, lists, floats and strings.
 
 Errors are exceptions whose str() is the text the CLI prints after "symmesh: error: ",
 e.g. "scenario.yaml:4:7: unknown key 'meshh' - did you mean 'mesh'?"; each also has
@@ -37,9 +38,10 @@ from ._symmesh import (  # noqa: E402,F401
     UnsupportedError)
 
 __all__ = [
-    "Scenario", "load_scenario", "scenario_text", "plan", "simulate", "sweep", "torch_plan",
-    "torch_plan_source", "Error", "ScenarioError", "DoesNotFitError", "UnsupportedError",
-    "UnavailableError", "SimulationError", "SHIPPED_SCENARIOS_DIR", "symm_mem",
+    "Scenario", "load_scenario", "scenario_text", "plan", "simulate", "sweep", "layouts",
+    "torch_plan", "torch_plan_source", "Error", "ScenarioError", "DoesNotFitError",
+    "UnsupportedError", "UnavailableError", "SimulationError", "SHIPPED_SCENARIOS_DIR",
+    "symm_mem",
 ]
 
 from . import symm_mem  # noqa: E402  (pure Python over _symmesh; needs no torch)
@@ -132,6 +134,55 @@ def sweep(scenario, *, jobs=1, time_limit_s=0.0, fuse=True):
     core); time_limit_s: per point."""
     s = load_scenario(scenario)
     return _json.loads(_symmesh.sweep_json(s, int(jobs), float(time_limit_s), fuse))
+
+
+def _whole_numbers(values, keyword):
+    """A keyword's list of whole numbers (one number alone is a list of one)."""
+    if values is None:
+        return []
+    if isinstance(values, int) and not isinstance(values, bool):
+        return [values]
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{keyword} takes a whole number or a list of them, not "
+                        + type(values).__name__)
+    values = list(values)
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{keyword} takes whole numbers, not {v!r}")
+    return values
+
+
+def layouts(scenario, gpus=None, top=1, simulate=0, tp=None, pp=None, micro_batch=None,
+            virtual_stages=None, recompute=None, zero=None):
+    """Prices a model scenario's whole training step for every parallel layout at each GPU
+    count, as `symmesh layouts FILE --json` does, and returns that JSON as a dict:
+    {"scenario", "model", "parameters", "global_batch", "seq", "wall_s", "sizes": [per GPU
+    count {"gpus", "best": [the fastest `top` layouts, each {"tp", "pp", "dp", "micro_batch",
+    "virtual_stages", "recompute", "zero_stage", "step_s", "mfu", ...}], ...}],
+    "answer_gpus"}.
+
+    gpus: the GPU counts (default: the sweep's node counts x GPUs per node, else the
+    scenario's own); simulate: also simulate the best K of each count (each then has a
+    "simulated" entry). tp, pp, micro_batch, virtual_stages, recompute ("none"/"full") and
+    zero: the values to try, each a value or a list, replacing what the scenario says for
+    that dimension (--tp, --pp, ...). Raises ScenarioError when no layout can be priced,
+    with the reasons."""
+    s = load_scenario(scenario)
+    if isinstance(recompute, str):
+        recompute = [recompute]
+    recomputes = [] if recompute is None else list(recompute)
+    for how in recomputes:
+        if not isinstance(how, str):
+            raise TypeError(f"recompute takes 'none' or 'full' (or a list of them), not {how!r}")
+    for name, value in (("top", top), ("simulate", simulate)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} takes a whole number, not {value!r}")
+    return _json.loads(_symmesh.layouts_json(
+        s, gpus=_whole_numbers(gpus, "gpus"), top=top, simulate=simulate,
+        tp=_whole_numbers(tp, "tp"), pp=_whole_numbers(pp, "pp"),
+        micro_batch=_whole_numbers(micro_batch, "micro_batch"),
+        virtual_stages=_whole_numbers(virtual_stages, "virtual_stages"),
+        recompute=recomputes, zero=_whole_numbers(zero, "zero")))
 
 
 def torch_plan(scenario):
