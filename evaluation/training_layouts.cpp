@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "core/text.hpp"
+#include "scenario/model_expansion.hpp"
 
 namespace symmesh::evaluation {
 namespace {
@@ -34,6 +35,66 @@ std::vector<int> training_layout_gpu_counts(const Scenario& s, const std::vector
     for (int nodes : s.sweep->nodes) out.push_back(nodes * s.cluster.gpus_per_node);
   else
     out.push_back(s.cluster.num_gpus());
+  return out;
+}
+
+Scenario training_layout_scenario(const Scenario& s, const strategies::TrainingLayout& l) {
+  constexpr const char* kWhere = "layout";
+  if (!s.model)
+    throw InvalidArgument("a training layout is a model's: the scenario has no model: block",
+                          where_of(s));
+  try {
+    strategies::check_training_layout(*s.model, s.model->global_batch, s.cluster, l);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(e.message(), kWhere);
+  }
+  if (l.zero_stage == 3)
+    throw InvalidArgument(
+        "ZeRO-3 cannot be planned: the generated step does not shard a model's parameters yet; "
+        "take a layout of ZeRO stage 0, 1 or 2 (layouts' zero list: 0 1 2)",
+        kWhere);
+  if (l.recompute == Recompute::selective)
+    throw InvalidArgument(
+        "selective recomputation cannot be planned: the generated step recomputes whole layers "
+        "(full) or nothing (none)",
+        kWhere);
+  Scenario out = s;
+  const int64_t gpus = int64_t{l.tp} * l.pp * l.dp;
+  const int per_node = s.cluster.gpus_per_node;
+  if (gpus <= per_node) {
+    out.cluster.nodes = 1;
+    out.cluster.gpus_per_node = static_cast<int>(gpus);  // one node's first GPUs
+  } else if (gpus % per_node != 0) {
+    throw InvalidArgument(to_string(l) + " takes " + std::to_string(gpus) +
+                              " GPUs, which fill no whole number of nodes of " +
+                              std::to_string(per_node) + " GPUs (" + s.cluster.name +
+                              "): a planned mesh covers whole nodes",
+                          kWhere);
+  } else {
+    out.cluster.nodes = static_cast<int>(gpus / per_node);
+  }
+  if (l.pp > 1) {
+    out.mesh_shape = {l.pp, l.dp, l.tp};
+    out.mesh_names = {kPipelineDim, scenario::kDataParallelDim, scenario::kTensorParallelDim};
+  } else {
+    out.mesh_shape = {l.dp, l.tp};
+    out.mesh_names = {scenario::kDataParallelDim, scenario::kTensorParallelDim};
+  }
+  out.model->micro_batch = l.micro_batch;
+  out.model->micro_batch_given = true;
+  out.model->full_recompute = l.recompute == Recompute::full;
+  out.model->recompute_given = true;
+  if (!out.training) out.training = TrainingSpec{};
+  out.training->zero_stage = l.zero_stage;
+  out.training->virtual_stages = l.virtual_stages;
+  try {
+    out.cluster.validate();
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("the cluster is invalid at " + std::to_string(gpus) + " GPUs: " +
+                              e.where() + ": " + e.message(),
+                          kWhere);
+  }
+  scenario::expand_model(out, where_of(s));
   return out;
 }
 

@@ -76,6 +76,18 @@ TrainingLayoutsRun run_training_layouts(const Scenario& scenario,
                                         const std::vector<int>& gpu_counts, int top,
                                         int simulate = 0, const LayoutChoices& choices = {});
 
+// The scenario whose step is `layout`: its mesh [pp, dp, tp] ([dp, tp] when pp is 1) on
+// as many nodes as its GPUs fill (a single node's first tp·pp·dp GPUs when fewer), the
+// model's step generated again with the layout's micro-batch, virtual stages,
+// recomputation and ZeRO stage — what the planner plans for that layout (the torch plan of
+// a layouts answer: torch_parallel_plan.hpp). Throws InvalidArgument, where "layout", for
+// a layout it cannot express: one check_training_layout refuses, GPUs that fill no whole
+// number of nodes, ZeRO-3 (the generated step does not shard a model's parameters) or
+// selective recomputation; and what the model's expansion refuses (where the scenario's
+// path).
+Scenario training_layout_scenario(const Scenario& scenario,
+                                  const strategies::TrainingLayout& layout);
+
 // A scenario's `sweep.layouts`: its node counts' layouts, the fastest
 // `sweep.layouts_simulate` of each count also simulated (what `symmesh sweep` and the
 // Python module's sweep report for such a scenario).

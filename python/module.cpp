@@ -1,6 +1,7 @@
 // The compiled half of `import symmesh` (python/symmesh/__init__.py is the other): scenarios
-// loaded and validated by the library, `symmesh plan`, `simulate` and `sweep` run in-process
-// through the same library calls as the CLI, a model step's torch plan, and the Program that
+// loaded and validated by the library, `symmesh plan`, `simulate`, `sweep` and `layouts` run
+// in-process through the same library calls as the CLI, a model step's torch plan (of its
+// own mesh or of a layout `layouts` chose), and the Program that
 // symmesh.symm_mem writes (python/program_bindings.hpp). Results cross as
 // the CLI's own JSON text (reports/'s writers, which the CLI prints), which __init__.py turns
 // into Python data.
@@ -180,6 +181,45 @@ std::string layouts_json(const Scenario& scenario, const std::vector<int>& gpus,
   return reports::layouts_json(scenario, run).dump();
 }
 
+// The layout torch_plan plans for, as symmesh.torch_plan passes it (tp unset: the
+// scenario's own mesh). What it leaves unset is the scenario's: its micro-batch (else one
+// pass of global_batch / dp sequences), virtual stages, recomputation and ZeRO stage.
+struct LayoutKeywords {
+  std::optional<int> tp, pp, dp, virtual_stages, zero_stage;
+  std::optional<int64_t> micro_batch;
+  std::optional<std::string> recompute;
+};
+
+Scenario scenario_to_plan(const Scenario& s, const LayoutKeywords& k) {
+  if (!k.tp) return s;
+  if (!s.model)
+    throw InvalidArgument("a torch plan needs a model scenario (one with a model: block)",
+                          s.path.empty() ? "scenario" : s.path);
+  if (!k.pp || !k.dp) throw InvalidArgument("a layout needs tp, pp and dp", "layout");
+  strategies::TrainingLayout l;
+  l.tp = *k.tp, l.pp = *k.pp, l.dp = *k.dp;
+  const TransformerSpec& m = *s.model;
+  l.micro_batch = k.micro_batch ? *k.micro_batch
+                  : m.micro_batch_given || m.global_batch <= 0 || l.dp < 1
+                      ? m.micro_batch
+                      : std::max<int64_t>(1, m.global_batch / l.dp);
+  l.virtual_stages = k.virtual_stages ? *k.virtual_stages : l.pp > 1 ? s.virtual_stages() : 1;
+  l.zero_stage = k.zero_stage ? *k.zero_stage : s.training ? s.training->zero_stage : 0;
+  l.recompute = m.full_recompute ? Recompute::full : Recompute::none;
+  if (k.recompute) {
+    if (*k.recompute != "none" && *k.recompute != "full")
+      throw InvalidArgument("recompute is none or full, got '" + *k.recompute + "'", "layout");
+    l.recompute = *k.recompute == "full" ? Recompute::full : Recompute::none;
+  }
+  return evaluation::training_layout_scenario(s, l);
+}
+
+evaluation::TorchParallelPlan torch_plan(const Scenario& s, const LayoutKeywords& layout) {
+  py::gil_scoped_release unlocked;
+  const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
+  return evaluation::torch_parallel_plan(scenario_to_plan(s, layout));
+}
+
 }  // namespace
 }  // namespace symmesh::python
 
@@ -253,15 +293,31 @@ PYBIND11_MODULE(_symmesh, m) {
   m.def("layouts_json", &python::layouts_json, py::arg("scenario"), py::arg("gpus"),
         py::arg("top"), py::arg("simulate"), py::arg("tp"), py::arg("pp"), py::arg("micro_batch"),
         py::arg("virtual_stages"), py::arg("recompute"), py::arg("zero"));
-  m.def("torch_plan_json", [](const Scenario& s) {
-    py::gil_scoped_release unlocked;
-    const std::lock_guard<std::mutex> one_at_a_time(python::library_mutex());
-    return evaluation::torch_plan_json(evaluation::torch_parallel_plan(s)).dump();
-  });
-  m.def("torch_plan_python", [](const Scenario& s) {
-    py::gil_scoped_release unlocked;
-    const std::lock_guard<std::mutex> one_at_a_time(python::library_mutex());
-    return evaluation::torch_plan_python(evaluation::torch_parallel_plan(s));
-  });
+  // The torch plan of the scenario's own mesh, or of the layout the keywords give (tp set).
+  using OptInt = std::optional<int>;
+  m.def(
+      "torch_plan_json",
+      [](const Scenario& s, OptInt tp, OptInt pp, OptInt dp, std::optional<int64_t> micro_batch,
+         OptInt virtual_stages, std::optional<std::string> recompute, OptInt zero_stage) {
+        const python::LayoutKeywords layout{tp, pp, dp, virtual_stages, zero_stage, micro_batch,
+                                            recompute};
+        return evaluation::torch_plan_json(python::torch_plan(s, layout)).dump();
+      },
+      py::arg("scenario"), py::arg("tp") = py::none(), py::arg("pp") = py::none(),
+      py::arg("dp") = py::none(), py::arg("micro_batch") = py::none(),
+      py::arg("virtual_stages") = py::none(), py::arg("recompute") = py::none(),
+      py::arg("zero_stage") = py::none());
+  m.def(
+      "torch_plan_python",
+      [](const Scenario& s, OptInt tp, OptInt pp, OptInt dp, std::optional<int64_t> micro_batch,
+         OptInt virtual_stages, std::optional<std::string> recompute, OptInt zero_stage) {
+        const python::LayoutKeywords layout{tp, pp, dp, virtual_stages, zero_stage, micro_batch,
+                                            recompute};
+        return evaluation::torch_plan_python(python::torch_plan(s, layout));
+      },
+      py::arg("scenario"), py::arg("tp") = py::none(), py::arg("pp") = py::none(),
+      py::arg("dp") = py::none(), py::arg("micro_batch") = py::none(),
+      py::arg("virtual_stages") = py::none(), py::arg("recompute") = py::none(),
+      py::arg("zero_stage") = py::none());
   m.attr("shipped_scenarios_dir") = shipped_scenarios_dir();
 }

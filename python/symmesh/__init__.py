@@ -1,6 +1,6 @@
 """symmesh from Python: load scenarios, plan one matmul, simulate and sweep a scenario,
-search a model's training layouts, turn a model scenario's chosen layout into PyTorch's
-parallelize_module plan, and write one-sided programs in
+search a model's training layouts, turn a model scenario's layout (its own mesh's, or one
+`layouts` chose) into PyTorch's parallelize_module plan, and write one-sided programs in
 torch.distributed._symmetric_memory's terms (symmesh.symm_mem).
 
 Every function runs symmesh's C++ library in this process (the compiled module _symmesh),
@@ -185,9 +185,50 @@ def layouts(scenario, gpus=None, top=1, simulate=0, tp=None, pp=None, micro_batc
         recompute=recomputes, zero=_whole_numbers(zero, "zero")))
 
 
-def torch_plan(scenario):
-    """The PyTorch tensor-parallel plan of a model scenario's chosen layout (its `tp` mesh
-    dim), in torchtitan's Llama module names:
+# A layout as torch_plan takes it: these keys (tp, pp and dp required), and the figures
+# of a `layouts` entry beside them, which it ignores.
+_LAYOUT_KEYS = ("tp", "pp", "dp", "micro_batch", "virtual_stages", "recompute", "zero_stage")
+_LAYOUT_RESULT_KEYS = frozenset((
+    "micro_batches", "step_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu",
+    "bubble_fraction", "bubble_s", "exposed_comm_s", "dp_comm_s", "dp_exposed_s",
+    "optimizer_s", "memory_bytes", "simulated"))
+
+
+def _layout_keywords(layout):
+    """torch_plan's `layout` as the compiled module's keywords (empty for None)."""
+    if layout is None:
+        return {}
+    if not isinstance(layout, dict):
+        raise TypeError("layout takes a dict (an entry of layouts()['sizes'][i]['best']), not "
+                        + type(layout).__name__)
+    unknown = sorted(str(k) for k in layout
+                     if k not in _LAYOUT_KEYS and k not in _LAYOUT_RESULT_KEYS)
+    if unknown:
+        raise _error(ScenarioError, f"unknown key '{unknown[0]}': a layout has "
+                     + ", ".join(_LAYOUT_KEYS), "layout")
+    missing = [k for k in ("tp", "pp", "dp") if k not in layout]
+    if missing:
+        raise _error(ScenarioError, f"a layout needs tp, pp and dp; {missing[0]} is missing",
+                     "layout")
+    keywords = {}
+    for key in _LAYOUT_KEYS:
+        if key not in layout:
+            continue
+        value = layout[key]
+        if key == "recompute":
+            if value not in ("none", "full"):
+                raise _error(ScenarioError, f"recompute is 'none' or 'full', got {value!r}",
+                             "layout")
+        elif isinstance(value, bool) or not isinstance(value, int):
+            raise _error(ScenarioError, f"{key} must be a whole number, got {value!r}",
+                         "layout")
+        keywords[key] = value
+    return keywords
+
+
+def torch_plan(scenario, layout=None):
+    """The PyTorch tensor-parallel plan of a model scenario's layout (its `tp` mesh dim), in
+    torchtitan's Llama module names:
 
         {"tp_size": 8,
          "model": {"tok_embeddings": {"style": "RowwiseParallel",
@@ -201,11 +242,20 @@ def torch_plan(scenario):
     takes two styles (SequenceParallel behind a PrepareModuleInput/Output) has the second as
     its entry's "then", applied by a second parallelize_module call after the first.
     evaluation/torch_parallel_plan.hpp says how placements map to styles;
-    docs/torch-plan-check.md how the plans are run by real DTensor."""
-    return _json.loads(_symmesh.torch_plan_json(load_scenario(scenario)))
+    docs/torch-plan-check.md how the plans are run by real DTensor.
+
+    The layout is the scenario file's mesh, or `layout`: a dict of tp, pp and dp (and
+    optionally micro_batch, virtual_stages, recompute, zero_stage; else the scenario's),
+    such as an entry of layouts(): torch_plan(s, layout=layouts(s)["sizes"][0]["best"][0])
+    plans the step on a [pp, dp, tp] mesh ([dp, tp] when pp is 1) on as many of the
+    scenario's nodes as it fills. A layout that cannot be planned (ZeRO-3, GPUs that fill
+    no whole number of nodes, tp not dividing the heads, ...) raises ScenarioError."""
+    return _json.loads(_symmesh.torch_plan_json(load_scenario(scenario),
+                                                **_layout_keywords(layout)))
 
 
-def torch_plan_source(scenario):
+def torch_plan_source(scenario, layout=None):
     """The Python source of `def apply_tp(model, tp_mesh)`, which applies torch_plan's plan
-    with torch.distributed.tensor.parallel.parallelize_module, as torchtitan's apply_tp."""
-    return _symmesh.torch_plan_python(load_scenario(scenario))
+    (of the same `layout`) with torch.distributed.tensor.parallel.parallelize_module, as
+    torchtitan's apply_tp."""
+    return _symmesh.torch_plan_python(load_scenario(scenario), **_layout_keywords(layout))

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -178,6 +179,58 @@ TEST(TrainingLayouts, ZeroThreeOfAModelScenarioIsPriced) {
       scenario(kDpTp, ", global_batch: 16, micro_batch: 1", "training: {optimizer: adam, zero: 3}\n");
   const auto run = evaluation::run_training_layouts(s, {32}, kAll);
   EXPECT_THAT(values_of(run, [](const auto& l) { return l.zero_stage; }), ElementsAre(3));
+}
+
+// The scenario a layout stands for (what symmesh.torch_plan plans for a layouts answer): its
+// mesh [pp, dp, tp] or [dp, tp], on the nodes it fills, its step generated again.
+TEST(TrainingLayouts, ALayoutsScenarioIsItsMeshOnTheNodesItFills) {
+  const Scenario s = scenario(kDpTp, ", global_batch: 16", "training: {optimizer: adam}\n");
+  strategies::TrainingLayout l;
+  l.tp = 4, l.pp = 2, l.dp = 4, l.micro_batch = 2, l.virtual_stages = 2, l.zero_stage = 1;
+  l.recompute = Recompute::full;
+  const Scenario piped = evaluation::training_layout_scenario(s, l);
+  EXPECT_EQ(piped.mesh_shape, (std::vector<int>{2, 4, 4}));
+  EXPECT_EQ(piped.mesh_names, (std::vector<std::string>{"pp", "dp", "tp"}));
+  EXPECT_EQ(piped.cluster.nodes, 4);
+  EXPECT_EQ(piped.cluster.gpus_per_node, 8);
+  EXPECT_EQ(piped.model->micro_batch, 2);
+  EXPECT_TRUE(piped.model->full_recompute);
+  EXPECT_EQ(piped.training->zero_stage, 1);
+  EXPECT_EQ(piped.virtual_stages(), 2);
+  EXPECT_EQ(piped.training->micro_batches, 2);  // 16 sequences / (dp 4 x 2)
+  // Generated again: its ops run on the 4 virtual stages (pp 2 x 2 chunks).
+  int last_stage = 0;
+  for (const WorkloadOp& op : piped.workload) last_stage = std::max(last_stage, op.stage);
+  EXPECT_EQ(last_stage, 3);
+
+  // Without pipeline stages the mesh is [dp, tp]; fewer GPUs than a node are its first ones.
+  l = {};
+  l.tp = 2, l.dp = 2;
+  const Scenario small = evaluation::training_layout_scenario(s, l);
+  EXPECT_EQ(small.mesh_shape, (std::vector<int>{2, 2}));
+  EXPECT_EQ(small.mesh_names, (std::vector<std::string>{"dp", "tp"}));
+  EXPECT_EQ(small.cluster.nodes, 1);
+  EXPECT_EQ(small.cluster.gpus_per_node, 4);
+}
+
+TEST(TrainingLayouts, ALayoutTheStepCannotTakeIsRefusedAtTheLayout) {
+  const Scenario s = scenario(kDpTp, ", global_batch: 48", "training: {optimizer: adam}\n");
+  const auto refusal = [&](int tp, int pp, int dp, int zero) {
+    strategies::TrainingLayout l;
+    l.tp = tp, l.pp = pp, l.dp = dp, l.zero_stage = zero;
+    try {
+      evaluation::training_layout_scenario(s, l);
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.where(), "layout");
+      return e.message();
+    }
+    return std::string("no throw");
+  };
+  EXPECT_THAT(refusal(4, 1, 3, 0),
+              HasSubstr("takes 12 GPUs, which fill no whole number of nodes"));
+  EXPECT_THAT(refusal(4, 1, 4, 3), HasSubstr("ZeRO-3 cannot be planned"));
+  EXPECT_THAT(refusal(3, 1, 1, 0), HasSubstr("tp 3 does not divide the 8 heads"));
+  EXPECT_THAT(refusal(4, 2, 2, 2), HasSubstr("with pipeline parallelism is not modelled"));
 }
 
 }  // namespace

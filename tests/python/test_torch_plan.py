@@ -133,5 +133,81 @@ class TorchPlan(unittest.TestCase):
         self.assertIn("needs a model scenario", str(caught.exception))
 
 
+
+def two_layers(**changes):
+    """SCENARIO as a dict, with `changes` to its keys (a model's: model_*)."""
+    model = {"hf_config": "models/llama3.1-8b.json", "layers": 2, "seq": 8192, "global_batch": 1}
+    for key in [k for k in changes if k.startswith("model_")]:
+        model[key[len("model_"):]] = changes.pop(key)
+    scenario = {"version": 2, "name": "llama3-8b-2layer", "cluster": "clusters/dgx-h100.yaml",
+                "mesh": {"shape": [1, 8], "names": ["dp", "tp"]}, "dtype": "bf16",
+                "cost_model": "analytic", "model": model, "training": {"optimizer": "adam"}}
+    scenario.update(changes)
+    return scenario
+
+
+class TorchPlanOfALayout(unittest.TestCase):
+    """torch_plan(scenario, layout=...): the plan of a layout symmesh.layouts chose (or any
+    tp, pp, dp), rather than of the scenario file's mesh."""
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.file_plan = symmesh.torch_plan(SCENARIO)
+        # On the scenario's own 8 GPUs, tp 4 with 2 pipeline stages (one layer each).
+        cls.answer = symmesh.layouts(SCENARIO, gpus=[8], tp=[4], pp=[2])["sizes"][0]["best"][0]
+
+    def test_the_answers_layout_is_planned_at_its_tp(self):
+        self.assertEqual((self.answer["tp"], self.answer["pp"], self.answer["dp"]), (4, 2, 1))
+        plan = symmesh.torch_plan(SCENARIO, layout=self.answer)
+        self.assertEqual(self.file_plan["tp_size"], 8)
+        self.assertEqual(plan["tp_size"], self.answer["tp"])
+        self.assertNotEqual(plan, self.file_plan)
+        # The planner chose Megatron's layout at tp 4 as at tp 8.
+        self.assertEqual(plan["layers"], [TORCHTITAN_LAYER, TORCHTITAN_LAYER])
+
+    def test_the_layout_is_the_mesh_pp_dp_tp(self):
+        # The same plan as the scenario written with the layout's mesh and micro-batch.
+        written = two_layers(mesh={"shape": [2, 1, 4], "names": ["pp", "dp", "tp"]},
+                             model_micro_batch=1)
+        self.assertEqual(symmesh.torch_plan(SCENARIO, layout=self.answer),
+                         symmesh.torch_plan(written))
+        self.assertEqual(symmesh.torch_plan_source(SCENARIO, layout=self.answer),
+                         symmesh.torch_plan_source(written))
+
+    def test_without_pipeline_stages_the_mesh_is_dp_tp(self):
+        scenario = two_layers(model_global_batch=2)
+        layout = {"tp": 4, "pp": 1, "dp": 2}
+        written = two_layers(model_global_batch=2, model_micro_batch=1,
+                             mesh={"shape": [2, 4], "names": ["dp", "tp"]})
+        self.assertEqual(symmesh.torch_plan(scenario, layout=layout),
+                         symmesh.torch_plan(written))
+        # Fewer GPUs than a node: that node's first ones.
+        self.assertEqual(symmesh.torch_plan(SCENARIO, layout={"tp": 2, "pp": 1, "dp": 1})
+                         ["tp_size"], 2)
+
+    def test_a_layout_it_cannot_plan_is_refused(self):
+        cases = (
+            ({"tp": 8, "pp": 1, "dp": 1, "zero_stage": 3}, SCENARIO, "ZeRO-3 cannot be planned"),
+            ({"tp": 4, "pp": 1, "dp": 3}, two_layers(model_global_batch=3),
+             "takes 12 GPUs, which fill no whole number of nodes of 8 GPUs"),
+            ({"tp": 3, "pp": 1, "dp": 1}, SCENARIO, "tp 3 does not divide the 32 heads"),
+            ({"tp": 8, "pp": 1, "dp": 2}, SCENARIO,
+             "dp 2 x micro_batch 1 does not divide the global batch of 1"),
+            ({"tp": 8, "pp": 1}, SCENARIO, "a layout needs tp, pp and dp; dp is missing"),
+            ({"tp": 8, "pp": 1, "dp": 1, "zero": 1}, SCENARIO, "unknown key 'zero'"),
+            ({"tp": 8, "pp": 1, "dp": 1, "recompute": "some"}, SCENARIO,
+             "recompute is 'none' or 'full'"),
+        )
+        for layout, scenario, message in cases:
+            with self.subTest(layout=layout), \
+                    self.assertRaises(symmesh.ScenarioError) as caught:
+                symmesh.torch_plan(scenario, layout=layout)
+            self.assertIn(message, caught.exception.message)
+            self.assertEqual(caught.exception.where, "layout")
+        with self.assertRaises(TypeError):
+            symmesh.torch_plan(SCENARIO, layout=[8, 1, 1])
+
+
 if __name__ == "__main__":
     unittest.main()
