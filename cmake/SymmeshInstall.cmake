@@ -13,7 +13,8 @@ target_compile_definitions(symmesh_evaluation PRIVATE
 # evaluation, so a static evaluation needs it exported too.
 set(symmesh_exported_libraries
   symmesh_core:core symmesh_strategies:strategies symmesh_scenario:scenario
-  symmesh_sim_api:sim_api symmesh_sim:sim symmesh_evaluation:evaluation)
+  symmesh_sim_api:sim_api symmesh_sim:sim symmesh_evaluation:evaluation
+  symmesh_reports:reports)
 if(TARGET symmesh_hw_info)
   list(APPEND symmesh_exported_libraries symmesh_hw_info:hw_info)
 endif()

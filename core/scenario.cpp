@@ -9,6 +9,14 @@ std::string SourceLocation::to_string() const {
   return out;
 }
 
+std::string Scenario::cost_model_note() const {
+  if (cost_model_given) return "";
+  if (model)
+    return " (not given: the calibrated analytic model prices a model: step; cost_model: "
+           "dtensor prices as DTensor does, communication only)";
+  return " (not given: the default)";
+}
+
 std::string to_string(Optimizer optimizer) {
   return optimizer == Optimizer::adam ? "adam" : "sgd";
 }

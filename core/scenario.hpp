@@ -159,7 +159,16 @@ struct Scenario {
   std::vector<int> mesh_shape;
   std::vector<std::string> mesh_names;
   DType dtype = DType::bf16;
+  // cost_model: how ops are priced. Not given: "dtensor" (DTensor's own cost model, what
+  // PyTorch would choose by), except for a model: step, which the calibrated "analytic"
+  // model prices (DTensor's model prices only communication and would report a step
+  // several times too slow); `cost_model_given` says which, for the reports.
   std::string cost_model = "dtensor";
+  bool cost_model_given = false;
+  // What the reports add after the cost model's name when the file did not give it:
+  // " (the default for a model: step; cost_model: dtensor prices as DTensor does)", or
+  // " (the default)"; "" when given.
+  std::string cost_model_note() const;
   // Version 1 under dtensor: how each op's strategy is found, "full-expansion" or
   // "priority-queue" (strategies::PlacementSelection, the PyTorch behaviour it reproduces).
   std::string placement_search = "full-expansion";

@@ -175,6 +175,7 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   // The whole mesh (a pipeline's stages included), as the scenario gives it.
   report.mesh = to_string(DeviceMesh(scenario.mesh_shape, scenario.mesh_names));
   report.cost_model = scenario.cost_model;
+  report.cost_model_note = scenario.cost_model_note();
   report.placement_search = scenario.placement_search;
   report.total_time_s = result.makespan_s;
   report.warnings = result.warnings;

@@ -108,6 +108,7 @@ struct SimulationReport {
   ClusterSpec cluster_spec;  // the same, with its numbers (for JSON)
   std::string mesh;
   std::string cost_model;
+  std::string cost_model_note;  // Scenario::cost_model_note: "" when the file gave it
   std::string placement_search;  // Scenario::placement_search
   double total_time_s = 0;
   std::vector<OpReport> ops;

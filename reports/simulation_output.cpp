@@ -88,7 +88,7 @@ std::string gbps_cell(double bytes_per_s) {
 
 std::string simulation_report_text(const SimulationReport& report) {
   std::string out = "symmesh simulate: " + report.scenario + " on " + report.cluster + ", mesh " +
-                    report.mesh + ", cost model " + report.cost_model +
+                    report.mesh + ", cost model " + report.cost_model + report.cost_model_note +
                     (report.placement_search == "priority-queue"
                          ? " (placement search: priority-queue, as PyTorch with PR 177799)"
                          : "") +
@@ -219,6 +219,7 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
   j["cluster_text"] = report.cluster;
   j["mesh"] = report.mesh;
   j["cost_model"] = report.cost_model;
+  j["cost_model_given"] = report.cost_model_note.empty();
   // Only where it is not the default, so that version-1 reports keep their keys.
   if (report.placement_search == "priority-queue") j["placement_search"] = report.placement_search;
   j["total_time_s"] = report.total_time_s;

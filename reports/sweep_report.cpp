@@ -241,7 +241,7 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
          (o.answer.max_time_s ? "step time <= " + format_time(*o.answer.max_time_s)
                               : std::string("none (fastest point per GPU count)")) +
          "\n";
-  out += "- Cost model: " + s.cost_model +
+  out += "- Cost model: " + s.cost_model + s.cost_model_note() +
          (s.placement_search == "priority-queue"
               ? " (placement search: priority-queue, as PyTorch with PR 177799)"
               : "") +

@@ -380,6 +380,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
   }
   if (auto v = top.get("cost_model")) {
     s.cost_model = v->as_string();
+    s.cost_model_given = true;
     if (std::find(kCostModels.begin(), kCostModels.end(), s.cost_model) == kCostModels.end())
       v->fail("unknown cost_model '" + s.cost_model + "'" +
               scenario::suggestion(s.cost_model, kCostModels));
@@ -423,6 +424,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
       mesh_value.fail(e.message());
     }
     s.model = scenario::read_model(*v, s.dtype);
+    if (!s.cost_model_given) s.cost_model = "analytic";
     if (!s.training) s.training = TrainingSpec{.where = v->location()};
     if (s.training->micro_batches > 0)
       MapReader(*top.get("training"), kTrainingKeys)

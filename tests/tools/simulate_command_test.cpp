@@ -412,3 +412,38 @@ TEST(SimulateCommand, LinearLayersEmulateToTheUnshardedProduct) {
 }
 
 }  // namespace
+
+namespace {
+
+// A model: step left without cost_model is priced by the calibrated analytic model and the
+// report says so; before, DTensor's communication-only model priced it without a word (an
+// 8B step at 84.3 ms and 8.1 % MFU where the analytic model says 19.7 ms and 34.5 %).
+TEST(SimulateCommand, AModelStepWithoutACostModelIsPricedAnalyticallyAndSaysSo) {
+  const std::string model =
+      "version: 2\ncluster: " + kScenarios +
+      "clusters/dgx-h100.yaml\nmesh: {shape: [2, 4], names: [dp, tp]}\n"
+      "model: {layers: 2, hidden: 256, heads: 4, kv_heads: 4, ffn: 512, vocab: 512, seq: 128, "
+      "global_batch: 4}\ntraining: {optimizer: adam}\n";
+  const std::string unsaid = symmesh::testing::write_temp_scenario("cost-unsaid", model);
+  const std::string analytic =
+      symmesh::testing::write_temp_scenario("cost-analytic", model + "cost_model: analytic\n");
+  const std::string dtensor =
+      symmesh::testing::write_temp_scenario("cost-dtensor", model + "cost_model: dtensor\n");
+  const auto a = simulate_json(unsaid);
+  const auto b = simulate_json(analytic);
+  const auto c = simulate_json(dtensor);
+  EXPECT_EQ(a["cost_model"], "analytic");
+  EXPECT_EQ(a["cost_model_given"], false);
+  EXPECT_EQ(b["cost_model_given"], true);
+  // The same model priced the same step.
+  EXPECT_DOUBLE_EQ(a["total_time_s"].get<double>(), b["total_time_s"].get<double>());
+  EXPECT_EQ(c["cost_model"], "dtensor");
+  const auto text = run_symmesh("simulate " + unsaid);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("cost model analytic (not given: the calibrated analytic model "
+                                  "prices a model: step"));
+  for (const std::string& path : {unsaid, analytic, dtensor})
+    std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+}  // namespace
