@@ -453,11 +453,18 @@ void AnalyticCostModel::price(const OpProblem& problem, std::vector<Candidate>& 
       smallest = static_cast<int>(n);
     }
   }
-  if (!any_feasible && smallest >= 0)
+  if (!any_feasible && smallest >= 0) {
+    // Which inputs, where they are: what a reader needs to see why nothing fits.
+    std::string inputs;
+    const std::vector<std::string> names = problem.input_names();
+    for (size_t i = 0; i < problem.inputs.size(); ++i)
+      inputs += (i ? ", " : "") + names[i] + " " + to_string(problem.inputs[i].shape) + " at " +
+                to_string(problem.inputs[i].placements);
     throw Unsupported("no strategy fits in memory: the smallest, candidate #" +
                           std::to_string(candidates[a.rows[smallest]].index) + ", " +
-                          memory_reason(a.memory_bytes[smallest]),
+                          memory_reason(a.memory_bytes[smallest]) + " (inputs " + inputs + ")",
                       to_string(problem.op));
+  }
 }
 
 std::vector<double> AnalyticCostModel::step_costs_us(const TensorSpec& current,

@@ -343,7 +343,16 @@ class Search {
     for (const auto& [text, members] : groups) {
       std::vector<Candidate> priced;
       for (size_t m : members) priced.push_back(pending[m].candidate);
-      model_.price(pending[members.front()].problem, priced);
+      try {
+        model_.price(pending[members.front()].problem, priced);
+      } catch (const Unsupported& e) {
+        // No candidate of this group fits in memory (the model throws rather than return
+        // them all infinite): e.g. a free weight stored Partial makes every output whole.
+        // Other groups — the free inputs placed elsewhere — may fit; what this one needed
+        // is said only if none does.
+        if (!refusal_.contains(i)) refusal_.emplace(i, e);
+        for (Candidate& c : priced) c.cost_us = kInfiniteCost;
+      }
       priced_ += static_cast<int64_t>(priced.size());
       for (size_t j = 0; j < members.size(); ++j) pending[members[j]].candidate = priced[j];
     }
@@ -683,6 +692,8 @@ class Search {
     }
     if (next.empty()) {
       if (dropped_for_memory_ > 0) return {};  // nothing fits: the caller asks for the leanest
+      // Every strategy of the op was refused for memory by the model: say what it needed.
+      if (const auto refused = refusal_.find(i); refused != refusal_.end()) throw refused->second;
       throw Unsupported("op '" + g_.ops[i].name + "' has no strategy left",
                         g_.ops[i].source ? g_.ops[i].source->where.to_string() : "layout search");
     }
@@ -774,6 +785,8 @@ class Search {
   int64_t priced_ = 0;
   int64_t expanded_ = 0;
   int64_t dropped_for_memory_ = 0;
+  // By op: the first pricing the model refused outright (no candidate of a group fits).
+  std::map<int, Unsupported> refusal_;
 };
 
 }  // namespace

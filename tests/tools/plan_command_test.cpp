@@ -2,6 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/tools/run_symmesh.hpp"
@@ -163,3 +167,32 @@ TEST(PlanCommand, AutoInputsAreShardedByThePlannerAndTheFullCostIsPrinted) {
   EXPECT_THAT(text.out, HasSubstr("placed by the planner: b S(1)"));
   EXPECT_THAT(text.out, HasSubstr("full cost: 156.59"));
 }
+
+namespace {
+
+// Bug: the layout search priced a free weight's placements group by group and stopped at
+// the first group the model refused outright for memory. Llama 3.1 8B's output projection
+// over 524,288 tokens (64 sequences of 8192) on 32 DGX H100 nodes: b stored Partial makes
+// every output whole (524288 x 128256 bf16 = 125 GiB per GPU) and was refused, so every
+// 8B step past ~300 k tokens was refused whatever the GPU count. Worked by hand: a is
+// already S(0),S(0) (2,048 rows on each of 256 GPUs); b replicated needs no communication
+// and the local mm's output is 2048 x 128256 x 2 B = 0.49 GiB: the cheapest placement.
+TEST(PlanCommand, AFreeWeightIsPlacedWhereItFitsWhenOtherPlacementsCannot) {
+  const std::string cluster = (std::filesystem::temp_directory_path() /
+                               ("symmesh_plan_32_nodes_" + std::to_string(getpid()) + ".yaml"))
+                                  .string();
+  std::ofstream(cluster) << "base: " << SYMMESH_SOURCE_DIR
+                         << "/scenarios/clusters/dgx-h100.yaml\nnodes: 32\n";
+  const auto r = run_symmesh(
+      "plan --op mm --a 524288x4096 --b 4096x128256 --mesh 32x8 --in 'S(0),S(0)' auto "
+      "--dtype bf16 --cost-model analytic --cluster " +
+      cluster + " --json");
+  std::filesystem::remove(cluster);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& chosen = j["chosen"];
+  EXPECT_EQ(chosen["input_placements"][1], nlohmann::json({"R", "R"})) << chosen.dump();
+  EXPECT_EQ(chosen["output_placements"], nlohmann::json({"S(0)", "S(0)"})) << chosen.dump();
+}
+
+}  // namespace
