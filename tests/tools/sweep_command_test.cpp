@@ -309,6 +309,41 @@ TEST(SweepCommand, BreakdownOfManyOpsSumsThemIntoFewBars) {
   }
 }
 
+TEST(SweepCommand, BreakdownOfAModelStepSumsEachOpOverTheLayersThenByKind) {
+  // A model step names its layers' ops l<N>_: 50 layers of l<N>_a and l<N>_b (100 ops,
+  // 100 name prefixes) give one bar per op name summed over the layers: "l*_a", "l*_b".
+  // 45 ops per layer over 2 layers (90 ops, 45 names) are still too many: summed by kind,
+  // here every op a put_signal, one bar.
+  std::string two_names, many_names;
+  for (int l = 0; l < 50; ++l)
+    for (const char* part : {"a", "b"})
+      two_names += "  - {name: l" + std::to_string(l) + "_" + part +
+                   ", op: put_signal, bytes: 1 KiB, src: 0, dst: 1}\n";
+  for (int l = 0; l < 2; ++l)
+    for (int j = 0; j < 45; ++j)
+      many_names += "  - {name: l" + std::to_string(l) + "_x" + std::to_string(j) +
+                    ", op: put_signal, bytes: 1 KiB, src: 0, dst: 1}\n";
+  for (const auto& [name, ops, want, label] :
+       {std::tuple{"two-names", two_names, 2, "\"l*_a\""},
+        std::tuple{"many-names", many_names, 1, "\"put_signal\""}}) {
+    SCOPED_TRACE(name);
+    const auto scenario = write_temp_scenario(
+        std::string("layers-") + name,
+        "name: layers\ncluster: " + kScenarioDir +
+            "clusters/dgx-h100.yaml\nmesh: {shape: [8]}\nworkload:\n" + ops +
+            "sweep: {nodes: [1]}\n");
+    const auto dir = fresh_dir(std::string("layers-") + name);
+    const auto r =
+        run_sweep_shell("PATH=" + path_without_gnuplot(), scenario + " --out " + dir.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(breakdown_bars(dir), want);
+    EXPECT_THAT(read_file((dir / "breakdown.dat").string()), HasSubstr(label));
+    EXPECT_THAT(read_file((dir / "breakdown.gp").string()),
+                HasSubstr(want == 2 ? "each op summed over the layers"
+                                    : "ops summed by kind over the layers"));
+  }
+}
+
 TEST(SweepCommand, AStepTooLargeForTheGpusIsSkippedWithItsNeedNeverTheAnswer) {
   // 70,464,307,200 parameters (the size of Llama 3 70B: 8 x (8192x537600 + 537600x8192))
   // trained with Adam need 16 B each: on 8 GPUs, even sharded 8 ways, 131.25 GiB per GPU

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -151,43 +153,109 @@ struct Bar {
   double comm_s = 0, compute_s = 0, time_s = 0;
 };
 
-// Past kMaxBars ops the bars would merge into a black block: consecutive ops that share
-// a name prefix (before the first '.': "mlp_down" for "mlp_down.dgrad", "l12" for
-// "l12.qkv") are summed into one bar when that leaves few enough bars, and otherwise
-// runs of equal length are.
+// Past kMaxBars ops the bars would merge into a black block. The first of these rules that
+// leaves few enough bars sums ops into one bar:
+//   1. consecutive ops that share a name prefix (before the first '.': "mlp_down" for
+//      "mlp_down.dgrad");
+//   2. in a model step (ops of layers named l<N>_), ops of the same name in every layer
+//      ("l*_qkv" for l0_qkv … l79_qkv, "l*_qkv.dgrad");
+//   3. in a model step, ops of the same kind and pass ("mm", "mm dgrad", "mm wgrad",
+//      "attention_dgrad", "all_reduce"): what 80 or 126 layers need;
+//   4. runs of equal length.
 constexpr size_t kMaxBars = 40;
 
-std::vector<Bar> breakdown_bars(const std::vector<evaluation::OpReport>& ops, std::string& how) {
-  const auto prefix = [](const std::string& name) { return name.substr(0, name.find('.')); };
+// "l12_qkv.dgrad" -> "l*_qkv.dgrad": a model step's layer number left out.
+std::string without_layer(const std::string& name) {
+  if (name.size() < 3 || name[0] != 'l' || !std::isdigit(static_cast<unsigned char>(name[1])))
+    return name;
+  size_t i = 1;
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+  if (i >= name.size() || name[i] != '_') return name;
+  return "l*" + name.substr(i);
+}
+
+// "mm dgrad" for l3_qkv.dgrad: the op's kind, and for a matmul its backward product.
+std::string kind_and_pass(const evaluation::OpReport& op) {
+  if (op.name.find(".dgrad") != std::string::npos && op.op.find("dgrad") == std::string::npos)
+    return op.op + " dgrad";
+  if (op.name.find(".wgrad") != std::string::npos && op.op.find("wgrad") == std::string::npos)
+    return op.op + " wgrad";
+  return op.op;
+}
+
+// The ops grouped by key(op), groups in order of first appearance: every op of a key in
+// one group when `anywhere`, else only consecutive ones. `labels` gets each group's key.
+std::vector<std::vector<size_t>> grouped_by(
+    const std::vector<evaluation::OpReport>& ops,
+    const std::function<std::string(const evaluation::OpReport&)>& key, bool anywhere,
+    std::vector<std::string>& labels) {
   std::vector<std::vector<size_t>> groups;
+  std::map<std::string, size_t> index;
+  labels.clear();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string k = key(ops[i]);
+    if (anywhere) {
+      const auto [at, fresh] = index.emplace(k, groups.size());
+      if (fresh) {
+        groups.emplace_back();
+        labels.push_back(k);
+      }
+      groups[at->second].push_back(i);
+    } else if (!groups.empty() && labels.back() == k) {
+      groups.back().push_back(i);
+    } else {
+      groups.push_back({i});
+      labels.push_back(k);
+    }
+  }
+  return groups;
+}
+
+std::vector<Bar> breakdown_bars(const std::vector<evaluation::OpReport>& ops, std::string& how) {
+  const auto prefix = [](const evaluation::OpReport& op) {
+    return op.name.substr(0, op.name.find('.'));
+  };
+  const auto same_name = [](const evaluation::OpReport& op) { return without_layer(op.name); };
+  std::vector<std::vector<size_t>> groups;
+  std::vector<std::string> labels;
   if (ops.size() > kMaxBars) {
-    for (size_t i = 0; i < ops.size(); ++i)
-      if (groups.empty() || prefix(ops[i].name) != prefix(ops[groups.back().front()].name))
-        groups.push_back({i});
-      else
-        groups.back().push_back(i);
     how = "ops summed by name prefix";
+    groups = grouped_by(ops, prefix, false, labels);
+    const bool layered = std::any_of(ops.begin(), ops.end(), [](const evaluation::OpReport& op) {
+      return without_layer(op.name) != op.name;
+    });
+    if (layered && groups.size() > kMaxBars) {
+      how = "each op summed over the layers";
+      groups = grouped_by(ops, same_name, true, labels);
+    }
+    if (layered && groups.size() > kMaxBars) {
+      how = "ops summed by kind over the layers";
+      groups = grouped_by(ops, kind_and_pass, true, labels);
+    }
     if (groups.size() > kMaxBars) {
       groups.clear();
+      labels.clear();
       const size_t per = (ops.size() + kMaxBars - 1) / kMaxBars;
       for (size_t i = 0; i < ops.size(); ++i) {
         if (i % per == 0) groups.emplace_back();
         groups.back().push_back(i);
       }
+      for (const auto& g : groups)
+        labels.push_back(g.size() == 1 ? ops[g.front()].name
+                                       : ops[g.front()].name + " +" + std::to_string(g.size() - 1));
       how = "ops summed " + std::to_string(per) + " at a time";
     }
   } else {
-    for (size_t i = 0; i < ops.size(); ++i) groups.push_back({i});
+    for (size_t i = 0; i < ops.size(); ++i) {
+      groups.push_back({i});
+      labels.push_back(ops[i].name);
+    }
   }
   std::vector<Bar> bars;
-  for (const auto& g : groups) {
+  for (size_t j = 0; j < groups.size(); ++j) {
     Bar bar;
-    const std::string& first = ops[g.front()].name;
-    bar.label = g.size() == 1 ? first
-                : how.find("prefix") != std::string::npos
-                    ? prefix(first)
-                    : first + " +" + std::to_string(g.size() - 1);
-    for (size_t i : g) {
+    bar.label = labels[j];
+    for (size_t i : groups[j]) {
       bar.comm_s += ops[i].comm_time_s;
       bar.compute_s += ops[i].compute_time_s;
       bar.time_s += ops[i].time_s;
