@@ -33,7 +33,7 @@ TEST(SweepLayoutsCommand, ReportsAndWritesTheLayoutsOfEachNodeCount) {
   EXPECT_THAT(r.out, HasSubstr("identical copies, not simulated"));
   EXPECT_THAT(r.out, HasSubstr("Outputs in " + out.string() +
                                "/: summary.md, results.csv, "
-                               "results.json"));
+                               "results.json, step-time."));
   // The JSON: both node counts (8 and 16 GPUs), the fastest 2 of each simulated.
   const auto j = nlohmann::json::parse(read_file((out / "results.json").string()));
   ASSERT_EQ(j["sizes"].size(), 2u);
@@ -70,6 +70,34 @@ TEST(SweepLayoutsCommand, ReportsAndWritesTheLayoutsOfEachNodeCount) {
   const std::string summary = read_file((out / "summary.md").string());
   EXPECT_THAT(summary, HasSubstr("# symmesh sweep: layouts_sweep\n"));
   EXPECT_THAT(summary, HasSubstr("\n    symmesh sweep: layouts_sweep"));
+  // The plots any sweep writes. The breakdown's parts of each count's fastest layout
+  // (compute, TP comm, stage sends, bubble, DP exposed, optimizer) add up to its priced step:
+  // the closed form's step = (m + (p-1)/v) x stage time + DP exposed + optimizer, and the
+  // bubble is the (p-1)/v stage times.
+  for (const char* name : {"step-time.dat", "step-time.gp", "breakdown.dat", "breakdown.gp"})
+    EXPECT_TRUE(fs::is_regular_file(out / name)) << name;
+  std::istringstream bars(read_file((out / "breakdown.dat").string()));
+  size_t row = 0;
+  for (std::string bar; std::getline(bars, bar);) {
+    if (bar.empty() || bar[0] == '#') continue;
+    ASSERT_LT(row, j["sizes"].size());
+    std::istringstream fields(bar);
+    std::string gpus;
+    double part = 0, sum = 0;
+    fields >> gpus;
+    while (fields >> part) sum += part;
+    const auto& best = j["sizes"][row]["best"][0];
+    EXPECT_EQ(gpus, "\"" + std::to_string(j["sizes"][row]["gpus"].get<int>()) + "\"");
+    // The .dat is in the plot's unit (s or ms here): compare in the same unit.
+    const double step_s = best["step_s"].get<double>();
+    const std::string header = read_file((out / "breakdown.dat").string());
+    const double unit = header.find("compute_ms") != std::string::npos   ? 1e3
+                        : header.find("compute_us") != std::string::npos ? 1e6
+                                                                         : 1.0;
+    EXPECT_NEAR(sum, step_s * unit, 1e-6 * step_s * unit) << bar;
+    ++row;
+  }
+  EXPECT_EQ(row, j["sizes"].size());
 }
 
 TEST(SweepLayoutsCommand, RefusedScenarioLeavesNoFolder) {

@@ -138,6 +138,8 @@ int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const st
   const std::vector<std::string> inputs = files_read_for(scenario);
   for (const char* name : {"summary.md", "results.csv", "results.json"})
     check_output_path((fs::path(dir) / name).string(), what, inputs);
+  for (const std::string& name : sweep_plot_file_names())
+    check_output_path((fs::path(dir) / name).string(), what, inputs);
   const TrainingLayoutsRun run = sweep_training_layouts(scenario);
   std::ostringstream text;
   reports::print_layouts(text, scenario, run, "symmesh sweep");
@@ -150,10 +152,15 @@ int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const st
   std::istringstream lines(text.str());
   for (std::string line; std::getline(lines, line);) summary += "    " + line + "\n";
   staged.stage((fs::path(dir) / "summary.md").string(), summary);
+  const PlotOutput plots = write_layouts_plots(dir, scenario, run, staged);
   staged.commit();
   made.keep();
   std::cout << text.str() << "Outputs in " << without_trailing_slashes(dir)
-            << "/: summary.md, results.csv, results.json\n";
+            << "/: summary.md, results.csv, results.json, "
+            << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
+                               : "step-time.dat/.gp, breakdown.dat/.gp")
+            << "\n";
+  if (!plots.note.empty()) std::cerr << "symmesh sweep: " << plots.note << "\n";
   return 0;
 }
 

@@ -18,6 +18,7 @@
 
 #include "core/text.hpp"
 #include "evaluation/scenario_evaluation.hpp"
+#include "evaluation/training_layouts.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/interrupt_cleanup.hpp"
 
@@ -296,6 +297,91 @@ std::pair<std::string, std::string> breakdown_sources(const reports::SweepOutcom
   return {dat, gp};
 }
 
+// A layouts sweep's step time vs GPUs: the fastest layout of each count as priced, and as
+// simulated where it was, with the objective.
+std::pair<std::string, std::string> layouts_step_time_sources(
+    const Scenario& s, const evaluation::TrainingLayoutsRun& run) {
+  std::vector<double> times;
+  for (const auto& size : run.sizes)
+    if (!size.best.empty()) times.push_back(size.best.front().step_s);
+  const reports::TimeUnit unit = reports::time_unit_for(times);
+  std::string dat = "# symmesh sweep " + s.name +
+                    ": the fastest layout of each GPU count, priced, then simulated\n"
+                    "# gpus time_" + unit.name + " layout\n";
+  bool any_simulated = false;
+  for (const auto& size : run.sizes)
+    if (!size.best.empty())
+      dat += std::to_string(size.gpus) + " " + unit_value(size.best.front().step_s, unit) + " " +
+             gp_data_label(strategies::to_string(size.best.front().layout)) + "\n";
+  dat += "\n\n";
+  for (const auto& size : run.sizes)
+    if (const auto* step = size.fastest_simulated()) {
+      any_simulated = true;
+      dat += std::to_string(size.gpus) + " " + unit_value(step->step_s, unit) + " " +
+             gp_data_label(strategies::to_string(step->estimate.layout)) + "\n";
+    }
+  std::string plot =
+      "plot data index 0 using 1:2 with linespoints lw 2 " + line_style(0) +
+      " title \"fastest layout, priced\"";
+  if (any_simulated)
+    plot += ", \\\n     data index 1 using 1:2 with linespoints lw 2 " + line_style(1) +
+            " title \"fastest simulated\"";
+  if (s.objective && s.objective->max_time_s)
+    plot += ", \\\n     " + unit_value(*s.objective->max_time_s, unit) +
+            " with lines dt 2 lw 2 lc rgb \"red\" title " +
+            gp_string("objective " + format_time(*s.objective->max_time_s));
+  const std::string gp =
+      "# symmesh sweep: a model's step time vs GPUs, the fastest training layout of each\n"
+      "# count. Render in this folder: gnuplot step-time.gp\n"
+      "reset\nset title " +
+      gp_string(s.name + ": step time vs GPUs (fastest layout of each count)") +
+      "\nset xlabel \"GPUs\"\nset ylabel \"step time (" + unit.name +
+      ")\"\nset logscale x 2\nset logscale y 10\nset grid\nset key outside right top\n" +
+      render_script("step-time", plot);
+  return {dat, gp};
+}
+
+// A layouts sweep's breakdown: where each count's fastest layout spends its step, as the
+// closed form splits it (strategies/training_step_estimate.hpp), parts that add up to the
+// step: compute, tensor-parallel and stage-to-stage communication over the micro-batches,
+// the pipeline bubble, the data-parallel communication left exposed, the optimizer step.
+std::pair<std::string, std::string> layouts_breakdown_sources(
+    const Scenario& s, const evaluation::TrainingLayoutsRun& run) {
+  std::vector<double> times;
+  for (const auto& size : run.sizes)
+    if (!size.best.empty()) times.push_back(size.best.front().step_s);
+  const reports::TimeUnit unit = reports::time_unit_for(times);
+  std::string dat = "# gpus compute_" + unit.name + " tp_comm_" + unit.name + " p2p_" +
+                    unit.name + " bubble_" + unit.name + " dp_exposed_" + unit.name +
+                    " optimizer_" + unit.name + "\n";
+  for (const auto& size : run.sizes) {
+    if (size.best.empty()) continue;
+    const strategies::TrainingEstimate& e = size.best.front();
+    const double m = static_cast<double>(e.micro_batches);
+    dat += gp_data_label(std::to_string(size.gpus)) + " " +
+           unit_value(m * e.stage_compute_s, unit) + " " + unit_value(m * e.stage_tp_comm_s, unit) +
+           " " + unit_value(m * e.stage_p2p_s, unit) + " " + unit_value(e.bubble_s, unit) + " " +
+           unit_value(e.dp_exposed_s, unit) + " " + unit_value(e.optimizer_s, unit) + "\n";
+  }
+  const std::string gp =
+      "# symmesh sweep: where the fastest layout of each GPU count spends its step (priced).\n"
+      "# Render in this folder: gnuplot breakdown.gp\n"
+      "reset\nset title " +
+      gp_string(s.name + ": the fastest layout's step by part, per GPU count (priced)") +
+      "\nset xlabel \"GPUs\"\nset ylabel \"time (" + unit.name +
+      ")\"\nset grid ytics\nset key outside right top\n"
+      "set style data histograms\nset style histogram rowstacked\n"
+      "set style fill solid 0.85 border -1\nset boxwidth 0.6\nset yrange [0:*]\n" +
+      render_script("breakdown",
+                    "plot data using 2:xtic(1) title \"compute\", \\\n"
+                    "     '' using 3 title \"TP comm\", \\\n"
+                    "     '' using 4 title \"stage sends\", \\\n"
+                    "     '' using 5 title \"bubble\", \\\n"
+                    "     '' using 6 title \"DP exposed\", \\\n"
+                    "     '' using 7 title \"optimizer\"");
+  return {dat, gp};
+}
+
 // Runs gnuplot on `script` inside `dir`; returns its exit status and what it printed.
 // Runs gnuplot on `script` with its variables set to `vars` (data, svg_out, png_out).
 int run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& script,
@@ -388,10 +474,31 @@ bool image_is_complete(const std::string& path, const std::string& extension) {
          text.compare(text.size() - iend.size(), iend.size(), iend) == 0;
 }
 
+std::vector<std::pair<std::string, std::string>> layouts_plot_sources(
+    const Scenario& scenario, const evaluation::TrainingLayoutsRun& run) {
+  const auto [step_dat, step_gp] = layouts_step_time_sources(scenario, run);
+  const auto [bar_dat, bar_gp] = layouts_breakdown_sources(scenario, run);
+  return {{"step-time.dat", step_dat},
+          {"step-time.gp", step_gp},
+          {"breakdown.dat", bar_dat},
+          {"breakdown.gp", bar_gp}};
+}
+
 PlotOutput write_sweep_plots(const std::string& dir, const reports::SweepOutcome& outcome,
                              StagedOutputs& staged) {
+  return write_plots(dir, sweep_plot_sources(outcome), staged);
+}
+
+PlotOutput write_layouts_plots(const std::string& dir, const Scenario& scenario,
+                               const evaluation::TrainingLayoutsRun& run, StagedOutputs& staged) {
+  return write_plots(dir, layouts_plot_sources(scenario, run), staged);
+}
+
+PlotOutput write_plots(const std::string& dir,
+                       const std::vector<std::pair<std::string, std::string>>& sources,
+                       StagedOutputs& staged) {
   PlotOutput out;
-  for (const auto& [name, text] : sweep_plot_sources(outcome)) {
+  for (const auto& [name, text] : sources) {
     staged.stage((fs::path(dir) / name).string(), text);
     out.files.push_back(name);
   }

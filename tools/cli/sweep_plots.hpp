@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "evaluation/training_layouts.hpp"
 #include "reports/sweep_report.hpp"
 #include "tools/cli/atomic_file.hpp"
 
@@ -23,6 +24,20 @@ struct PlotOutput {
 // Stages every plot file into `staged` (the caller commits the whole set).
 PlotOutput write_sweep_plots(const std::string& dir, const reports::SweepOutcome& outcome,
                              StagedOutputs& staged);
+
+// A layouts sweep's (sweep.layouts) plots under the same names: step time vs GPUs of each
+// count's fastest layout, priced and simulated, and that layout's step split into its
+// parts (compute, TP comm, stage sends, bubble, DP exposed, optimizer) per count.
+PlotOutput write_layouts_plots(const std::string& dir, const Scenario& scenario,
+                               const evaluation::TrainingLayoutsRun& run, StagedOutputs& staged);
+std::vector<std::pair<std::string, std::string>> layouts_plot_sources(
+    const Scenario& scenario, const evaluation::TrainingLayoutsRun& run);
+
+// The plots of `sources` (NAME.dat and NAME.gp for each of step-time and breakdown), staged
+// and rendered.
+PlotOutput write_plots(const std::string& dir,
+                       const std::vector<std::pair<std::string, std::string>>& sources,
+                       StagedOutputs& staged);
 
 // Whether the file at `path` is a whole SVG (".svg") or PNG (".png") image.
 bool image_is_complete(const std::string& path, const std::string& extension);
