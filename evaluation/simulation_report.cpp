@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstdio>
 
@@ -199,14 +200,26 @@ SimulationReport build_simulation_report(const Scenario& scenario,
     r.name = strategies::kEarlierMicroBatches;
     r.op = "micro_batches";
     r.micro_batches = workload.planned->micro_batches - 1;
-    if (const auto found = span_of.find(r.name); found != span_of.end()) {
+    // One span per op and micro-batch: the row runs from the first's start to the last's
+    // end; its communication and compute are the busiest stage's sums of each op's busiest
+    // rank (a stage's ranks do the same work, so that is its busiest rank's time).
+    bool any = false;
+    std::map<int, std::pair<double, double>> by_stage;  // stage -> (comm, compute)
+    for (const auto& label : workload.earlier_labels) {
+      const auto found = span_of.find(label.name);
+      if (found == span_of.end()) continue;
       const LabelSpan& span = *found->second;
-      r.time_s = span.end_s - span.start_s;
-      r.start_s = span.start_s;
-      r.end_s = span.end_s;
-      r.comm_time_s = span.busiest_comm_s;
-      r.compute_time_s = span.busiest_compute_s;
+      r.start_s = any ? std::min(r.start_s, span.start_s) : span.start_s;
+      r.end_s = any ? std::max(r.end_s, span.end_s) : span.end_s;
+      by_stage[label.stage].first += span.busiest_comm_s;
+      by_stage[label.stage].second += span.busiest_compute_s;
+      any = true;
     }
+    for (const auto& [stage, sums] : by_stage) {
+      r.comm_time_s = std::max(r.comm_time_s, sums.first);
+      r.compute_time_s = std::max(r.compute_time_s, sums.second);
+    }
+    r.time_s = r.end_s - r.start_s;
     report.ops.push_back(r);
   }
   for (const auto& lowered : workload.ops) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <unordered_set>
 
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
@@ -337,11 +338,15 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   std::vector<bool> comm_used(stages, false);
   std::vector<bool> updating(stages, false);  // an optimizer update has been lowered
   // Gradient accumulation: the micro-batches before the last run every main-stream op, in
-  // order, under one label (kEarlierMicroBatches), timed only: their gradients accumulate
-  // into the buffers the last one's reductions read, and emulation checks the last one.
-  const auto lower_earlier = [&](size_t i, int first_rank) {
+  // order, each labelled by its micro-batch and op (earlier_micro_batch_label), timed only:
+  // their gradients accumulate into the buffers the last one's reductions read, and
+  // emulation checks the last one.
+  std::unordered_set<std::string> earlier_seen;
+  const auto lower_earlier = [&](size_t i, int first_rank, int64_t micro_batch) {
     WorkloadOp op = planned->ops[i];
-    op.name = kEarlierMicroBatches;
+    op.name = earlier_micro_batch_label(micro_batch, op.name);
+    if (earlier_seen.insert(op.name).second)
+      out.earlier_labels.push_back({op.name, stage_of(i)});
     if (is_planned(op.kind)) {
       LoweringOptions lowering;
       lowering.name = op.name;
@@ -528,7 +533,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
         if (last)
           lower_last(i, first_rank);
         else if (!planned->on_comm_stream[i])
-          lower_earlier(i, first_rank);
+          lower_earlier(i, first_rank, task.micro_batch);
         for (size_t x = 0; x < planned->transfers.size(); ++x)
           if (planned->transfers[x].after_op == i) sends.push_back(x);
       }
@@ -547,6 +552,10 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       }
   }
   return out;
+}
+
+std::string earlier_micro_batch_label(int64_t micro_batch, const std::string& op) {
+  return "mb " + std::to_string(micro_batch) + ": " + op;
 }
 
 LoweredWorkload lower_workload(const Scenario& scenario, const CostModel& model,

@@ -53,9 +53,12 @@ struct WorkloadOptions {
   int64_t max_emulated_bytes = int64_t{2} << 30;
 };
 
-// The label of every op of the micro-batches before the last (gradient accumulation): one
-// row in reports, one track name in traces.
+// The report row of the micro-batches before the last (gradient accumulation).
 inline constexpr const char* kEarlierMicroBatches = "earlier micro-batches";
+// The label of op `op` of earlier micro-batch `micro_batch` (0-based, as the schedule counts
+// them): "mb 3: l0_qkv", so that a trace names every slice by its micro-batch and op (the
+// rank says the stage); the report sums them into its kEarlierMicroBatches row.
+std::string earlier_micro_batch_label(int64_t micro_batch, const std::string& op);
 
 // A version-2 matrix op's input: which tensor it reads, and whether as a transposed view.
 struct TensorRead {
@@ -118,6 +121,13 @@ struct LoweredWorkload {
   DeviceMesh mesh{{1}};
   std::vector<LoweredOp> ops;
   std::shared_ptr<const PlannedWorkload> planned;  // what `ops` point into
+  // The labels of the earlier micro-batches' ops (earlier_micro_batch_label), each once,
+  // with the pipeline stage whose ranks ran it.
+  struct EarlierLabel {
+    std::string name;
+    int stage = 0;
+  };
+  std::vector<EarlierLabel> earlier_labels;
 };
 
 struct PlanningOptions {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -444,6 +445,59 @@ TEST(SimulateCommand, AModelStepWithoutACostModelIsPricedAnalyticallyAndSaysSo) 
                                   "prices a model: step"));
   for (const std::string& path : {unsaid, analytic, dtensor})
     std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+}  // namespace
+
+namespace {
+
+// A trace names the slices of gradient accumulation's earlier micro-batches by micro-batch
+// and op ("mb 1: proj.dgrad"), where every one of them was "earlier micro-batches" (77 % of
+// a pipeline trace's slices), so a schedule can be read in Perfetto; the report still sums
+// them into one row. Three micro-batches of proj (forward, dgrad, wgrad), run in
+// order: micro-batch 0's ops, then 1's, then the last's, named by the op alone (on the 8
+// GPUs of one node, x and w replicated).
+TEST(SimulateCommand, ATraceNamesEachEarlierMicroBatchsOps) {
+  const std::string scenario = symmesh::testing::write_temp_scenario(
+      "accumulate-trace", "version: 2\nname: accumulate\ncluster: " + kScenarios +
+                              "clusters/dgx-h100.yaml\nmesh: {shape: [8]}\ncost_model: analytic\n"
+                              "tensors:\n"
+                              "  x: {shape: [4096, 4096], placements: [R]}\n"
+                              "  w: {shape: [4096, 4096], parameter: true, placements: [R]}\n"
+                              "training: {optimizer: sgd, micro_batches: 3}\n"
+                              "workload:\n"
+                              "  - {name: proj, op: mm, a: x, b: w, output: y}\n");
+  const std::string trace = scenario + ".trace.json";
+  const auto r = run_symmesh("simulate " + scenario + " --trace " + trace + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = nlohmann::json::parse(read_file(trace));
+  std::map<std::string, std::pair<double, double>> span;  // op -> (first start, last end)
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string op = e["args"]["op"];
+    EXPECT_NE(op, "earlier micro-batches");
+    const double start = e["ts"].get<double>(), end = start + e["dur"].get<double>();
+    auto [at, fresh] = span.emplace(op, std::make_pair(start, end));
+    if (!fresh) at->second = {std::min(at->second.first, start), std::max(at->second.second, end)};
+  }
+  for (const char* op : {"mb 0: proj", "mb 0: proj.dgrad", "mb 0: proj.wgrad", "mb 1: proj",
+                         "mb 1: proj.wgrad", "proj", "proj.wgrad"})
+    EXPECT_TRUE(span.contains(op)) << op;
+  EXPECT_FALSE(span.contains("mb 2: proj"));  // the last micro-batch is the plain op
+  EXPECT_LE(span["mb 0: proj.wgrad"].second, span["mb 1: proj"].first + 1e-6);
+  EXPECT_LE(span["mb 1: proj.wgrad"].second, span["proj"].first + 1e-6);
+  // The report's row spans both earlier micro-batches: from mb 0's first start to mb 1's
+  // last end (microseconds in the trace).
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& row = op_named(j, "earlier micro-batches");
+  EXPECT_EQ(row["micro_batches"], 2);
+  const double first = std::min({span["mb 0: proj"].first, span["mb 0: proj.dgrad"].first,
+                                 span["mb 0: proj.wgrad"].first});
+  double last = 0;
+  for (const auto& [op, s] : span)
+    if (op.starts_with("mb 1: ")) last = std::max(last, s.second);
+  EXPECT_NEAR(row["time_s"].get<double>(), (last - first) * 1e-6, 1e-9 + 1e-6 * (last - first) * 1e-6);
+  std::filesystem::remove_all(std::filesystem::path(scenario).parent_path());
 }
 
 }  // namespace
