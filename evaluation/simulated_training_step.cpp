@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/errors.hpp"
 #include "core/roofline.hpp"
+#include "core/trace_writer.hpp"
 #include "evaluation/backends.hpp"
 #include "strategies/training_step_program.hpp"
 
@@ -95,6 +97,31 @@ SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_
                                static_cast<double>(out.data_parallel_stream_ops) * layout.pp;
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+std::string training_step_trace_json(const TransformerSpec& spec, int64_t global_batch,
+                                     const ClusterSpec& cluster, const TrainingLayout& layout,
+                                     std::string& why) {
+  why.clear();
+  const int64_t ops = strategies::replica_stream_ops(spec, global_batch, cluster, layout);
+  if (ops > kMaxTracedStreamOps) {
+    why = "its replica holds " + std::to_string(ops) + " stream ops, more than the " +
+          std::to_string(kMaxTracedStreamOps) + " a trace is written for";
+    return "";
+  }
+  const strategies::ReplicaProgram replica =
+      strategies::replica_program(spec, global_batch, cluster, layout);
+  sim::SimOptions options;
+  options.record_timeline = true;
+  const auto pool = simulator().make_pool(1);
+  pool->start(0, replica.program, with_nodes(cluster, replica.nodes), options);
+  std::optional<RunResult> result;
+  while (!pool->empty())
+    for (sim::SimulationPool::Finished& done : pool->wait()) {
+      if (done.error) std::rethrow_exception(done.error);
+      result = std::move(done.result);
+    }
+  return chrome_trace_json(replica.program, *result);
 }
 
 }  // namespace symmesh::evaluation

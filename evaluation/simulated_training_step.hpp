@@ -67,4 +67,17 @@ SimulatedTrainingStep simulate_training_step(const TransformerSpec& spec, int64_
                                              const ClusterSpec& cluster,
                                              const strategies::TrainingLayout& layout);
 
+// The most stream ops a replica may hold for its trace to be written: a trace keeps every
+// op's slice (~200 B of JSON each), so 500 k ops make about 100 MB.
+inline constexpr int64_t kMaxTracedStreamOps = 500'000;
+
+// The Chrome/Perfetto trace (core/trace_writer.hpp) of one data-parallel replica's simulated
+// pipeline for `layout`: every rank of its pp stages and tp positions, each task's slices
+// named by micro-batch and pass ("mb 3 backward"; stage 0's first forward and last backward
+// as "stage 0 first forward", "stage 0 last backward"), their ops in `detail`. Empty when
+// the replica holds more than kMaxTracedStreamOps ops (`why` says so).
+std::string training_step_trace_json(const TransformerSpec& spec, int64_t global_batch,
+                                     const ClusterSpec& cluster,
+                                     const strategies::TrainingLayout& layout, std::string& why);
+
 }  // namespace symmesh::evaluation

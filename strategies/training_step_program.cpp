@@ -284,7 +284,11 @@ ReplicaProgram replica_program(const TransformerSpec& spec, int64_t global_batch
       const bool first_chunk = model_chunk == 0;
       const bool last_chunk = model_chunk == p * v - 1;
       const int64_t slot = task.micro_batch * v + task.chunk;
-      std::string name = task.forward ? kForwardLabel : kBackwardLabel;
+      // Each task's slices named by micro-batch (and chunk, interleaved) so that a trace
+      // shows the schedule; the rank says the stage.
+      std::string name = "mb " + std::to_string(task.micro_batch) +
+                         (v > 1 ? " chunk " + std::to_string(task.chunk) : std::string()) + " " +
+                         (task.forward ? kForwardLabel : kBackwardLabel);
       if (s == 0 && task.forward && first_forward) name = kFirstForwardLabel;
       if (s == 0 && !task.forward && i + 1 == order.size()) name = kLastBackwardLabel;
       writer.set_label(name);

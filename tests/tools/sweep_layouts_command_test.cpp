@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <sstream>
 
 #include "tests/tools/sweep_test_support.hpp"
@@ -33,7 +34,7 @@ TEST(SweepLayoutsCommand, ReportsAndWritesTheLayoutsOfEachNodeCount) {
   EXPECT_THAT(r.out, HasSubstr("identical copies, not simulated"));
   EXPECT_THAT(r.out, HasSubstr("Outputs in " + out.string() +
                                "/: summary.md, results.csv, "
-                               "results.json, step-time."));
+                               "results.json, best-trace.json, step-time."));
   // The JSON: both node counts (8 and 16 GPUs), the fastest 2 of each simulated.
   const auto j = nlohmann::json::parse(read_file((out / "results.json").string()));
   ASSERT_EQ(j["sizes"].size(), 2u);
@@ -98,6 +99,23 @@ TEST(SweepLayoutsCommand, ReportsAndWritesTheLayoutsOfEachNodeCount) {
     ++row;
   }
   EXPECT_EQ(row, j["sizes"].size());
+  // The best point's trace: the answer's layout (else the largest count's fastest), one
+  // replica's simulated pipeline, its slices named by micro-batch and pass. 8 sequences on
+  // dp replicas of mb sequences: every micro-batch 0 … 8 / (dp · mb) - 1 appears.
+  const auto trace = nlohmann::json::parse(read_file((out / "best-trace.json").string()));
+  std::set<std::string> ops;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X") ops.insert(e["args"]["op"].get<std::string>());
+  EXPECT_TRUE(ops.contains("stage 0 first forward"));
+  EXPECT_TRUE(ops.contains("stage 0 last backward"));
+  const auto& best_size = j["sizes"][j["answer_gpus"].is_null() ? j["sizes"].size() - 1 : 0];
+  int at = 0;
+  for (size_t k = 0; k < j["sizes"].size(); ++k)
+    if (j["sizes"][k]["gpus"] == j["answer_gpus"]) at = static_cast<int>(k);
+  const auto& layout = (j["answer_gpus"].is_null() ? best_size : j["sizes"][at])["best"][0];
+  const int micro_batches = layout["micro_batches"].get<int>();
+  for (int mb = 1; mb + 1 < micro_batches; ++mb)
+    EXPECT_TRUE(ops.contains("mb " + std::to_string(mb) + " backward")) << mb;
 }
 
 TEST(SweepLayoutsCommand, RefusedScenarioLeavesNoFolder) {

@@ -140,6 +140,7 @@ int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const st
     check_output_path((fs::path(dir) / name).string(), what, inputs);
   for (const std::string& name : sweep_plot_file_names())
     check_output_path((fs::path(dir) / name).string(), what, inputs);
+  check_output_path((fs::path(dir) / "best-trace.json").string(), what, inputs);
   const TrainingLayoutsRun run = sweep_training_layouts(scenario);
   std::ostringstream text;
   reports::print_layouts(text, scenario, run, "symmesh sweep");
@@ -153,14 +154,33 @@ int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const st
   for (std::string line; std::getline(lines, line);) summary += "    " + line + "\n";
   staged.stage((fs::path(dir) / "summary.md").string(), summary);
   const PlotOutput plots = write_layouts_plots(dir, scenario, run, staged);
+  // The best point's trace, as any sweep writes it: the answer's layout (else the fastest
+  // of the largest count), one data-parallel replica's simulated pipeline.
+  std::string trace_note;
+  std::string trace = empty_chrome_trace();
+  const TrainingLayoutsAtSize* best = run.answer ? &run.sizes[*run.answer] : nullptr;
+  if (!best)
+    for (const TrainingLayoutsAtSize& size : run.sizes)
+      if (size.answer_layout()) best = &size;
+  if (best) {
+    std::string why;
+    std::string json = training_step_trace_json(*scenario.model, scenario.model->global_batch,
+                                                scenario.cluster, *best->answer_layout(), why);
+    if (json.empty())
+      trace_note = "best-trace.json is empty: " + why;
+    else
+      trace = std::move(json);
+  }
+  staged.stage((fs::path(dir) / "best-trace.json").string(), trace);
   staged.commit();
   made.keep();
   std::cout << text.str() << "Outputs in " << without_trailing_slashes(dir)
-            << "/: summary.md, results.csv, results.json, "
+            << "/: summary.md, results.csv, results.json, best-trace.json, "
             << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
                                : "step-time.dat/.gp, breakdown.dat/.gp")
             << "\n";
   if (!plots.note.empty()) std::cerr << "symmesh sweep: " << plots.note << "\n";
+  if (!trace_note.empty()) std::cerr << "symmesh sweep: " << trace_note << "\n";
   return 0;
 }
 
