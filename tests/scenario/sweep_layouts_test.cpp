@@ -65,6 +65,30 @@ sweep: {nodes: [1], layouts: {}}
   EXPECT_THAT(e.message(), HasSubstr("unknown key 'top'"));
 }
 
+TEST_F(SweepLayouts, ReadsItsSearchListsAndBoundsThem) {
+  Scenario s = load(kModelScenario +
+                    "sweep: {nodes: [1], micro_batch: [1, 2], zero: [1, 3], layouts: {tp: [2, 4], "
+                    "pp: [1], virtual_stages: [1, 5]}}\n");
+  EXPECT_THAT(s.sweep->micro_batches, ::testing::ElementsAre(1, 2));
+  EXPECT_THAT(s.sweep->zero_stages, ::testing::ElementsAre(1, 3));
+  EXPECT_THAT(s.sweep->layouts_tps, ::testing::ElementsAre(2, 4));
+  EXPECT_THAT(s.sweep->layouts_pps, ::testing::ElementsAre(1));
+  EXPECT_THAT(s.sweep->layouts_virtual_stages, ::testing::ElementsAre(1, 5));
+  // At most 64 values a list (the search multiplies them): refused at the 65th, here at
+  // column 36 + 3 x 64 = 228 of line 5 ("sweep: {nodes: [1], layouts: {tp: [" is 35
+  // characters; each "1, " takes 3).
+  std::string many;
+  for (int i = 0; i < 65; ++i) many += (i ? ", " : "") + std::string("1");
+  auto e = load_error(kModelScenario + "sweep: {nodes: [1], layouts: {tp: [" + many + "]}}\n");
+  EXPECT_EQ(e.where(), at(5, 228));
+  EXPECT_THAT(e.message(), HasSubstr("sweep.layouts.tp: at most 64 values, got 65"));
+  // ZeRO-3 is the layouts search's alone; a value twice is refused.
+  e = load_error(kModelScenario + "sweep: {nodes: [1], zero: [3]}\n");
+  EXPECT_THAT(e.message(), HasSubstr("a ZeRO stage is 0, 1 or 2 (3 with sweep.layouts)"));
+  e = load_error(kModelScenario + "sweep: {nodes: [1], micro_batch: [2, 2], layouts: {}}\n");
+  EXPECT_THAT(e.message(), HasSubstr("sweep.micro_batch: 2 twice"));
+}
+
 TEST_F(SweepLayouts, NeedsTheGlobalBatch) {
   const std::string no_batch = R"yaml(version: 2
 cluster: clusters/dgx-h100.yaml
