@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
 #include "scenario/cluster_reader.hpp"
@@ -71,6 +74,44 @@ bool contains(const std::vector<std::string>& words, const std::string& word) {
   return std::find(words.begin(), words.end(), word) != words.end();
 }
 
+// A Hugging Face config is JSON, read through the YAML reader for its line:col: a value
+// YAML would take but JSON would not is refused at its place — a quoted number or
+// boolean ("num_hidden_layers": "2" is a string in JSON, not the count 2).
+Value json_typed(const Value& v, const char* json_type) {
+  if (v.node().IsScalar() && v.node().Tag() == "!")
+    v.fail(v.path() + ": expected a JSON " + std::string(json_type) + ", got the string \"" +
+           v.node().Scalar() + "\"");
+  return v;
+}
+
+// The config as strict JSON (a trailing comma, a comment, an unquoted word are refused), at
+// the line and column where the parser stopped.
+void check_strict_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    (void)nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte: 1-based position of the last byte read.
+    SourceLocation at{path, 1, 1};
+    const size_t end = std::min(text.size(), e.byte > 0 ? e.byte - 1 : 0);
+    for (size_t i = 0; i < end; ++i) {
+      if (text[i] == '\n') {
+        ++at.line;
+        at.column = 1;
+      } else {
+        ++at.column;
+      }
+    }
+    std::string why = e.what();
+    // "[json.exception.parse_error.101] parse error at line 3, column 2: syntax error while
+    // parsing object key - unexpected '}'; expected string literal": the part after the
+    // position, which the location already says.
+    if (const size_t colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
+    throw InvalidArgument("a Hugging Face config.json must be JSON: " + why, at.to_string());
+  }
+}
+
 }  // namespace
 
 TransformerSpec read_hf_config(const Value& root) {
@@ -119,16 +160,16 @@ TransformerSpec read_hf_config(const Value& root) {
   if (!contains(kModelTypes, model_type))
     type.fail("model_type '" + model_type + "' is not supported (symmesh reads the decoder-only " +
               listed(kModelTypes) + " configs)");
-  spec.layers = require("num_hidden_layers").as_int(1);
-  spec.hidden = require("hidden_size").as_int(1);
-  spec.heads = require("num_attention_heads").as_int(1);
+  spec.layers = json_typed(require("num_hidden_layers"), "number").as_int(1);
+  spec.hidden = json_typed(require("hidden_size"), "number").as_int(1);
+  spec.heads = json_typed(require("num_attention_heads"), "number").as_int(1);
   spec.kv_heads =
-      present("num_key_value_heads") ? field("num_key_value_heads")->as_int(1) : spec.heads;
-  spec.ffn = require("intermediate_size").as_int(1);
-  spec.vocab = require("vocab_size").as_int(1);
+      present("num_key_value_heads") ? json_typed(*field("num_key_value_heads"), "number").as_int(1) : spec.heads;
+  spec.ffn = json_typed(require("intermediate_size"), "number").as_int(1);
+  spec.vocab = json_typed(require("vocab_size"), "number").as_int(1);
   // 0 when the file gives none: Hugging Face's default (LlamaConfig), hidden_size //
   // num_attention_heads, follows from the widths read_model ends with.
-  spec.head_dim = present("head_dim") ? field("head_dim")->as_int(1) : 0;
+  spec.head_dim = present("head_dim") ? json_typed(*field("head_dim"), "number").as_int(1) : 0;
   // The three families' MLP is gated whatever hidden_act names (SiLU: SwiGLU; a GELU: GeGLU,
   // the same matrix work).
   spec.activation = MlpActivation::swiglu;
@@ -137,14 +178,14 @@ TransformerSpec read_hf_config(const Value& root) {
     if (act != "silu" && act != "swish" && !act.starts_with("gelu"))
       field("hidden_act")->fail("hidden_act '" + act + "' is not supported (silu or a gelu)");
   }
-  if (present("tie_word_embeddings")) spec.tie_embeddings = field("tie_word_embeddings")->as_bool();
+  if (present("tie_word_embeddings")) spec.tie_embeddings = json_typed(*field("tie_word_embeddings"), "boolean").as_bool();
   // Qwen2 always has q/k/v biases; Llama says so with attention_bias.
   spec.qkv_bias = model_type == "qwen2";
-  if (present("attention_bias")) spec.qkv_bias = field("attention_bias")->as_bool();
-  if (present("mlp_bias") && field("mlp_bias")->as_bool())
+  if (present("attention_bias")) spec.qkv_bias = json_typed(*field("attention_bias"), "boolean").as_bool();
+  if (present("mlp_bias") && json_typed(*field("mlp_bias"), "boolean").as_bool())
     field("mlp_bias")->fail("'mlp_bias': true is not modelled (biases on the MLP's matrices)");
   const bool windowed = model_type == "qwen2" ? present("use_sliding_window") &&
-                                                    field("use_sliding_window")->as_bool()
+                                                    json_typed(*field("use_sliding_window"), "boolean").as_bool()
                                               : present("sliding_window");
   if (windowed)
     (model_type == "qwen2" ? field("use_sliding_window") : field("sliding_window"))
@@ -159,7 +200,11 @@ TransformerSpec read_model(const Value& value, DType dtype) {
   TransformerSpec spec;
   if (auto file = model.get("hf_config")) {
     const std::string path = resolve_reference(*file, kModelConfigs);
-    spec = read_hf_config(read_yaml_file(path));
+    // Read (and its file checked: a regular file within the size bound) before it is
+    // parsed again as strict JSON.
+    const Value root = read_yaml_file(path);
+    check_strict_json(path);
+    spec = read_hf_config(root);
   }
   const bool from_file = model.has("hf_config");
   // An architecture key is required without hf_config and overrides the file's with it.
