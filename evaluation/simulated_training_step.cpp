@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <map>
-#include <optional>
 #include <string>
 
 #include "core/errors.hpp"
@@ -111,17 +110,12 @@ std::string training_step_trace_json(const TransformerSpec& spec, int64_t global
   }
   const strategies::ReplicaProgram replica =
       strategies::replica_program(spec, global_batch, cluster, layout);
-  sim::SimOptions options;
-  options.record_timeline = true;
-  const auto pool = simulator().make_pool(1);
-  pool->start(0, replica.program, with_nodes(cluster, replica.nodes), options);
-  std::optional<RunResult> result;
-  while (!pool->empty())
-    for (sim::SimulationPool::Finished& done : pool->wait()) {
-      if (done.error) std::rethrow_exception(done.error);
-      result = std::move(done.result);
-    }
-  return chrome_trace_json(replica.program, *result);
+  RunRequest request;
+  request.record_timeline = true;
+  const RunResult result = simulator()
+                               .make_backend(with_nodes(cluster, replica.nodes))
+                               ->run(replica.program, request);
+  return chrome_trace_json(replica.program, result);
 }
 
 }  // namespace symmesh::evaluation

@@ -122,10 +122,10 @@ const strategies::TrainingLayout* TrainingLayoutsAtSize::answer_layout() const {
 
 namespace {
 
-int mesh_dim_size(const Scenario& s, const char* name) {
-  for (size_t i = 0; i < s.mesh_names.size(); ++i)
-    if (s.mesh_names[i] == name) return s.mesh_shape[i];
-  return 1;
+// The size of the mesh dim named tp (1 without one).
+int tensor_parallel_size(const Scenario& s) {
+  const auto at = std::find(s.mesh_names.begin(), s.mesh_names.end(), scenario::kTensorParallelDim);
+  return at == s.mesh_names.end() ? 1 : s.mesh_shape[at - s.mesh_names.begin()];
 }
 
 }  // namespace
@@ -165,7 +165,7 @@ LayoutSearchSpace training_search_space(const Scenario& s, const LayoutChoices& 
          "v " + std::to_string(v) + " (training.virtual_stages)");
   // The mesh is a layout of the scenario's own size; a sweep's node counts replace it.
   const bool own_mesh = !s.sweep && gpus == s.cluster.num_gpus();
-  const int tp = mesh_dim_size(s, "tp"), pp = mesh_dim_size(s, kPipelineDim);
+  const int tp = tensor_parallel_size(s), pp = s.pipeline_stages();
   choose(o.tps, choices.tps, sweep.layouts_tps, own_mesh, tp,
          "tp " + std::to_string(tp) + " (mesh)");
   choose(o.pps, choices.pps, sweep.layouts_pps, own_mesh, pp,
