@@ -130,6 +130,17 @@ std::string without_trailing_slashes(std::string dir) {
   return dir;
 }
 
+// "Outputs in DIR/: …", the files every sweep writes (the images when gnuplot rendered them,
+// else their data and scripts), and why the plots were not rendered, if they were not.
+void print_outputs(const std::string& dir, const PlotOutput& plots) {
+  std::cout << "Outputs in " << without_trailing_slashes(dir)
+            << "/: summary.md, results.csv, results.json, best-trace.json, "
+            << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
+                               : "step-time.dat/.gp, breakdown.dat/.gp")
+            << "\n";
+  if (!plots.note.empty()) std::cerr << "symmesh sweep: " << plots.note << "\n";
+}
+
 // A sweep of training layouts (`sweep.layouts`): every layout priced at each node count, the
 // fastest simulated, as `symmesh layouts --simulate K` reports them; the report, CSV and
 // JSON staged into the output folder together.
@@ -174,12 +185,8 @@ int run_layouts_sweep(const Scenario& scenario, const std::string& dir, const st
   staged.stage((fs::path(dir) / "best-trace.json").string(), trace);
   staged.commit();
   made.keep();
-  std::cout << text.str() << "Outputs in " << without_trailing_slashes(dir)
-            << "/: summary.md, results.csv, results.json, best-trace.json, "
-            << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
-                               : "step-time.dat/.gp, breakdown.dat/.gp")
-            << "\n";
-  if (!plots.note.empty()) std::cerr << "symmesh sweep: " << plots.note << "\n";
+  std::cout << text.str();
+  print_outputs(dir, plots);
   if (!trace_note.empty()) std::cerr << "symmesh sweep: " << trace_note << "\n";
   return 0;
 }
@@ -293,13 +300,8 @@ int run_sweep_in(const SweepArgs& args, Communicator* world, int ranks_on_node) 
   staged.commit();
   made->keep();
 
-  std::cout << reports::sweep_terminal_text(outcome) << "Outputs in "
-            << without_trailing_slashes(dir)
-            << "/: summary.md, results.csv, results.json, best-trace.json, "
-            << (plots.rendered ? "step-time.svg/.png, breakdown.svg/.png"
-                               : "step-time.dat/.gp, breakdown.dat/.gp")
-            << "\n";
-  if (!plots.note.empty()) std::cerr << "symmesh sweep: " << plots.note << "\n";
+  std::cout << reports::sweep_terminal_text(outcome);
+  print_outputs(dir, plots);
   return 0;
 }
 

@@ -299,12 +299,17 @@ std::pair<std::string, std::string> breakdown_sources(const reports::SweepOutcom
 
 // A layouts sweep's step time vs GPUs: the fastest layout of each count as priced, and as
 // simulated where it was, with the objective.
-std::pair<std::string, std::string> layouts_step_time_sources(
-    const Scenario& s, const evaluation::TrainingLayoutsRun& run) {
+// One unit for a layouts sweep's plots: that of the fastest layouts' priced steps.
+reports::TimeUnit layouts_time_unit(const evaluation::TrainingLayoutsRun& run) {
   std::vector<double> times;
   for (const auto& size : run.sizes)
     if (!size.best.empty()) times.push_back(size.best.front().step_s);
-  const reports::TimeUnit unit = reports::time_unit_for(times);
+  return reports::time_unit_for(times);
+}
+
+std::pair<std::string, std::string> layouts_step_time_sources(
+    const Scenario& s, const evaluation::TrainingLayoutsRun& run) {
+  const reports::TimeUnit unit = layouts_time_unit(run);
   std::string dat = "# symmesh sweep " + s.name +
                     ": the fastest layout of each GPU count, priced, then simulated\n"
                     "# gpus time_" + unit.name + " layout\n";
@@ -347,10 +352,7 @@ std::pair<std::string, std::string> layouts_step_time_sources(
 // the pipeline bubble, the data-parallel communication left exposed, the optimizer step.
 std::pair<std::string, std::string> layouts_breakdown_sources(
     const Scenario& s, const evaluation::TrainingLayoutsRun& run) {
-  std::vector<double> times;
-  for (const auto& size : run.sizes)
-    if (!size.best.empty()) times.push_back(size.best.front().step_s);
-  const reports::TimeUnit unit = reports::time_unit_for(times);
+  const reports::TimeUnit unit = layouts_time_unit(run);
   std::string dat = "# gpus compute_" + unit.name + " tp_comm_" + unit.name + " p2p_" +
                     unit.name + " bubble_" + unit.name + " dp_exposed_" + unit.name +
                     " optimizer_" + unit.name + "\n";
