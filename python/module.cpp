@@ -220,6 +220,25 @@ evaluation::TorchParallelPlan torch_plan(const Scenario& s, const LayoutKeywords
   return evaluation::torch_parallel_plan(scenario_to_plan(s, layout));
 }
 
+// Binds `name`(scenario, tp=None, pp=None, dp=None, micro_batch=None, virtual_stages=None,
+// recompute=None, zero_stage=None): the torch plan of that layout, as `render` writes it.
+template <typename Render>
+void def_torch_plan(py::module_& m, const char* name, Render render) {
+  using OptInt = std::optional<int>;
+  m.def(
+      name,
+      [render](const Scenario& s, OptInt tp, OptInt pp, OptInt dp,
+               std::optional<int64_t> micro_batch, OptInt virtual_stages,
+               std::optional<std::string> recompute, OptInt zero_stage) {
+        return render(torch_plan(s, LayoutKeywords{tp, pp, dp, virtual_stages, zero_stage,
+                                                   micro_batch, recompute}));
+      },
+      py::arg("scenario"), py::arg("tp") = py::none(), py::arg("pp") = py::none(),
+      py::arg("dp") = py::none(), py::arg("micro_batch") = py::none(),
+      py::arg("virtual_stages") = py::none(), py::arg("recompute") = py::none(),
+      py::arg("zero_stage") = py::none());
+}
+
 }  // namespace
 }  // namespace symmesh::python
 
@@ -293,31 +312,13 @@ PYBIND11_MODULE(_symmesh, m) {
   m.def("layouts_json", &python::layouts_json, py::arg("scenario"), py::arg("gpus"),
         py::arg("top"), py::arg("simulate"), py::arg("tp"), py::arg("pp"), py::arg("micro_batch"),
         py::arg("virtual_stages"), py::arg("recompute"), py::arg("zero"));
-  // The torch plan of the scenario's own mesh, or of the layout the keywords give (tp set).
-  using OptInt = std::optional<int>;
-  m.def(
-      "torch_plan_json",
-      [](const Scenario& s, OptInt tp, OptInt pp, OptInt dp, std::optional<int64_t> micro_batch,
-         OptInt virtual_stages, std::optional<std::string> recompute, OptInt zero_stage) {
-        const python::LayoutKeywords layout{tp, pp, dp, virtual_stages, zero_stage, micro_batch,
-                                            recompute};
-        return evaluation::torch_plan_json(python::torch_plan(s, layout)).dump();
-      },
-      py::arg("scenario"), py::arg("tp") = py::none(), py::arg("pp") = py::none(),
-      py::arg("dp") = py::none(), py::arg("micro_batch") = py::none(),
-      py::arg("virtual_stages") = py::none(), py::arg("recompute") = py::none(),
-      py::arg("zero_stage") = py::none());
-  m.def(
-      "torch_plan_python",
-      [](const Scenario& s, OptInt tp, OptInt pp, OptInt dp, std::optional<int64_t> micro_batch,
-         OptInt virtual_stages, std::optional<std::string> recompute, OptInt zero_stage) {
-        const python::LayoutKeywords layout{tp, pp, dp, virtual_stages, zero_stage, micro_batch,
-                                            recompute};
-        return evaluation::torch_plan_python(python::torch_plan(s, layout));
-      },
-      py::arg("scenario"), py::arg("tp") = py::none(), py::arg("pp") = py::none(),
-      py::arg("dp") = py::none(), py::arg("micro_batch") = py::none(),
-      py::arg("virtual_stages") = py::none(), py::arg("recompute") = py::none(),
-      py::arg("zero_stage") = py::none());
+  // The torch plan of the scenario's own mesh, or of the layout the keywords give (tp set),
+  // as JSON or as Python source.
+  python::def_torch_plan(m, "torch_plan_json", [](const evaluation::TorchParallelPlan& plan) {
+    return evaluation::torch_plan_json(plan).dump();
+  });
+  python::def_torch_plan(m, "torch_plan_python", [](const evaluation::TorchParallelPlan& plan) {
+    return evaluation::torch_plan_python(plan);
+  });
   m.attr("shipped_scenarios_dir") = shipped_scenarios_dir();
 }
