@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -349,24 +350,35 @@ bool generated(const fs::path& relative) {
   return false;
 }
 
-// The repository's Markdown files, skipping hidden folders (.git), build folders (they hold
-// a CMakeCache.txt) and golden program output.
-std::vector<fs::path> markdown_files(const fs::path& root) {
+// The files under `root` that `keep_file` keeps, sorted, in folders `skip_folder` does not
+// skip (nor build folders: they hold a CMakeCache.txt).
+std::vector<fs::path> files_under(const fs::path& root,
+                                  const std::function<bool(const fs::path&)>& skip_folder,
+                                  const std::function<bool(const fs::path&)>& keep_file) {
   std::vector<fs::path> files;
   for (auto it =
            fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
        it != fs::recursive_directory_iterator(); ++it) {
     const fs::path& path = it->path();
     if (it->is_directory()) {
-      if (path.filename().string().front() == '.' || is_build_dir(path) ||
-          generated(path.lexically_relative(root)))
-        it.disable_recursion_pending();
-    } else if (it->is_regular_file() && path.extension() == ".md") {
+      if (skip_folder(path) || is_build_dir(path)) it.disable_recursion_pending();
+    } else if (it->is_regular_file() && keep_file(path)) {
       files.push_back(path);
     }
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// The repository's Markdown files, skipping hidden folders (.git), build folders and golden
+// program output.
+std::vector<fs::path> markdown_files(const fs::path& root) {
+  return files_under(
+      root,
+      [&](const fs::path& dir) {
+        return dir.filename().string().front() == '.' || generated(dir.lexically_relative(root));
+      },
+      [](const fs::path& file) { return file.extension() == ".md"; });
 }
 
 std::vector<BrokenLink> broken_links(const fs::path& root_dir) {
@@ -614,24 +626,15 @@ std::optional<std::string> comment_path_problem(const fs::path& root, const fs::
   return std::nullopt;
 }
 
-// The repository's source files whose comments are read, skipping build folders (they hold
-// a CMakeCache.txt) and hidden folders (.git, .venv) but .ci.
+// The repository's source files whose comments are read, skipping build folders and hidden
+// folders (.git, .venv) but .ci.
 std::vector<fs::path> source_files(const fs::path& root) {
-  std::vector<fs::path> files;
-  for (auto it =
-           fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
-       it != fs::recursive_directory_iterator(); ++it) {
-    const fs::path& path = it->path();
-    if (it->is_directory()) {
-      if ((path.filename().string().front() == '.' && path.lexically_relative(root) != ".ci") ||
-          is_build_dir(path))
-        it.disable_recursion_pending();
-    } else if (it->is_regular_file() && comment_syntax(path) != CommentSyntax::none) {
-      files.push_back(path);
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+  return files_under(
+      root,
+      [&](const fs::path& dir) {
+        return dir.filename().string().front() == '.' && dir.lexically_relative(root) != ".ci";
+      },
+      [](const fs::path& file) { return comment_syntax(file) != CommentSyntax::none; });
 }
 
 std::vector<BrokenLink> broken_comment_paths(const fs::path& root_dir) {
