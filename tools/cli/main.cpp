@@ -1,6 +1,7 @@
 // The symmesh command line. Exit codes: 0 success, 2 bad input (the message names what
 // and where), 1 a failed run ("failed: …") or an internal failure ("internal error: …").
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 
 #include "core/errors.hpp"
@@ -21,6 +22,11 @@ std::string version_text() {
 int main(int argc, char** argv) {
   // Interrupted, symmesh leaves no temporary, made folder or helper behind.
   symmesh::cli::install_interrupt_cleanup();
+  // Over a file-size limit (ulimit -f) the kernel's default would kill symmesh mid-write
+  // (SIGXFSZ, no message, temporaries left); ignored, the write fails with EFBIG, which
+  // the output writers report as bad input (exit 2) with the previous outputs whole.
+  // Children inherit it: gnuplot's image fails to write and is not kept.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "symmesh: how should this matrix work be split across these GPUs, how long will it take, "
       "how many GPUs do I need?",
