@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/errors.hpp"
 #include "core/text.hpp"
@@ -283,14 +284,16 @@ std::vector<Value::Entry> Value::entries() const {
   if (!node_.IsMap()) fail(label() + ": expected a map, got " + describe());
   const std::string in = path_.empty() ? "" : " in " + path_;
   std::vector<Entry> out;
+  // Each name's index in `out`: a hash lookup per key, so that a map of 10^5 keys (a
+  // hostile Hugging Face config) is read in linear time, not in a pairwise comparison.
+  std::unordered_map<std::string, size_t> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const Value key(it->first, it->first.Mark(), file_, path_);
     if (!key.is_scalar()) key.fail("expected a key" + in + ", got " + key.describe());
     const std::string name = it->first.Scalar();
-    for (const Entry& entry : out)
-      if (entry.name == name)
-        key.fail("duplicate key '" + name + "'" + in + " (first at line " +
-                 std::to_string(entry.key.location().line) + ")");
+    if (const auto [at, fresh] = seen.emplace(name, out.size()); !fresh)
+      key.fail("duplicate key '" + name + "'" + in + " (first at line " +
+               std::to_string(out[at->second].key.location().line) + ")");
     const std::string path = path_.empty() ? name : path_ + "." + name;
     const YAML::Mark mark = used_at(it->second, it->first.Mark());
     out.push_back({name, key, Value(it->second, mark, file_, path)});
