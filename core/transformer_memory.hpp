@@ -4,7 +4,8 @@
 // Models", MLSys 2023, arXiv:2205.05198, §4), generalised from their GPT (multi-head
 // attention, a 4h GELU MLP, dropout) to grouped-query attention, any FFN width and
 // SwiGLU. Every tensor a layer's backward reads is counted once, in the layer's dtype
-// (their 2 bytes), a dropout mask in 1 byte:
+// (their 2 bytes), a dropout mask in 1 byte. The tensors are what the layer's ops save
+// (core/transformer_layer.hpp, each op's `saves`); this sums them:
 //
 //   tensor kept                              elements            sharded by TP   by SP
 //   norm inputs (attention, MLP)             2 · sbh             no              yes
@@ -50,5 +51,11 @@ struct ActivationSharding {
 // Bytes one layer keeps on one tensor-parallel rank for one micro-batch of
 // spec.micro_batch sequences of spec.seq tokens. Throws InvalidArgument when t < 1.
 double layer_activation_bytes(const TransformerSpec& spec, const ActivationSharding& sharding);
+
+// What FlashAttention keeps of the attention core instead of its s x s tensors: the fp32
+// log-sum-exp of each head and token, on one of `tensor_parallel` ranks (which split the
+// heads), for the same micro-batch. Not in the count above (Korthikanti et al. keep the
+// softmax itself); the closed form adds it to the selective count. Throws as above.
+double flash_statistics_bytes(const TransformerSpec& spec, int tensor_parallel);
 
 }  // namespace symmesh

@@ -2,6 +2,7 @@
 #include "core/transformer_spec.hpp"
 
 #include "core/errors.hpp"
+#include "core/transformer_layer.hpp"
 
 namespace symmesh {
 
@@ -55,10 +56,10 @@ void TransformerSpec::validate(const std::string& where) const {
 }
 
 int64_t TransformerSpec::layer_parameters() const {
-  const int64_t attention = hidden * qkv_width() + q_width() * hidden;
-  const int64_t mlp = mlp_matrices() * hidden * ffn;
-  const int64_t norms = 2 * hidden;
-  return attention + mlp + norms + (qkv_bias ? qkv_width() : 0);
+  int64_t out = 0;
+  for (const LayerOp& op : transformer_layer_ops(*this))
+    for (const LayerParameter& parameter : op.parameters) out += parameter.elements();
+  return out;
 }
 
 int64_t TransformerSpec::parameters() const {

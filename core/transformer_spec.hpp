@@ -62,7 +62,7 @@ struct TransformerSpec {
   int mlp_matrices() const { return activation == MlpActivation::swiglu ? 3 : 2; }
 
   // Parameters of one layer: W_q, W_k, W_v, W_o, the MLP's matrices, two RMSNorm weights
-  // and the q/k/v biases when there are.
+  // and the q/k/v biases when there are — the sum of its ops' (core/transformer_layer.hpp).
   int64_t layer_parameters() const;
   // The embedding table (vocab × hidden), and the output projection (the same size; 0
   // when tied).
