@@ -68,7 +68,7 @@ LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
   double gemms = gemm_s(gpu, 1, T, spec.qkv_width() / t, spec.hidden, dt) +
                  gemm_s(gpu, 1, T, spec.hidden, spec.q_width() / t, dt) +
                  gemm_s(gpu, 1, T, spec.ffn / t, spec.hidden, dt) * (spec.mlp_matrices() - 1) +
-                 gemm_s(gpu, 1, T, spec.ffn / t, spec.hidden, dt);
+                 gemm_s(gpu, 1, T, spec.hidden, spec.ffn / t, dt);
   // Causal FlashAttention: scores q·kᵀ and context p·v over b·heads/t heads, half the work.
   const int64_t heads = b * spec.heads / t;
   const double attention = 0.5 * (gemm_s(gpu, heads, spec.seq, spec.seq, spec.head_dim, dt) +
