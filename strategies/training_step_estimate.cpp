@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "core/optimizer_step.hpp"
 #include "core/roofline.hpp"
+#include "core/transformer_layer.hpp"
 #include "strategies/analytic_topology.hpp"
 
 namespace symmesh::strategies {
@@ -22,8 +23,6 @@ constexpr const char* kWhere = "training layout";
 constexpr double kWeightBytes = 2;
 constexpr double kGradientBytes = 4;
 constexpr double kOptimizerBytes = kAdamStateBytesPerElement;
-// HBM-bound kernels of one layer's forward: two RMSNorms, two residual adds, SwiGLU, rotary.
-constexpr int kElementwiseKernels = 6;
 
 double gemm_s(const GpuSpec& gpu, int64_t batch, int64_t m, int64_t n, int64_t k, DType dtype) {
   LocalGemm gemm;
@@ -38,67 +37,113 @@ struct LayerTimes {
   double forward_s = 0;   // GEMMs + attention + HBM-bound work
   double backward_s = 0;  // with recomputation
   double tp_comm_s = 0;   // forward and backward (and the recomputed forward's)
-  double attention_forward_s = 0;
 };
 
-}  // namespace
-
-LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int t, int64_t b) {
-  // Sequence parallel: norms and residuals on T/t tokens; SwiGLU and rotary on the tp shard
-  // of their features.
-  const double element = static_cast<double>(element_size_bytes(spec.dtype));
-  const double T = static_cast<double>(b * spec.seq);
-  const double sbh_t = T * static_cast<double>(spec.hidden) / t;
-  LayerKernelBytes out;
-  out.norm = element * 2 * sbh_t;                                        // read, write
-  out.residual = element * 3 * sbh_t;                                    // two reads, one write
-  out.activation = element * 3 * T * static_cast<double>(spec.ffn) / t;  // gate, up -> out
-  out.rotary = element * 2 * T * static_cast<double>(spec.q_width() + spec.kv_width()) / t;
-  return out;
-}
-
-namespace {
-
+// One layer's forward and backward on one tensor rank, its ops priced as the table
+// (core/transformer_layer.hpp) says, each kind of work summed apart: GEMMs by the roofline
+// (a run of equal shapes — SwiGLU's gate and up — priced once and counted for each),
+// causal attention by its products, the HBM-bound kernels as their bytes in all at HBM
+// bandwidth plus a launch each. The backward is each op's forward times its multiple.
 LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
                        const AnalyticTopology& topology, int t, int64_t b, Recompute recompute) {
   const DType dt = spec.dtype;
   const int64_t T = b * spec.seq;
   const double element = static_cast<double>(element_size_bytes(dt));
+  double gemms = 0, gemms_backward = 0;
+  double attention = 0, attention_backward = 0;
+  double kernel_bytes = 0, kernel_bytes_backward = 0, launches = 0, launches_backward = 0;
+  int gathers = 0, scatters = 0;  // the forward's sequence-parallel collectives
+  std::optional<LocalGemm> run_shape;  // the run of equal GEMMs being counted
+  double run_count = 0, run_multiple = 0;
+  const auto close_run = [&] {
+    if (!run_shape) return;
+    const double each = gemm_s(gpu, 1, run_shape->m, run_shape->n, run_shape->k, dt);
+    gemms += each * run_count;
+    gemms_backward += run_multiple * (each * run_count);
+    run_shape.reset();
+  };
+  for (const LayerOp& op : transformer_layer_ops(spec)) {
+    for (const TpCollective c : {op.tp_before, op.tp_after}) {
+      gathers += c == TpCollective::all_gather;
+      scatters += c == TpCollective::reduce_scatter;
+    }
+    switch (op.work) {
+      case LayerWork::gemm: {
+        const LocalGemm shape = layer_gemm(op, T, t);
+        if (run_shape && *run_shape == shape && run_multiple == op.backward_multiple) {
+          ++run_count;
+          break;
+        }
+        close_run();
+        run_shape = shape;
+        run_count = 1;
+        run_multiple = op.backward_multiple;
+        break;
+      }
+      case LayerWork::attention: {
+        double forward = 0;
+        for (const AttentionProduct& p : attention_products(spec, b, t, /*backward=*/false))
+          forward += p.work_fraction * gemm_s(gpu, p.gemm.batch, p.gemm.m, p.gemm.n, p.gemm.k, dt);
+        attention += forward;
+        attention_backward += op.backward_multiple * forward;
+        break;
+      }
+      case LayerWork::kernel: {
+        const double bytes = layer_kernel_bytes(op, spec, T, t);
+        kernel_bytes += bytes;
+        kernel_bytes_backward += op.backward_multiple * bytes;
+        launches += 1;
+        launches_backward += op.backward_multiple;
+        break;
+      }
+    }
+  }
+  close_run();
+  const double launch = roofline::launch_overhead_s(gpu);
+  const double elementwise = roofline::hbm_time_s(gpu, kernel_bytes) + launches * launch;
+  const double elementwise_backward =
+      roofline::hbm_time_s(gpu, kernel_bytes_backward) + launches_backward * launch;
   LayerTimes out;
-  double gemms = gemm_s(gpu, 1, T, spec.qkv_width() / t, spec.hidden, dt) +
-                 gemm_s(gpu, 1, T, spec.hidden, spec.q_width() / t, dt) +
-                 gemm_s(gpu, 1, T, spec.ffn / t, spec.hidden, dt) * (spec.mlp_matrices() - 1) +
-                 gemm_s(gpu, 1, T, spec.hidden, spec.ffn / t, dt);
-  // Causal FlashAttention: scores q·kᵀ and context p·v over b·heads/t heads, half the work.
-  const int64_t heads = b * spec.heads / t;
-  const double attention = 0.5 * (gemm_s(gpu, heads, spec.seq, spec.seq, spec.head_dim, dt) +
-                                  gemm_s(gpu, heads, spec.seq, spec.head_dim, spec.seq, dt));
-  const double sbh_t = static_cast<double>(T) * spec.hidden / t;
-  const LayerKernelBytes kernels = layer_kernel_bytes(spec, t, b);
-  const double elementwise_bytes =
-      2 * kernels.norm + 2 * kernels.residual + kernels.rotary + kernels.activation;
-  const double elementwise = roofline::hbm_time_s(gpu, elementwise_bytes) +
-                             kElementwiseKernels * roofline::launch_overhead_s(gpu);
-  out.attention_forward_s = attention;
   out.forward_s = gemms + attention + elementwise;
-  out.backward_s = 2 * gemms + 2.5 * attention + 2 * elementwise;
-  // Sequence parallelism: all-gather [T, h] before qkv and the MLP, reduce-scatter after out
-  // and down, in each direction; chunk = T·h/t elements.
-  double tp_forward = 0;
+  out.backward_s = gemms_backward + attention_backward + elementwise_backward;
+  // Sequence parallelism moves the [T, h] activation, T·h/t elements per rank; the
+  // backward runs each forward collective's reverse (an all-gather's is a reduce-scatter).
+  const double sbh_t = static_cast<double>(T) * spec.hidden / t;
   const double tp_gather =
       collective_s(topology, 2, BandwidthCollective::all_gather, sbh_t * element);
   const double tp_scatter =
       collective_s(topology, 2, BandwidthCollective::reduce_scatter, sbh_t * element);
-  if (t > 1) tp_forward = 2 * tp_gather + 2 * tp_scatter;
-  out.tp_comm_s = 2 * tp_forward;
-  // FlashAttention recomputes the scores inside its backward (in the 2.5x above), so
-  // selective recomputation adds nothing more.
+  if (t > 1) {
+    const double tp_forward = gathers * tp_gather + scatters * tp_scatter;
+    const double tp_backward = scatters * tp_gather + gathers * tp_scatter;
+    out.tp_comm_s = tp_forward + tp_backward;
+  }
+  // FlashAttention recomputes the scores inside its backward (in its multiple), so
+  // selective recomputation adds nothing more. Full recomputation reruns the layer's forward,
+  // its all-gathers but not its reduce-scatters (as the replica program writes it).
   if (recompute == Recompute::full) {
     out.backward_s += out.forward_s;
-    out.tp_comm_s += 2 * (t > 1 ? tp_gather : 0);
+    if (t > 1) out.tp_comm_s += gathers * tp_gather;
   }
   return out;
 }
+
+}  // namespace
+
+LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int t, int64_t b) {
+  LayerKernelBytes out;
+  for (const LayerOp& op : transformer_layer_ops(spec)) {
+    if (op.work != LayerWork::kernel) continue;
+    const double bytes = layer_kernel_bytes(op, spec, b * spec.seq, t);
+    if (op.name == "norm1") out.norm = bytes;
+    if (op.name == "residual1") out.residual = bytes;
+    if (op.name == "rotary") out.rotary = bytes;
+    if (op.name == "act") out.activation = bytes;
+  }
+  return out;
+}
+
+namespace {
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw InvalidArgument(message, kWhere);
@@ -240,7 +285,7 @@ TrainingEstimate estimate(const TransformerSpec& spec, int64_t global_batch,
   // Korthikanti et al. count under selective recomputation, plus the softmax statistics
   // (one fp32 per head and token).
   const Recompute kept = l.recompute == Recompute::full ? Recompute::full : Recompute::selective;
-  const double softmax_stats = 4.0 * T * spec.heads / l.tp;
+  const double softmax_stats = flash_statistics_bytes(per_micro_batch, l.tp);
   const double layer_bytes = layer_activation_bytes(per_micro_batch, {l.tp, l.tp > 1, kept}) +
                              (kept == Recompute::full ? 0.0 : softmax_stats);
   // The first stage holds the most micro-batches in flight: min(m, p) under 1F1B, and

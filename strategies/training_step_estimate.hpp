@@ -9,15 +9,17 @@
 // [pp, dp, tp] (tp fastest, inside a node; pp outermost, as Megatron orders its groups).
 //
 // One micro-batch of b sequences on one stage of L/p layers (ceil when p does not divide L),
-// per layer and tensor-parallel rank (T = b·seq tokens, t = tp):
-//   GEMMs     qkv [T, h]x[h, qkv/t], out [T, q/t]x[q/t, h], gate and up [T, h]x[h, f/t], down
-//             [T, f/t]x[f/t, h]; backward = dgrad + wgrad, twice the forward's GEMMs.
-//   attention FlashAttention, causal: the two s x s products over b·heads/t, at half their
-//             FLOPs; backward 2.5x the forward (it recomputes the scores: 5 products vs 2).
-//   HBM-bound two RMSNorms, two residual adds, SwiGLU and rotary: their bytes at HBM
-//             bandwidth, the backward twice the forward's, one launch each.
-//   TP        with sequence parallelism, per layer 2 all-gathers and 2 reduce-scatters of the
-//             [T, h] activation in the forward and as many in the backward, not overlapped.
+// per layer and tensor-parallel rank (T = b·seq tokens, t = tp), each op of the layer table
+// (core/transformer_layer.hpp) priced by its kind of work:
+//   GEMMs     the roofline of its [T, k] x [k, n] on the rank (qkv, out, gate, up, down).
+//   attention FlashAttention, causal: its products over b·heads/t heads, at half their FLOPs.
+//   HBM-bound the norms, residual adds, the MLP's activation and rotary: their bytes at HBM
+//             bandwidth, one launch each.
+//   backward  each op's forward times its multiple: 2 for GEMMs (dgrad + wgrad) and kernels,
+//             2.5 for attention (it recomputes the scores: 5 products vs 2).
+//   TP        with sequence parallelism, the table's all-gathers and reduce-scatters of the
+//             [T, h] activation (2 of each per layer) in the forward and their reverses in
+//             the backward, not overlapped.
 //   recompute full: the whole layer forward again in the backward (its TP all-gathers too).
 //             Selective recomputation (of the attention core) is what FlashAttention does
 //             anyway: it costs and saves nothing beyond it here.
