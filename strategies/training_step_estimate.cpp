@@ -128,23 +128,6 @@ LayerTimes layer_times(const TransformerSpec& spec, const GpuSpec& gpu,
   return out;
 }
 
-}  // namespace
-
-LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int t, int64_t b) {
-  LayerKernelBytes out;
-  for (const LayerOp& op : transformer_layer_ops(spec)) {
-    if (op.work != LayerWork::kernel) continue;
-    const double bytes = layer_kernel_bytes(op, spec, b * spec.seq, t);
-    if (op.name == "norm1") out.norm = bytes;
-    if (op.name == "residual1") out.residual = bytes;
-    if (op.name == "rotary") out.rotary = bytes;
-    if (op.name == "act") out.activation = bytes;
-  }
-  return out;
-}
-
-namespace {
-
 void require(bool ok, const std::string& message) {
   if (!ok) throw InvalidArgument(message, kWhere);
 }

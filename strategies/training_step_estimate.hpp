@@ -130,14 +130,6 @@ struct DataParallelTime {
 DataParallelTime data_parallel_time(int zero_stage, int64_t micro_batches, double gradients_s,
                                     double gather_s, double forward_s, double backward_s);
 
-// The HBM traffic (bytes read and written) of one layer's forward HBM-bound kernels on one
-// tensor rank, for b sequences: each RMSNorm and each residual add (two of each per
-// layer), rotary on q and k, the MLP's activation (SwiGLU or GELU).
-struct LayerKernelBytes {
-  double norm = 0, residual = 0, rotary = 0, activation = 0;
-};
-LayerKernelBytes layer_kernel_bytes(const TransformerSpec& spec, int tp, int64_t micro_batch);
-
 // The optimizer step of the fullest stage on one rank: Adam over the parameters it updates
 // (stage_parameters_per_rank, /dp from ZeRO-1), at HBM bandwidth.
 double optimizer_step_s(const TransformerSpec& spec, const GpuSpec& gpu,

@@ -7,6 +7,7 @@
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
 #include "core/optimizer_step.hpp"
+#include "core/transformer_layer.hpp"
 #include "strategies/pipeline_schedule.hpp"
 
 namespace symmesh::strategies {
@@ -23,67 +24,74 @@ class StageWriter {
  public:
   StageWriter(Program& program, const TransformerSpec& spec, const TrainingLayout& layout,
               const std::vector<int>& ranks, const std::vector<Scratch>& scratch)
-      : program_(program), spec_(spec), layout_(layout), ranks_(ranks), scratch_(scratch) {
+      : program_(program),
+        spec_(spec),
+        layout_(layout),
+        ranks_(ranks),
+        scratch_(scratch),
+        layer_(transformer_layer_ops(spec)) {
     const int t = layout.tp;
     tokens_ = layout.micro_batch * spec.seq;
     element_ = element_size_bytes(spec.dtype);
     activation_bytes_ = tokens_ * spec.hidden * element_;  // [T, h], gathered
     if (t > 1) tp_group_ = program.add_group(ranks);
     if (t > 1) tp_data_ = program.symm_alloc(tp_group_, activation_bytes_);
-    kernels_ = layer_kernel_bytes(spec, t, layout.micro_batch);
+    // The final RMSNorm before the output projection moves what a layer's first norm does.
+    for (const LayerOp& op : layer_)
+      if (op.name == "norm1") norm_bytes_ = layer_kernel_bytes(op, spec, tokens_, t);
   }
 
   void set_label(const std::string& name) { label_ = name; }
 
-  // A layer's forward; recomputed (full recomputation, inside the backward), its
+  // A layer's forward, its ops in the table's order (core/transformer_layer.hpp), each
+  // labelled by its name; recomputed (full recomputation, inside the backward), its
   // all-gathers but not its reduce-scatters.
   void layer_forward(bool recomputed = false) {
-    const int64_t t = layout_.tp, T = tokens_, h = spec_.hidden;
     const std::string again = recomputed ? "recompute " : "";
-    kernel(kernels_.norm, again + "rmsnorm");
-    all_gather(again + "attention all-gather");
-    gemm(1, T, spec_.qkv_width() / t, h, 1.0, again + "qkv");
-    kernel(kernels_.rotary, again + "rotary");
-    attention_products(false);
-    gemm(1, T, h, spec_.q_width() / t, 1.0, again + "out");
-    if (!recomputed) reduce_scatter("attention reduce-scatter");
-    kernel(kernels_.residual, again + "residual");
-    kernel(kernels_.norm, again + "rmsnorm");
-    all_gather(again + "mlp all-gather");
-    for (int i = 0; i < spec_.mlp_matrices() - 1; ++i)
-      gemm(1, T, spec_.ffn / t, h, 1.0,
-           again + (i == 0 && spec_.mlp_matrices() == 3 ? "gate" : "up"));
-    kernel(kernels_.activation, again + "activation");
-    gemm(1, T, h, spec_.ffn / t, 1.0, again + "down");
-    if (!recomputed) reduce_scatter("mlp reduce-scatter");
-    kernel(kernels_.residual, again + "residual");
+    for (const LayerOp& op : layer_) {
+      const std::string name(op.name);
+      collective(op.tp_before, again + name + " ", recomputed);
+      switch (op.work) {
+        case LayerWork::gemm:
+          gemm(layer_gemm(op, tokens_, layout_.tp), 1.0, again + name);
+          break;
+        case LayerWork::attention:
+          attention_products(false, again);
+          break;
+        case LayerWork::kernel:
+          kernel(layer_kernel_bytes(op, spec_, tokens_, layout_.tp), again + name);
+          break;
+      }
+      collective(op.tp_after, again + name + " ", recomputed);
+    }
   }
 
+  // A layer's backward: the table in reverse, each op's gradients and each collective's
+  // reverse (an all-gather's is a reduce-scatter); with full recomputation the layer's
+  // forward first.
   void layer_backward() {
-    const int64_t t = layout_.tp, T = tokens_, h = spec_.hidden, f = spec_.ffn / t;
     if (layout_.recompute == Recompute::full) layer_forward(/*recomputed=*/true);
-    kernel(kernels_.residual, "residual backward", 2);
-    all_gather("mlp backward all-gather");  // the forward's reduce-scatter, reversed
-    gemm(1, T, f, h, 1.0, "down dgrad");
-    gemm(1, f, h, T, 1.0, "down wgrad");
-    kernel(kernels_.activation, "activation backward", 2);
-    for (int i = 0; i < spec_.mlp_matrices() - 1; ++i) {
-      gemm(1, T, h, f, 1.0, "up dgrad");
-      gemm(1, h, f, T, 1.0, "up wgrad");
+    for (auto it = layer_.rbegin(); it != layer_.rend(); ++it) {
+      const LayerOp& op = *it;
+      const std::string name(op.name);
+      const TpCollective after = backward_of(op.tp_after), before = backward_of(op.tp_before);
+      collective(after, name + " backward ");
+      switch (op.work) {
+        case LayerWork::gemm:
+          gemm(layer_gemm_dgrad(op, tokens_, layout_.tp), 1.0, name + " dgrad");
+          gemm(layer_gemm_wgrad(op, tokens_, layout_.tp), 1.0, name + " wgrad");
+          break;
+        case LayerWork::attention:
+          attention_products(true, "");
+          break;
+        case LayerWork::kernel:
+          // Its multiple (2): as many launches of the forward's bytes.
+          kernel(layer_kernel_bytes(op, spec_, tokens_, layout_.tp), name + " backward",
+                 static_cast<int>(op.backward_multiple));
+          break;
+      }
+      collective(before, name + " backward ");
     }
-    reduce_scatter("mlp backward reduce-scatter");
-    kernel(kernels_.norm, "rmsnorm backward", 2);
-    kernel(kernels_.residual, "residual backward", 2);
-    all_gather("attention backward all-gather");
-    const int64_t q = spec_.q_width() / t, qkv = spec_.qkv_width() / t;
-    gemm(1, T, q, h, 1.0, "out dgrad");
-    gemm(1, q, h, T, 1.0, "out wgrad");
-    attention_products(true);
-    kernel(kernels_.rotary, "rotary backward", 2);
-    gemm(1, T, h, qkv, 1.0, "qkv dgrad");
-    gemm(1, h, qkv, T, 1.0, "qkv wgrad");
-    reduce_scatter("attention backward reduce-scatter");
-    kernel(kernels_.norm, "rmsnorm backward", 2);
   }
 
   void embedding(bool backward) {
@@ -95,31 +103,26 @@ class StageWriter {
   void output(bool backward) {
     const int64_t t = layout_.tp, T = tokens_, h = spec_.hidden, V = spec_.vocab / t;
     if (!backward) {
-      kernel(kernels_.norm, "final rmsnorm");
-      all_gather("logits all-gather");
-      gemm(1, T, V, h, 1.0, "logits");
+      kernel(norm_bytes_, "final rmsnorm");
+      all_gather("logits");
+      gemm({1, T, V, h}, 1.0, "logits");
       // Softmax cross-entropy over the fp32 logits: read, write the gradient.
       kernel(static_cast<double>(T * V * 4), "loss");
       return;
     }
-    gemm(1, T, h, V, 1.0, "logits dgrad");
-    gemm(1, h, V, T, 1.0, "logits wgrad");
-    reduce_scatter("logits reduce-scatter");
-    kernel(kernels_.norm, "final rmsnorm backward", 2);
+    gemm({1, T, h, V}, 1.0, "logits dgrad");
+    gemm({1, h, V, T}, 1.0, "logits wgrad");
+    reduce_scatter("logits");
+    kernel(norm_bytes_, "final rmsnorm backward", 2);
   }
 
  private:
   OpLabel label(const std::string& detail) const { return {label_, OpCategory::compute, detail}; }
 
-  void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, double fraction,
-            const std::string& what) {
-    MatmulWork work;
-    work.batch = batch;
-    work.m = m;
-    work.n = n;
-    work.k = k;
-    work.dtype = spec_.dtype;
+  void gemm(const LocalGemm& shape, double fraction, const std::string& what) {
+    MatmulWork work = matmul_work(shape, spec_.dtype);
     work.work_fraction = fraction;
+    const int64_t batch = shape.batch, m = shape.m, n = shape.n, k = shape.k;
     const LabelId id = program_.label(label(what));
     for (size_t i = 0; i < ranks_.size(); ++i) {
       const Scratch& s = scratch_[i];
@@ -130,21 +133,12 @@ class StageWriter {
     }
   }
 
-  // FlashAttention's causal products over b·heads/t heads: scores and context forward; in
-  // the backward the recomputed scores, dP = dO·Vᵀ, and dV, dQ, dK (its five).
-  void attention_products(bool backward) {
-    const int64_t heads = layout_.micro_batch * spec_.heads / layout_.tp;
-    const int64_t s = spec_.seq, d = spec_.head_dim;
-    if (!backward) {
-      gemm(heads, s, s, d, 0.5, "scores");
-      gemm(heads, s, d, s, 0.5, "context");
-      return;
-    }
-    gemm(heads, s, s, d, 0.5, "scores recompute");
-    gemm(heads, s, s, d, 0.5, "dP");
-    gemm(heads, s, d, s, 0.5, "dV");
-    gemm(heads, s, d, s, 0.5, "dQ");
-    gemm(heads, s, d, s, 0.5, "dK");
+  // FlashAttention's causal products over b·heads/t heads (core/transformer_layer.hpp):
+  // scores and context forward; in the backward its five.
+  void attention_products(bool backward, const std::string& prefix) {
+    for (const AttentionProduct& p :
+         symmesh::attention_products(spec_, layout_.micro_batch, layout_.tp, backward))
+      gemm(p.gemm, p.work_fraction, prefix + std::string(p.name));
   }
 
   // An HBM-bound kernel of `traffic` bytes read and written, `times` launches of it: a copy
@@ -171,11 +165,19 @@ class StageWriter {
     spec.name = label_ + " " + what;
     return spec;
   }
-  void all_gather(const std::string& what) {
-    if (layout_.tp > 1) ring_all_gather(program_, tp_spec(what), tp_data_);
+  // A sequence-parallel collective of the [T, h] activation over the stage's tensor ranks
+  // (none with one rank), named `prefix` and its kind ("qkv all-gather"); a recomputed
+  // forward skips its reduce-scatters.
+  void collective(TpCollective kind, const std::string& prefix, bool recomputed = false) {
+    if (layout_.tp == 1 || kind == TpCollective::none) return;
+    if (kind == TpCollective::reduce_scatter && recomputed) return;
+    const CollectiveSpec spec = tp_spec(prefix + std::string(to_string(kind)));
+    if (kind == TpCollective::all_gather) ring_all_gather(program_, spec, tp_data_);
+    if (kind == TpCollective::reduce_scatter) ring_reduce_scatter(program_, spec, tp_data_);
   }
+  void all_gather(const std::string& what) { collective(TpCollective::all_gather, what + " "); }
   void reduce_scatter(const std::string& what) {
-    if (layout_.tp > 1) ring_reduce_scatter(program_, tp_spec(what), tp_data_);
+    collective(TpCollective::reduce_scatter, what + " ");
   }
 
   StreamId compute_stream(size_t i) { return program_.stream(ranks_[i], "compute"); }
@@ -190,7 +192,8 @@ class StageWriter {
   int64_t activation_bytes_ = 0;
   GroupId tp_group_ = -1;
   SymmetricHandle tp_data_;
-  LayerKernelBytes kernels_;
+  const std::vector<LayerOp> layer_;
+  double norm_bytes_ = 0;
   std::string label_ = kForwardLabel;
 };
 

@@ -22,16 +22,17 @@
 //                   The other stages' rings run on other nodes (or, when stages share a
 //                   node, inside it) and are copies of these.
 //
-// Per layer and micro-batch of T = b·seq tokens on a tensor rank (t = tp), the ops are:
-//   forward   RMSNorm; all-gather [T, h]; qkv [T, h]x[h, qkv/t]; rotary; scores and
-//             context bmm over b·heads/t heads, causal (half their work); out [T, q/t]x[q/t, h];
-//             reduce-scatter; residual add; RMSNorm; all-gather; gate and up [T, h]x[h, f/t]
-//             (up only for GELU); SwiGLU; down [T, f/t]x[f/t, h]; reduce-scatter; residual.
-//   backward  the same in reverse: each linear's data gradient and weight gradient GEMMs,
-//             FlashAttention's five causal products (it recomputes the scores), each
-//             HBM-bound kernel twice, all-gathers where the forward reduce-scattered and the
-//             reverse; with full recomputation the layer's forward first (its all-gathers
-//             too, not its reduce-scatters).
+// Per layer and micro-batch of T = b·seq tokens on a tensor rank (t = tp), the ops are the
+// layer table's (core/transformer_layer.hpp), each slice named by its op:
+//   forward   in the table's order: each GEMM on the rank's piece, causal attention's two
+//             products over b·heads/t heads (half their work), each HBM-bound kernel, and
+//             the sequence-parallel all-gathers and reduce-scatters where the table puts
+//             them, as ring collectives.
+//   backward  the table in reverse: each GEMM's data and weight gradients ("qkv dgrad"),
+//             FlashAttention's five causal products (it recomputes the scores), each kernel
+//             as many times as its backward multiple, and each collective's reverse; with
+//             full recomputation the layer's forward first (its all-gathers too, not its
+//             reduce-scatters).
 // HBM-bound kernels are copies moving the bytes the closed form counts (a copy of n bytes
 // reads and writes them: 2n of HBM traffic). The first model chunk also gathers its
 // embeddings (T·h/t per rank), the last all-gathers [T, h], projects onto the vocabulary
