@@ -3,18 +3,10 @@
 // The forward of a Llama decoder (the backward follows from `training:`,
 // strategies/dataflow_graph.hpp), T = dp · micro_batch · seq tokens:
 //   embed          w_embed [vocab, h] looked up for the T tokens        -> x0 [T, h]
-// per layer l:
-//   l<l>_norm1     rms_norm(x_l, w_norm1)                              -> n1
-//   l<l>_qkv       n1 @ w_qkv [h, (heads + 2 kv_heads) · d]             (addmm with qkv_bias)
-//   l<l>_attention causal attention over qkv (GQA, FlashAttention)     -> ctx [T, heads · d]
-//   l<l>_out       ctx @ w_o [heads · d, h]                             -> attn_out
-//   l<l>_residual1 x_l + attn_out                                       -> h
-//   l<l>_norm2     rms_norm(h, w_norm2)                                 -> n2
-//   l<l>_gate      n2 @ w_gate [h, f]  (SwiGLU only)
-//   l<l>_up        n2 @ w_up [h, f]
-//   l<l>_act       swiglu(gate_out, up_out) or gelu(up_out)             -> act_out
-//   l<l>_down      act_out @ w_down [f, h]                              -> mlp_out
-//   l<l>_residual2 h + mlp_out                                          -> x_(l+1)
+// per layer l, the ops of the layer table (core/transformer_layer.hpp) that the dataflow
+// has (all but rotary, which its attention op applies), in the table's order, each named
+// l<l>_<op> (l0_norm1 … l0_residual2) and reading its parameters l<l>_w_…, from x_l to
+// x_(l+1);
 // then norm (rms_norm with w_norm), output (@ w_out [h, vocab] -> logits; with tied
 // embeddings `linear` over w_embed, logits = xn · w_embedᵀ, as Hugging Face ties lm_head to
 // embed_tokens: one table, its gradient the sum of both readers') and loss
@@ -32,6 +24,7 @@
 #include "core/device_mesh.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
+#include "core/transformer_layer.hpp"
 #include "scenario/cluster_writer.hpp"
 #include "scenario/workload_reader.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -39,7 +32,7 @@
 namespace symmesh::scenario {
 namespace {
 
-std::string shape(std::initializer_list<int64_t> dims) {
+std::string shape(const std::vector<int64_t>& dims) {
   std::string out = "[";
   for (int64_t d : dims) out.append(out.size() > 1 ? ", " : "").append(std::to_string(d));
   return out + "]";
@@ -101,15 +94,16 @@ int64_t sequences_per_replica(const TransformerSpec& spec, int64_t dp, const std
   return spec.micro_batch_given ? spec.micro_batch : spec.global_batch / dp;
 }
 
-// Ops generated per layer: norm, qkv, attention, out, add, norm, the MLP's matmuls and its
-// activation, add.
-int64_t kOpsPerLayer(const TransformerSpec& spec) {
-  return spec.activation == MlpActivation::swiglu ? 11 : 10;
+// Ops generated per layer: the layer table's that have a dataflow op.
+static int64_t ops_per_layer(const TransformerSpec& spec) {
+  int64_t out = 0;
+  for (const LayerOp& op : transformer_layer_ops(spec)) out += op.dataflow_op.empty() ? 0 : 1;
+  return out;
 }
 
 // The op cap and a bound on the step's largest tensor, before any text is generated.
 static void check_model_size(const TransformerSpec& spec, int64_t dp, const std::string& where) {
-  const int64_t ops = int64_t{spec.layers} * kOpsPerLayer(spec) + 4;
+  const int64_t ops = int64_t{spec.layers} * ops_per_layer(spec) + 4;
   if (const int64_t cap = workload_op_cap(); ops > cap)
     throw InvalidArgument("model.layers " + std::to_string(spec.layers) + " generates " +
                               std::to_string(ops) + " ops, more than the " + std::to_string(cap) +
@@ -146,7 +140,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
 
   std::string tensors = "tensors:\n";
   std::string ops = "workload:\n";
-  const auto parameter = [&](const std::string& name, std::initializer_list<int64_t> dims) {
+  const auto parameter = [&](const std::string& name, const std::vector<int64_t>& dims) {
     tensors.append("  ").append(name).append(": {shape: ").append(shape(dims));
     tensors.append(", parameter: true}\n");
   };
@@ -159,6 +153,12 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   // splits them (chunk_layer_counts), the head on the last.
   const int stages = pipeline_dim_size(mesh_shape, names) * std::max(1, virtual_stages);
   int stage = 0;
+  // The keys every op ends with: its checkpoint segment and stage, when there are.
+  const auto end_op = [&] {
+    if (!segment.empty()) ops.append(", checkpoint: ").append(segment);
+    if (stages > 1) ops.append(", stage: ").append(std::to_string(stage));
+    ops.append("}\n");
+  };
   const auto op = [&](const std::string& name, const char* kind,
                       std::initializer_list<std::pair<const char*, std::string>> reads,
                       const std::string& out, const std::string& extra = "") {
@@ -167,9 +167,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
       ops.append(", ").append(key).append(": ").append(tensor);
     ops.append(", output: ").append(out);
     if (!extra.empty()) ops.append(", ").append(extra);
-    if (!segment.empty()) ops.append(", checkpoint: ").append(segment);
-    if (stages > 1) ops.append(", stage: ").append(std::to_string(stage));
-    ops.append("}\n");
+    end_op();
   };
 
   parameter("w_embed", {spec.vocab, h});
@@ -178,6 +176,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   const std::string attention_keys =
       "heads: " + std::to_string(spec.heads) + ", kv_heads: " + std::to_string(spec.kv_heads) +
       ", head_dim: " + std::to_string(spec.head_dim) + ", seq: " + std::to_string(spec.seq);
+  const std::vector<LayerOp> layer = transformer_layer_ops(spec);  // core/transformer_layer.hpp
   const std::vector<int64_t> stage_layers = chunk_layer_counts(spec.layers, stages);
   int64_t stage_end = stage_layers.front();  // the first layer past the current stage
   for (int l = 0; l < spec.layers; ++l) {
@@ -186,35 +185,26 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
     const std::string x = "x" + std::to_string(l);
     const std::string next = "x" + std::to_string(l + 1);
     if (spec.full_recompute) segment = "l" + std::to_string(l);
-    parameter(p + "w_norm1", {h});
-    parameter(p + "w_qkv", {h, spec.qkv_width()});
-    if (spec.qkv_bias) parameter(p + "b_qkv", {spec.qkv_width()});
-    parameter(p + "w_o", {spec.q_width(), h});
-    parameter(p + "w_norm2", {h});
-    if (spec.activation == MlpActivation::swiglu) parameter(p + "w_gate", {h, spec.ffn});
-    parameter(p + "w_up", {h, spec.ffn});
-    parameter(p + "w_down", {spec.ffn, h});
-
-    op(p + "norm1", "rms_norm", {{"a", x}, {"b", p + "w_norm1"}}, p + "n1");
-    if (spec.qkv_bias)
-      op(p + "qkv", "addmm", {{"bias", p + "b_qkv"}, {"a", p + "n1"}, {"b", p + "w_qkv"}},
-         p + "qkv_out");
-    else
-      op(p + "qkv", "mm", {{"a", p + "n1"}, {"b", p + "w_qkv"}}, p + "qkv_out");
-    op(p + "attention", "attention", {{"a", p + "qkv_out"}}, p + "ctx", attention_keys);
-    op(p + "out", "mm", {{"a", p + "ctx"}, {"b", p + "w_o"}}, p + "attn_out");
-    op(p + "residual1", "add", {{"a", x}, {"b", p + "attn_out"}}, p + "h");
-    op(p + "norm2", "rms_norm", {{"a", p + "h"}, {"b", p + "w_norm2"}}, p + "n2");
-    if (spec.activation == MlpActivation::swiglu) {
-      op(p + "gate", "mm", {{"a", p + "n2"}, {"b", p + "w_gate"}}, p + "gate_out");
-      op(p + "up", "mm", {{"a", p + "n2"}, {"b", p + "w_up"}}, p + "up_out");
-      op(p + "act", "swiglu", {{"a", p + "gate_out"}, {"b", p + "up_out"}}, p + "act_out");
-    } else {
-      op(p + "up", "mm", {{"a", p + "n2"}, {"b", p + "w_up"}}, p + "up_out");
-      op(p + "act", "gelu", {{"a", p + "up_out"}}, p + "act_out");
+    // The layer table's ops: their parameters first, then each op that the dataflow has,
+    // its tensors named for this layer.
+    for (const LayerOp& layer_op : layer)
+      for (const LayerParameter& w : layer_op.parameters)
+        parameter(p + std::string(w.name), w.shape);
+    const auto tensor = [&](std::string_view name) {
+      if (name == kLayerInput) return x;
+      if (name == kLayerOutput) return next;
+      return p + std::string(name);
+    };
+    for (const LayerOp& layer_op : layer) {
+      if (layer_op.dataflow_op.empty()) continue;
+      ops.append("  - {name: ").append(p).append(layer_op.name);
+      ops.append(", op: ").append(layer_op.dataflow_op);
+      for (const DataflowRead& read : layer_op.reads)
+        ops.append(", ").append(read.key).append(": ").append(tensor(read.tensor));
+      ops.append(", output: ").append(tensor(layer_op.output));
+      if (layer_op.work == LayerWork::attention) ops.append(", ").append(attention_keys);
+      end_op();
     }
-    op(p + "down", "mm", {{"a", p + "act_out"}, {"b", p + "w_down"}}, p + "mlp_out");
-    op(p + "residual2", "add", {{"a", p + "h"}, {"b", p + "mlp_out"}}, next);
   }
   segment.clear();
   parameter("w_norm", {h});
