@@ -7,7 +7,9 @@
 #include "core/errors.hpp"
 #include "core/library_collectives.hpp"
 #include "evaluation/collective_perf.hpp"
+#include "evaluation/folded_training_step.hpp"
 #include "evaluation/scenario_evaluation.hpp"
+#include "reports/layouts_report.hpp"
 #include "reports/simulation_output.hpp"
 #include "scenario/scenario_loader.hpp"
 #include "tools/cli/atomic_file.hpp"
@@ -26,6 +28,7 @@ struct SimulateArgs {
   bool emulate = false;
   double time_limit_s = 0;
   bool no_fuse = false;
+  bool folded = false;  // --folded: the model's step folded at any size
   std::string collectives;  // empty: the default (core/library_collectives.hpp)
   // --nccl-tests
   std::string nccl_tests;
@@ -42,8 +45,8 @@ int run_nccl_tests(const SimulateArgs& args) {
     throw InvalidArgument("give a scenario file or --nccl-tests, not both", "--nccl-tests");
   if (args.cluster.empty())
     throw InvalidArgument("--nccl-tests needs --cluster FILE (a cluster YAML)", "--cluster");
-  if (args.emulate || !args.trace.empty())
-    throw InvalidArgument("--emulate and --trace are for scenarios, not --nccl-tests",
+  if (args.emulate || !args.trace.empty() || args.folded)
+    throw InvalidArgument("--emulate, --folded and --trace are for scenarios, not --nccl-tests",
                           "--nccl-tests");
   CollectivePerfRequest request;
   request.op = parse_nccl_tests_collective(args.nccl_tests);
@@ -63,6 +66,38 @@ int run_nccl_tests(const SimulateArgs& args) {
   return 0;
 }
 
+// A model's step folded (evaluation/folded_training_step.hpp): one data-parallel replica and
+// one stage's data-parallel rings simulated, reported as `symmesh layouts` reports a layout.
+// What the rank-by-rank run alone has is refused, not ignored.
+int run_folded(const SimulateArgs& args, const Scenario& scenario) {
+  const auto refuse = [](const char* flag, const std::string& why) {
+    throw InvalidArgument(std::string(flag) + ": " + why, flag);
+  };
+  const std::string folded_note =
+      "the folded step of a model on more than " + std::to_string(kMaxRankByRankModelGpus) +
+      " GPUs (or with --folded) ";
+  if (args.emulate) refuse("--emulate", folded_note + "carries no data; emulate on fewer GPUs");
+  if (args.no_fuse) refuse("--no-fuse", folded_note + "runs no fused matmul to unfuse");
+  if (!args.collectives.empty())
+    refuse("--collectives", folded_note + "runs its collectives as rings over put_signal");
+  if (args.time_limit_s > 0)
+    refuse("--time-limit", folded_note + "is bounded by its op cap (8 M stream ops), not a clock");
+  // The trace first: one too large to write is refused before anything is simulated.
+  std::string trace;
+  if (!args.trace.empty()) {
+    std::string why;
+    trace = folded_step_trace_json(scenario, why);
+    if (trace.empty()) throw InvalidArgument("no trace written: " + why, "--trace");
+  }
+  const TrainingLayoutsRun run = run_folded_step(scenario, true);
+  if (!args.trace.empty()) write_file_atomically(args.trace, trace, "--trace");
+  if (args.json)
+    std::cout << reports::layouts_json(scenario, run).dump(2) << "\n";
+  else
+    reports::print_layouts(std::cout, scenario, run, "symmesh simulate (folded)");
+  return 0;
+}
+
 int run_simulate(const SimulateArgs& args) {
   if (!args.nccl_tests.empty()) return run_nccl_tests(args);
   if (args.scenario.empty())
@@ -72,6 +107,7 @@ int run_simulate(const SimulateArgs& args) {
         "--cluster and --gpus go with --nccl-tests (a scenario names its cluster)", "--cluster");
   Scenario scenario = load_scenario(args.scenario);
   check_output_path(args.trace, "--trace", files_read_for(scenario));
+  if (args.folded || simulated_folded(scenario)) return run_folded(args, scenario);
   EvaluationOptions options;
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;
@@ -104,6 +140,9 @@ void add_simulate_command(CLI::App& app, CommandAction& selected) {
                 "product against an error bound; exit 1 when one is beyond it");
   cmd->add_flag("--no-fuse", args->no_fuse,
                 "price and run every matmul unfused (no overlapped all-gather + mm), to compare");
+  cmd->add_flag("--folded", args->folded,
+                "a model's step folded at any size: one data-parallel replica and one stage's "
+                "data-parallel rings simulated (the default beyond 256 GPUs)");
   cmd->add_option("--collectives", args->collectives, kCollectivesHelp);
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit for the simulation, in seconds (0: none)")

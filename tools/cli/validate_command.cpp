@@ -10,6 +10,7 @@
 
 #include "core/errors.hpp"
 #include "core/text.hpp"
+#include "evaluation/folded_training_step.hpp"
 #include "evaluation/memory_estimate.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "scenario/scenario_loader.hpp"
@@ -19,8 +20,24 @@
 namespace symmesh::cli {
 namespace {
 
+// A model's step beyond the rank-by-rank size: what simulate will fold, checked and priced
+// (its layout, that it fits), not simulated.
+void validate_folded(const std::string& path, const Scenario& scenario) {
+  const evaluation::TrainingLayoutsRun run = evaluation::run_folded_step(scenario, false);
+  const strategies::TrainingEstimate& e = run.sizes.front().best.front();
+  std::cout << path << ": valid — a model's training step (" << to_string(e.layout)
+            << "), peak " << format_bytes(static_cast<int64_t>(e.memory.total()))
+            << " per GPU on " << e.layout.gpus() << " GPUs, mesh "
+            << to_string(DeviceMesh(scenario.mesh_shape, scenario.mesh_names))
+            << "; simulate folds it (one data-parallel replica of " << e.layout.pp * e.layout.tp
+            << " ranks and one stage's data-parallel rings)"
+            << (scenario.sweep ? ", with a sweep" : "")
+            << (scenario.objective ? ", with an objective" : "") << "\n";
+}
+
 void validate_one(const std::string& path) {
   Scenario scenario = load_scenario(path);
+  if (evaluation::simulated_folded(scenario)) return validate_folded(path, scenario);
   // Planning needs a model. Version 1 plans with dtensor, which needs nothing beyond the
   // mesh (the named model is checked when it runs). Version 2 plans with the scenario's
   // own model, so that the layout — and whether the step fits in memory — is the one

@@ -1,0 +1,145 @@
+// A model scenario's step at its own mesh, simulated folded (folded_training_step.hpp).
+#include "evaluation/folded_training_step.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <numeric>
+
+#include "core/errors.hpp"
+#include "core/text.hpp"
+#include "scenario/model_expansion.hpp"
+
+namespace symmesh::evaluation {
+namespace {
+
+std::string where_of(const Scenario& s) {
+  return s.path.empty() ? std::string("scenario") : s.path;
+}
+
+// "file:12:3" of a key when the file gave it, else the scenario's path and the key's name.
+std::string key_where(const Scenario& s, const SourceLocation& at, const std::string& key) {
+  return at.known() ? at.to_string() : where_of(s) + ": " + key;
+}
+
+int mesh_gpus(const Scenario& s) {
+  return std::accumulate(s.mesh_shape.begin(), s.mesh_shape.end(), 1, std::multiplies<int>());
+}
+
+int dim_size(const Scenario& s, const char* name) {
+  const auto at = std::find(s.mesh_names.begin(), s.mesh_names.end(), name);
+  return at == s.mesh_names.end() ? 1 : s.mesh_shape[at - s.mesh_names.begin()];
+}
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024 * 1024), 2) + " GiB"; }
+
+}  // namespace
+
+bool simulated_folded(const Scenario& s) {
+  return s.model.has_value() && mesh_gpus(s) > kMaxRankByRankModelGpus;
+}
+
+strategies::TrainingLayout declared_training_layout(const Scenario& s) {
+  if (!s.model)
+    throw InvalidArgument("a folded step is a model's training step: the scenario has no model: "
+                          "block",
+                          where_of(s));
+  if (!s.training || !s.training->backward)
+    throw InvalidArgument(
+        "a model's step on more than " + std::to_string(kMaxRankByRankModelGpus) +
+            " GPUs (or with --folded) is simulated folded, which prices a whole training step "
+            "(forward, backward and optimizer step): give training: {optimizer: adam}",
+        s.training ? key_where(s, s.training->where, "training.backward") : where_of(s));
+  if (s.training->optimizer != Optimizer::adam)
+    throw InvalidArgument(
+        "training.optimizer " + to_string(s.training->optimizer) +
+            ": the folded step prices Adam's state and update (Megatron's 18 B per parameter); "
+            "other optimizers are simulated rank by rank only, up to " +
+            std::to_string(kMaxRankByRankModelGpus) + " GPUs",
+        key_where(s, s.training->where, "training.optimizer"));
+  // What the closed form's layer does not run is refused, not left out.
+  if (s.model->dropout)
+    throw InvalidArgument("model.dropout: the folded step's layer has no dropout (Llama's has "
+                          "none); a step with dropout is simulated rank by rank only, up to " +
+                              std::to_string(kMaxRankByRankModelGpus) + " GPUs",
+                          where_of(s) + ": model");
+  if (s.cost_model_given && s.cost_model != "analytic")
+    throw InvalidArgument("cost_model " + s.cost_model +
+                              ": the folded step is priced by the calibrated analytic model "
+                              "(the roofline of core/roofline.hpp); give cost_model: analytic "
+                              "or leave it out",
+                          where_of(s) + ": cost_model");
+  strategies::TrainingLayout l;
+  l.tp = dim_size(s, scenario::kTensorParallelDim);
+  l.pp = s.pipeline_stages();
+  l.dp = static_cast<int>(scenario::data_parallel_size(s.mesh_shape, s.mesh_names));
+  l.micro_batch = scenario::sequences_per_replica(*s.model, l.dp, where_of(s) + ": model");
+  l.virtual_stages = s.virtual_stages();
+  l.recompute = s.model->full_recompute ? Recompute::full : Recompute::none;
+  l.zero_stage = s.training->zero_stage;
+  const Scenario step = folded_step_scenario(s);
+  try {
+    strategies::check_training_layout(*step.model, step.model->global_batch, step.cluster, l);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("the declared layout (" + to_string(l) + ") cannot be simulated: " +
+                              e.message(),
+                          where_of(s));
+  }
+  return l;
+}
+
+Scenario folded_step_scenario(const Scenario& s) {
+  Scenario step = s;
+  if (step.model && step.model->global_batch <= 0) {
+    const int64_t dp = scenario::data_parallel_size(s.mesh_shape, s.mesh_names);
+    step.model->global_batch = dp * scenario::sequences_per_replica(*s.model, dp, where_of(s));
+  }
+  return step;
+}
+
+TrainingLayoutsRun run_folded_step(const Scenario& s, bool simulate) {
+  const strategies::TrainingLayout l = declared_training_layout(s);
+  const Scenario step = folded_step_scenario(s);
+  // The declared layout, every dimension held: the layouts search prices exactly it.
+  LayoutChoices only;
+  only.tps = {l.tp};
+  only.pps = {l.pp};
+  only.micro_batches = {l.micro_batch};
+  only.virtual_stages = {l.virtual_stages};
+  only.recomputes = {l.recompute};
+  only.zero_stages = {l.zero_stage};
+  TrainingLayoutsRun run = run_training_layouts(step, {l.gpus()}, 1, simulate ? 1 : 0, only);
+  const TrainingLayoutsAtSize& at = run.sizes.front();
+  if (at.best.empty()) {
+    const strategies::TrainingEstimate e = strategies::estimate_training_step(
+        *step.model, step.model->global_batch, step.cluster, l);
+    throw InvalidArgument(
+        "the step at its declared layout (" + to_string(l) + ") needs " +
+            gib(e.memory.total()) + " per GPU (weights " + gib(e.memory.weights_bytes) +
+            ", gradients " + gib(e.memory.gradients_bytes) + ", optimizer state " +
+            gib(e.memory.optimizer_bytes) + ", activations " + gib(e.memory.activations_bytes) +
+            "); " + s.cluster.gpu.name + " has " + gib(s.cluster.gpu.memory_capacity_bytes) +
+            " (symmesh layouts finds the layouts that fit)",
+        where_of(s));
+  }
+  if (simulate && !at.simulated.front().simulated())
+    throw InvalidArgument("not simulated: " + at.simulated.front().not_simulated +
+                              " (priced: " + fixed(at.best.front().step_s, 3) +
+                              " s a step; symmesh layouts prints it)",
+                          where_of(s));
+  return run;
+}
+
+std::string folded_step_trace_json(const Scenario& s, std::string& why) {
+  const strategies::TrainingLayout l = declared_training_layout(s);
+  const Scenario step = folded_step_scenario(s);
+  return training_step_trace_json(*step.model, step.model->global_batch, step.cluster, l, why);
+}
+
+}  // namespace symmesh::evaluation

@@ -1,0 +1,55 @@
+#pragma once
+// A model scenario's training step at its own mesh, simulated folded: what `symmesh
+// simulate` and `validate` run for a model: scenario on more GPUs than the rank-by-rank
+// dataflow serves (kMaxRankByRankModelGpus), or on any count with `simulate --folded`.
+//
+// Rank by rank, a step is written out for every GPU: Llama 3.1 405B on 16,384 GPUs holds
+// about 970 M stream ops and would need about 105 GB of host memory (and 290 s only to
+// plan and count it). Folded, its dp replicas — identical copies of one another — are one
+// replica, simulated op by op (pp·tp ranks: every micro-batch's forward and backward on
+// every stage, the tensor-parallel collectives, the sends between stages, the optimizer
+// step), and the data-parallel rings of one stage are simulated side by side on their own
+// nodes (tp·dp ranks); evaluation/simulated_training_step.hpp says how the two compose.
+//
+// The layout is the one the scenario declares, nothing searched: tp, pp and dp from the
+// mesh's dims of those names, model.micro_batch (or global_batch / dp), model.recompute,
+// training.zero and training.virtual_stages (each 1, none or 0 when not given). The step is
+// global_batch sequences (dp · micro_batch when the model gives no global_batch).
+#include <string>
+
+#include "core/scenario.hpp"
+#include "evaluation/training_layouts.hpp"
+#include "strategies/training_step_estimate.hpp"
+
+namespace symmesh::evaluation {
+
+// The most GPUs a model scenario's step is simulated rank by rank on: the 8B step costs
+// 26 s and 1.0 GB of host memory to simulate on 256 GPUs rank by rank, 200 s and 10.9 GB on
+// 1,024 (CPU ∝ GPUs^1.5, memory ∝ GPUs^1.8 past 256). Beyond, the step is folded.
+inline constexpr int kMaxRankByRankModelGpus = 256;
+
+// Whether `simulate` and `validate` fold this scenario's step: a model: scenario whose mesh
+// holds more than kMaxRankByRankModelGpus GPUs.
+bool simulated_folded(const Scenario& scenario);
+
+// The layout the scenario declares (above). Throws InvalidArgument, at the scenario's path
+// and the key, for what the folded step cannot express: a scenario without a model, a
+// forward-only step (no training:, or training.backward false), an optimizer other than
+// Adam, and what check_training_layout refuses (ZeRO-2/3 with pp, tp across nodes, …).
+strategies::TrainingLayout declared_training_layout(const Scenario& scenario);
+
+// The scenario with model.global_batch set (dp · micro_batch when it gave none): the step
+// the folded simulation prices.
+Scenario folded_step_scenario(const Scenario& scenario);
+
+// The declared layout priced (`simulate`: and simulated; `validate`: priced only) as
+// `symmesh layouts` reports one layout (reports/layouts_report.hpp). Throws InvalidArgument
+// (exit 2) as declared_training_layout does; when the step does not fit in the GPU's memory
+// (naming what it needs, by kind); and, when simulating, when its replica holds more stream
+// ops than kMaxSimulatedStreamOps (with its priced step).
+TrainingLayoutsRun run_folded_step(const Scenario& scenario, bool simulate);
+
+// The Chrome/Perfetto trace of the folded step's replica (training_step_trace_json).
+std::string folded_step_trace_json(const Scenario& scenario, std::string& why);
+
+}  // namespace symmesh::evaluation
