@@ -136,6 +136,19 @@ TrainingLayoutsRun run_folded_step(const Scenario& s, bool simulate) {
   return run;
 }
 
+void check_folded_request(const FoldedRequest& r) {
+  const std::string folded = "the folded step of a model on more than " +
+                             std::to_string(kMaxRankByRankModelGpus) + " GPUs (or with --folded) ";
+  if (r.emulate)
+    throw InvalidArgument(folded + "carries no data; emulate on fewer GPUs", "emulate");
+  if (!r.fuse) throw InvalidArgument(folded + "runs no fused matmul to unfuse", "no-fuse");
+  if (r.collectives_given)
+    throw InvalidArgument(folded + "runs its collectives as rings over put_signal", "collectives");
+  if (r.time_limit_s > 0)
+    throw InvalidArgument(folded + "is bounded by its op cap (8 M stream ops), not a clock",
+                          "time limit");
+}
+
 std::string folded_step_trace_json(const Scenario& s, std::string& why) {
   const strategies::TrainingLayout l = declared_training_layout(s);
   const Scenario step = folded_step_scenario(s);

@@ -49,6 +49,19 @@ Scenario folded_step_scenario(const Scenario& scenario);
 // ops than kMaxSimulatedStreamOps (with its priced step).
 TrainingLayoutsRun run_folded_step(const Scenario& scenario, bool simulate);
 
+// What a simulation is asked for beyond the scenario (the CLI's flags, the Python keywords).
+struct FoldedRequest {
+  bool emulate = false;
+  bool fuse = true;
+  bool collectives_given = false;
+  double time_limit_s = 0;
+};
+// Throws InvalidArgument, where the option's name, for what only the rank-by-rank run has:
+// emulation (the folded step carries no data), unfused matmuls (it runs none fused), a
+// choice of collectives (its are rings over put_signal) and a wall-clock limit (its bound
+// is the op cap).
+void check_folded_request(const FoldedRequest& request);
+
 // The Chrome/Perfetto trace of the folded step's replica (training_step_trace_json).
 std::string folded_step_trace_json(const Scenario& scenario, std::string& why);
 

@@ -15,6 +15,7 @@
 #include "core/dtype.hpp"
 #include "core/errors.hpp"
 #include "core/op_kind.hpp"
+#include "evaluation/folded_training_step.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "evaluation/sweep_answer.hpp"
 #include "evaluation/sweep_runner.hpp"
@@ -99,7 +100,17 @@ evaluation::EvaluationOptions evaluation_options(bool emulate, double time_limit
   return options;
 }
 
-std::string simulate_json(const Scenario& scenario, bool emulate, double time_limit_s, bool fuse) {
+// A model's step beyond 256 GPUs (or `folded`) is folded as `symmesh simulate` folds it
+// (evaluation/folded_training_step.hpp), and returned as its JSON.
+std::string simulate_json(const Scenario& scenario, bool emulate, double time_limit_s, bool fuse,
+                          bool folded) {
+  if (folded || evaluation::simulated_folded(scenario)) {
+    evaluation::check_folded_request(
+        {.emulate = emulate, .fuse = fuse, .time_limit_s = time_limit_s});
+    py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
+    return reports::layouts_json(scenario, evaluation::run_folded_step(scenario, true)).dump();
+  }
   const auto options = evaluation_options(emulate, time_limit_s, fuse);
   py::gil_scoped_release unlocked;
   const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
@@ -306,7 +317,7 @@ PYBIND11_MODULE(_symmesh, m) {
         py::arg("gpus_per_host"), py::arg("cluster"), py::arg("rerank"), py::arg("cost_model"),
         py::arg("fuse"), py::arg("placement_search"));
   m.def("simulate_json", &python::simulate_json, py::arg("scenario"), py::arg("emulate"),
-        py::arg("time_limit_s"), py::arg("fuse"));
+        py::arg("time_limit_s"), py::arg("fuse"), py::arg("folded"));
   m.def("sweep_json", &python::sweep_json, py::arg("scenario"), py::arg("jobs"),
         py::arg("time_limit_s"), py::arg("fuse"));
   m.def("layouts_json", &python::layouts_json, py::arg("scenario"), py::arg("gpus"),

@@ -43,6 +43,33 @@ class Simulate(CliTestCase):
             self.assertEqual(str(caught.exception), cli_error("simulate", path))
         self.assertIn("no strategy fits in memory", str(caught.exception))
 
+    def test_a_model_on_16384_gpus_is_folded_as_the_cli_folds_it(self):
+        # Meta's Llama 3.1 405B mesh [pp 16, dp 128, tp 8]: beyond 256 GPUs the step is
+        # simulated as one replica of 128 ranks and one stage's rings of 1,024.
+        path = os.path.join(SCENARIOS, "training", "llama3-405b-train.yaml")
+        ours = symmesh.simulate(path)
+        cli = cli_json("simulate", "--json", path)
+        self.assertEqual(without_wall_times(ours), without_wall_times(cli))
+        step = ours["sizes"][0]["best"][0]["simulated"]
+        self.assertEqual(step["represented_ranks"], 16384)
+        self.assertEqual(step["simulated_ranks"], 128 + 1024)
+
+    def test_folded_refuses_emulation_as_the_cli_does(self):
+        path = os.path.join(SCENARIOS, "llama3-8b-train.yaml")
+        with self.assertRaises(symmesh.ScenarioError) as caught:
+            symmesh.simulate(path, folded=True, emulate=True)
+        self.assertEqual(str(caught.exception), cli_error("simulate", "--folded", "--emulate",
+                                                          path))
+
+
+def without_wall_times(value):
+    """The JSON without its "wall_s" keys: how long the tool took, not what it found."""
+    if isinstance(value, dict):
+        return {k: without_wall_times(v) for k, v in value.items() if k != "wall_s"}
+    if isinstance(value, list):
+        return [without_wall_times(v) for v in value]
+    return value
+
 
 if __name__ == "__main__":
     unittest.main()

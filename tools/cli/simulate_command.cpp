@@ -70,18 +70,10 @@ int run_nccl_tests(const SimulateArgs& args) {
 // one stage's data-parallel rings simulated, reported as `symmesh layouts` reports a layout.
 // What the rank-by-rank run alone has is refused, not ignored.
 int run_folded(const SimulateArgs& args, const Scenario& scenario) {
-  const auto refuse = [](const char* flag, const std::string& why) {
-    throw InvalidArgument(std::string(flag) + ": " + why, flag);
-  };
-  const std::string folded_note =
-      "the folded step of a model on more than " + std::to_string(kMaxRankByRankModelGpus) +
-      " GPUs (or with --folded) ";
-  if (args.emulate) refuse("--emulate", folded_note + "carries no data; emulate on fewer GPUs");
-  if (args.no_fuse) refuse("--no-fuse", folded_note + "runs no fused matmul to unfuse");
-  if (!args.collectives.empty())
-    refuse("--collectives", folded_note + "runs its collectives as rings over put_signal");
-  if (args.time_limit_s > 0)
-    refuse("--time-limit", folded_note + "is bounded by its op cap (8 M stream ops), not a clock");
+  check_folded_request({.emulate = args.emulate,
+                        .fuse = !args.no_fuse,
+                        .collectives_given = !args.collectives.empty(),
+                        .time_limit_s = args.time_limit_s});
   // The trace first: one too large to write is refused before anything is simulated.
   std::string trace;
   if (!args.trace.empty()) {
