@@ -1,23 +1,12 @@
 #include "core/collective_record.hpp"
 
+#include "core/collective_descriptor.hpp"
+
 namespace symmesh {
 
+// Names and library equivalents are the rows of core/collective_descriptor.cpp.
 std::string to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::all_gather:
-      return "all_gather";
-    case CollectiveOp::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveOp::all_reduce:
-      return "all_reduce";
-    case CollectiveOp::all_to_all:
-      return "all_to_all";
-    case CollectiveOp::allgather_matmul:
-      return "allgather_matmul";
-    case CollectiveOp::matmul_reducescatter:
-      return "matmul_reducescatter";
-  }
-  return "?";
+  return std::string(descriptor_of(op).name);
 }
 
 std::string to_string(CollectiveAlgorithm algorithm) {
@@ -34,17 +23,7 @@ std::string to_string(CollectiveAlgorithm algorithm) {
 
 bool has_library_equivalent(const CollectiveRecord& record) {
   if (record.algorithm == CollectiveAlgorithm::fused_ring) return false;
-  switch (record.op) {
-    case CollectiveOp::all_gather:
-    case CollectiveOp::reduce_scatter:
-    case CollectiveOp::all_reduce:
-    case CollectiveOp::all_to_all:
-      return true;
-    case CollectiveOp::allgather_matmul:
-    case CollectiveOp::matmul_reducescatter:
-      return false;
-  }
-  return false;
+  return !descriptor_of(record.op).native_call.empty();
 }
 
 }  // namespace symmesh

@@ -1,5 +1,6 @@
 #include "core/collective_tuning.hpp"
 
+#include "core/collective_descriptor.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 
@@ -39,27 +40,9 @@ bool CollectiveScopeTuning::empty() const {
 
 namespace {
 
-// Which algorithms can run which collective (NCCL 2.28: tree and NVLS all-reduce; NVLS
-// all-gather and reduce-scatter since 2.19; all-to-all as pairwise send/recv; send/recv
-// direct).
+// Which algorithms can run which collective: the row's (core/collective_descriptor.cpp).
 bool algorithm_runs(LibraryAlgorithm a, BandwidthCollective op, bool intra_node) {
-  switch (a) {
-    case LibraryAlgorithm::ring:
-      return op == BandwidthCollective::all_reduce || op == BandwidthCollective::all_gather ||
-             op == BandwidthCollective::reduce_scatter || op == BandwidthCollective::broadcast ||
-             op == BandwidthCollective::reduce;
-    case LibraryAlgorithm::tree:
-      return op == BandwidthCollective::all_reduce;
-    case LibraryAlgorithm::nvls:
-      return intra_node &&
-             (op == BandwidthCollective::all_reduce || op == BandwidthCollective::all_gather ||
-              op == BandwidthCollective::reduce_scatter);
-    case LibraryAlgorithm::pairwise:
-      return op == BandwidthCollective::all_to_all;
-    case LibraryAlgorithm::direct:
-      return op == BandwidthCollective::sendrecv;
-  }
-  return false;
+  return collective_may_use(descriptor_of(op), a, intra_node);
 }
 
 void validate_scope(const CollectiveScopeTuning& scope, const std::string& name, bool intra) {

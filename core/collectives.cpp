@@ -1,5 +1,6 @@
 #include "core/collectives.hpp"
 
+#include "core/collective_descriptor.hpp"
 #include "core/errors.hpp"
 
 namespace symmesh {
@@ -224,68 +225,29 @@ CollectiveBuffers pairwise_all_to_all(Program& program, const CollectiveSpec& sp
   return out;
 }
 
+// Emitters, algorithms and the kinds that name each collective are the rows of
+// core/collective_descriptor.cpp.
 CollectiveBuffers run_collective(Program& program, CollectiveOp op, const CollectiveSpec& spec,
                                  SymmetricHandle data) {
-  switch (op) {
-    case CollectiveOp::all_gather:
-      return ring_all_gather(program, spec, data);
-    case CollectiveOp::reduce_scatter:
-      return ring_reduce_scatter(program, spec, data);
-    case CollectiveOp::all_reduce:
-      return ring_all_reduce(program, spec, data);
-    case CollectiveOp::all_to_all:
-      return pairwise_all_to_all(program, spec, data);
-    default:
-      break;
-  }
+  const CollectiveDescriptor& d = descriptor_of(op);
+  if (d.emit) return d.emit(program, spec, data);
   throw InvalidArgument(
       to_string(op) + " is written with its matmul (strategies/collective_matmul)", spec.name);
 }
 
 CollectiveOp collective_op_of(OpKind kind) {
-  switch (kind) {
-    case OpKind::all_gather:
-      return CollectiveOp::all_gather;
-    case OpKind::reduce_scatter:
-      return CollectiveOp::reduce_scatter;
-    case OpKind::all_reduce:
-      return CollectiveOp::all_reduce;
-    case OpKind::all_to_all:
-      return CollectiveOp::all_to_all;
-    default:
-      break;
-  }
+  if (const CollectiveDescriptor* d = descriptor_of(kind))
+    if (d->record) return *d->record;
   throw InvalidArgument("not a collective: " + to_string(kind), "collectives");
 }
 
 std::optional<CollectiveOp> collective_op_of(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_gather:
-      return CollectiveOp::all_gather;
-    case CollectiveKind::reduce_scatter:
-      return CollectiveOp::reduce_scatter;
-    case CollectiveKind::all_reduce:
-      return CollectiveOp::all_reduce;
-    case CollectiveKind::all_to_all:
-      return CollectiveOp::all_to_all;
-    case CollectiveKind::local_chunk:
-    case CollectiveKind::local_partial:
-    case CollectiveKind::none:
-      break;
-  }
-  return std::nullopt;
+  const CollectiveDescriptor* d = descriptor_of(kind);
+  return d ? d->record : std::nullopt;
 }
 
 CollectiveAlgorithm algorithm_of(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::all_to_all:
-      return CollectiveAlgorithm::pairwise;
-    case CollectiveOp::allgather_matmul:
-    case CollectiveOp::matmul_reducescatter:
-      return CollectiveAlgorithm::fused_ring;
-    default:
-      return CollectiveAlgorithm::ring;
-  }
+  return descriptor_of(op).algorithm;
 }
 
 void free_collective_buffers(Program& program, const CollectiveBuffers& buffers,

@@ -1,8 +1,12 @@
 #include "core/op_kind.hpp"
 
+#include "core/collective_descriptor.hpp"
+
 namespace symmesh {
 
 std::string to_string(OpKind kind) {
+  // A collective's name is its row's (core/collective_descriptor.cpp).
+  if (const CollectiveDescriptor* d = descriptor_of(kind)) return std::string(d->name);
   switch (kind) {
     case OpKind::mm:
       return "mm";
@@ -16,14 +20,6 @@ std::string to_string(OpKind kind) {
       return "linear";
     case OpKind::put_signal:
       return "put_signal";
-    case OpKind::all_gather:
-      return "all_gather";
-    case OpKind::reduce_scatter:
-      return "reduce_scatter";
-    case OpKind::all_reduce:
-      return "all_reduce";
-    case OpKind::all_to_all:
-      return "all_to_all";
     case OpKind::barrier:
       return "barrier";
     case OpKind::optimizer_step:
@@ -62,18 +58,24 @@ std::string to_string(OpKind kind) {
       return "cross_entropy_loss";
     case OpKind::cross_entropy_dgrad:
       return "cross_entropy_dgrad";
+    default:
+      break;
   }
   return "?";
 }
 
 const std::vector<OpKind>& all_op_kinds() {
-  static const std::vector<OpKind> kinds{
-      OpKind::mm,         OpKind::bmm,           OpKind::addmm,      OpKind::baddbmm,
-      OpKind::linear,     OpKind::put_signal,    OpKind::all_gather, OpKind::reduce_scatter,
-      OpKind::all_reduce, OpKind::all_to_all,    OpKind::barrier,    OpKind::add,
-      OpKind::rms_norm,   OpKind::swiglu,        OpKind::gelu,       OpKind::attention,
-      OpKind::embedding,  OpKind::cross_entropy,
-  };
+  static const std::vector<OpKind> kinds = [] {
+    std::vector<OpKind> out{OpKind::mm,      OpKind::bmm,    OpKind::addmm,
+                            OpKind::baddbmm, OpKind::linear, OpKind::put_signal};
+    // The collectives a file may write, in the table's order.
+    for (const CollectiveDescriptor& d : collective_descriptors())
+      if (d.op_kind) out.push_back(*d.op_kind);
+    for (OpKind k : {OpKind::barrier, OpKind::add, OpKind::rms_norm, OpKind::swiglu,
+                     OpKind::gelu, OpKind::attention, OpKind::embedding, OpKind::cross_entropy})
+      out.push_back(k);
+    return out;
+  }();
   return kinds;
 }
 
@@ -134,15 +136,7 @@ bool is_tensor_op(OpKind kind) {
 }
 
 bool is_collective(OpKind kind) {
-  switch (kind) {
-    case OpKind::all_gather:
-    case OpKind::reduce_scatter:
-    case OpKind::all_reduce:
-    case OpKind::all_to_all:
-      return true;
-    default:
-      return false;
-  }
+  return descriptor_of(kind) != nullptr;
 }
 
 }  // namespace symmesh

@@ -1,42 +1,48 @@
 #include "core/redistribution.hpp"
 
+#include "core/collective_descriptor.hpp"
 #include "core/errors.hpp"
 
 namespace symmesh {
 
 std::string to_string(CollectiveKind kind) {
+  // A collective's name is its row's (core/collective_descriptor.cpp); the local steps are
+  // not collectives.
+  if (const CollectiveDescriptor* d = descriptor_of(kind)) return std::string(d->name);
   switch (kind) {
-    case CollectiveKind::all_gather:
-      return "all_gather";
-    case CollectiveKind::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveKind::all_reduce:
-      return "all_reduce";
-    case CollectiveKind::all_to_all:
-      return "all_to_all";
     case CollectiveKind::local_chunk:
       return "local_chunk";
     case CollectiveKind::local_partial:
       return "local_partial";
     case CollectiveKind::none:
       return "none";
+    default:
+      break;
   }
   return "?";
 }
 
+namespace {
+
+PlacementClass class_of(const Placement& p) {
+  if (p.is_shard()) return PlacementClass::shard;
+  if (p.is_partial()) return PlacementClass::partial;
+  return PlacementClass::replicate;
+}
+
+}  // namespace
+
 std::optional<CollectiveKind> transition_collective(const Placement& from, const Placement& to) {
-  if (from.is_shard()) {
-    if (to.is_replicate()) return CollectiveKind::all_gather;
-    if (to.is_shard()) return CollectiveKind::all_to_all;
-    return std::nullopt;  // S → P has no meaning
+  // The collective whose row performs from → to (S→R all-gather, P→S reduce-scatter, P→R
+  // all-reduce, S(i)→S(j) all-to-all).
+  const PlacementClass f = class_of(from), t = class_of(to);
+  for (const CollectiveDescriptor& d : collective_descriptors())
+    if (d.transition && d.from == f && d.to == t) return d.transition;
+  if (from.is_replicate()) {
+    if (to.is_shard()) return CollectiveKind::local_chunk;
+    return CollectiveKind::local_partial;
   }
-  if (from.is_partial()) {
-    if (to.is_replicate()) return CollectiveKind::all_reduce;
-    if (to.is_shard()) return CollectiveKind::reduce_scatter;
-    return std::nullopt;  // P(sum) ↔ P(avg) would change the value
-  }
-  if (to.is_shard()) return CollectiveKind::local_chunk;
-  return CollectiveKind::local_partial;
+  return std::nullopt;  // S → P has no meaning; P(sum) ↔ P(avg) would change the value
 }
 
 std::vector<Transition> plan_transitions(const Placements& src, const Placements& dst,
@@ -107,40 +113,36 @@ Redistribution plan_redistribution(const TensorSpec& src, const Placements& dst,
     TensorSpec after = current;
     after.placements[t.mesh_dim] = t.to;
     RedistributionStep step{t.mesh_dim, t.from, t.to, n == 1 ? CollectiveKind::none : *kind, 0, 0};
+    // The chunk each of the ring's steps moves (padded to equal chunks, as NCCL needs)
+    // and the nccl-tests size; the step count is the row's (core/collective_descriptor.cpp).
+    int64_t chunk = 0;
     switch (step.collective) {
-      case CollectiveKind::all_gather: {
-        const int64_t shard = max_local_bytes(current, mesh);
-        step.bytes = (n - 1) * shard;
-        step.buffer_bytes = n * shard;
-        break;
-      }
-      case CollectiveKind::reduce_scatter: {
-        const int64_t chunk = max_local_bytes(after, mesh);
-        step.bytes = (n - 1) * chunk;
+      case CollectiveKind::all_gather:
+        chunk = max_local_bytes(current, mesh);
         step.buffer_bytes = n * chunk;
         break;
-      }
-      case CollectiveKind::all_reduce: {
-        const int64_t buffer = max_local_bytes(current, mesh);
-        step.bytes = 2 * (n - 1) * ((buffer + n - 1) / n);
-        step.buffer_bytes = buffer;
+      case CollectiveKind::reduce_scatter:
+        chunk = max_local_bytes(after, mesh);
+        step.buffer_bytes = n * chunk;
         break;
-      }
+      case CollectiveKind::all_reduce:
+        step.buffer_bytes = max_local_bytes(current, mesh);
+        chunk = (step.buffer_bytes + n - 1) / n;
+        break;
       case CollectiveKind::all_to_all: {
         // Each peer receives this rank's piece cut along the new shard dim.
         Shape block = local_view(current, mesh, 0).shape;
         const int j = t.to.shard_dim();
         block[j] = (block[j] + n - 1) / n;
-        const int64_t block_bytes = numel(block) * element_size_bytes(src.dtype);
-        step.bytes = (n - 1) * block_bytes;
-        step.buffer_bytes = n * block_bytes;
+        chunk = numel(block) * element_size_bytes(src.dtype);
+        step.buffer_bytes = n * chunk;
         break;
       }
-      case CollectiveKind::local_chunk:
-      case CollectiveKind::local_partial:
-      case CollectiveKind::none:
-        break;
+      default:
+        break;  // local steps: nothing moves
     }
+    if (const CollectiveDescriptor* d = descriptor_of(step.collective))
+      step.bytes = ring_steps(*d, static_cast<int>(n)) * chunk;
     plan.steps.push_back(step);
     current = after;
   }
