@@ -34,6 +34,7 @@ std::vector<CollectiveDescriptor> make_table() {
     d.emit = &ring_all_gather;
     d.library_algorithms = {LA::ring, LA::nvls};
     d.native_call = "ncclAllGather";
+    d.library_move = &library_all_gather;
     t.push_back(d);
   }
   {
@@ -52,6 +53,7 @@ std::vector<CollectiveDescriptor> make_table() {
     d.emit = &ring_reduce_scatter;
     d.library_algorithms = {LA::ring, LA::nvls};
     d.native_call = "ncclReduceScatter";
+    d.library_move = &library_reduce_scatter;
     t.push_back(d);
   }
   {
@@ -70,6 +72,7 @@ std::vector<CollectiveDescriptor> make_table() {
     d.emit = &ring_all_reduce;
     d.library_algorithms = {LA::ring, LA::tree, LA::nvls};
     d.native_call = "ncclAllReduce";
+    d.library_move = &library_all_reduce;
     t.push_back(d);
   }
   {
@@ -88,6 +91,7 @@ std::vector<CollectiveDescriptor> make_table() {
     d.emit = &pairwise_all_to_all;
     d.library_algorithms = {LA::pairwise};
     d.native_call = "ncclAlltoAll";
+    d.library_move = &library_all_to_all;
     t.push_back(d);
   }
   // nccl-tests measures these three; the core writes none of them (no record, no emitter).

@@ -14,7 +14,8 @@
 //   NCCL algorithms       which LibraryAlgorithm may run it (NVLS only inside a node)
 //   record tag            the CollectiveOp the Program records, when the core writes it
 //   emitter               the put_signal / wait_signal writer (core/collectives.hpp)
-//   native call           the NCCL function that replaces it (`--collectives nccl`)
+//   native call           the NCCL function that replaces it (`--collectives nccl`), and
+//                         where a simulation that runs that call puts the data
 //
 // Adding a collective: its enumerators, one row, and its emitter.
 #include <array>
@@ -36,10 +37,14 @@ class Program;
 struct CollectiveSpec;
 struct CollectiveBuffers;
 struct SymmetricHandle;
+struct LibrarySlots;
 
 // Writes the collective as put_signal / wait_signal steps and records it
 // (core/collectives.hpp: ring_all_gather, …).
 using CollectiveEmitter = CollectiveBuffers (*)(Program&, const CollectiveSpec&, SymmetricHandle);
+// Moves the data as the NCCL call would, for an emulated simulation (core/collectives.hpp:
+// library_all_gather, …).
+using LibraryDataMove = void (*)(const LibrarySlots&);
 
 // A placement class, for the transition a collective performs on one mesh dim.
 enum class PlacementClass : uint8_t { shard, replicate, partial };
@@ -80,8 +85,11 @@ struct CollectiveDescriptor {
   // The NCCL algorithms that may run it (NCCL 2.28; NVLS only inside a node, which
   // collective_may_use checks). Empty: NCCL has no such collective.
   std::vector<LibraryAlgorithm> library_algorithms;
-  // The NCCL call that replaces the core's steps ("ncclAllGather"); empty: none (fused).
+  // The NCCL call that replaces the core's steps ("ncclAllGather"); empty: none (fused),
+  // and where its data lands when a simulation runs it as that call (nullptr where the
+  // core writes no such record).
   std::string_view native_call;
+  LibraryDataMove library_move = nullptr;
 };
 
 // Every row, in a fixed order: the plain collectives, then the ones only nccl-tests names,

@@ -1,5 +1,7 @@
 #include "core/collectives.hpp"
 
+#include <cstring>
+
 #include "core/collective_descriptor.hpp"
 #include "core/errors.hpp"
 
@@ -248,6 +250,36 @@ std::optional<CollectiveOp> collective_op_of(CollectiveKind kind) {
 
 CollectiveAlgorithm algorithm_of(CollectiveOp op) {
   return descriptor_of(op).algorithm;
+}
+
+void library_all_gather(const LibrarySlots& s) {
+  using B = LibrarySlots::Buffer;
+  for (int i = 0; i < s.members; ++i)
+    for (int j = 0; j < s.members; ++j)
+      if (j != i) std::memcpy(s.slot(B::data, j, i), s.slot(B::data, i, i), s.chunk_bytes);
+}
+
+void library_reduce_scatter(const LibrarySlots& s) {
+  using B = LibrarySlots::Buffer;
+  std::vector<std::vector<unsigned char>> sums;
+  for (int i = 0; i < s.members; ++i) sums.push_back(s.reduced(i));
+  for (int i = 0; i < s.members; ++i)
+    std::memcpy(s.slot(B::data, i, i), sums[i].data(), s.chunk_bytes);
+}
+
+void library_all_reduce(const LibrarySlots& s) {
+  using B = LibrarySlots::Buffer;
+  for (int i = 0; i < s.members; ++i) {
+    const std::vector<unsigned char> sum = s.reduced(i);
+    for (int j = 0; j < s.members; ++j) std::memcpy(s.slot(B::data, j, i), sum.data(), s.chunk_bytes);
+  }
+}
+
+void library_all_to_all(const LibrarySlots& s) {
+  using B = LibrarySlots::Buffer;
+  for (int i = 0; i < s.members; ++i)
+    for (int j = 0; j < s.members; ++j)
+      if (j != i) std::memcpy(s.slot(B::result, i, j), s.slot(B::data, j, i), s.chunk_bytes);
 }
 
 void free_collective_buffers(Program& program, const CollectiveBuffers& buffers,

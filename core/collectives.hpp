@@ -18,8 +18,10 @@
 //   ring all-gather / reduce-scatter: (p-1)(α + c/β); all-reduce: 2(p-1)(α + c/β);
 //   all-to-all (pairwise exchange, one peer per step): (p-1)(α + c/β).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/collective_record.hpp"
 #include "core/op_kind.hpp"
@@ -78,6 +80,23 @@ CollectiveOp collective_op_of(OpKind kind);
 std::optional<CollectiveOp> collective_op_of(CollectiveKind kind);
 // The one-sided algorithm the core writes a collective with.
 CollectiveAlgorithm algorithm_of(CollectiveOp op);
+
+// What the collective library's call (NCCL's) leaves in a group's buffers, for a
+// simulation that runs a recorded collective as NCCL would and still carries real bytes
+// (sim/library_collectives.cpp): the data lands where the one-sided steps above put it.
+struct LibrarySlots {
+  enum class Buffer { data, result };
+  int members = 0;
+  int64_t chunk_bytes = 0;
+  // Slot i (chunk_bytes long) of member m's data or result buffer.
+  std::function<unsigned char*(Buffer, int m, int i)> slot;
+  // The reduction over every member of its data slot i (sum, or avg), in the dtype.
+  std::function<std::vector<unsigned char>(int i)> reduced;
+};
+void library_all_gather(const LibrarySlots& s);
+void library_reduce_scatter(const LibrarySlots& s);
+void library_all_reduce(const LibrarySlots& s);
+void library_all_to_all(const LibrarySlots& s);
 
 // Releases what a collective allocated (appended to every member's stream).
 void free_collective_buffers(Program& program, const CollectiveBuffers& buffers,

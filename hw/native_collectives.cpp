@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/collective_descriptor.hpp"
+
 namespace symmesh::hw {
 namespace {
 
@@ -44,8 +46,7 @@ std::vector<NativeSegment> native_segments(const Program& program, int rank,
       seg.result_handle = r.result;
       seg.chunk_bytes = r.chunk_bytes;
       seg.dtype = r.dtype;
-      seg.average = r.reduction == ReduceOp::avg &&
-                    (r.op == CollectiveOp::reduce_scatter || r.op == CollectiveOp::all_reduce);
+      seg.average = r.reduction == ReduceOp::avg && descriptor_of(r.op).reduces;
       seg.name = r.name;
       seg.detail = "nccl " + to_string(*kind) + " (replaces " + std::to_string(span.op_count) +
                    " one-sided ops)";

@@ -9,10 +9,11 @@
 // one-sided puts, do not slow each other down (core/nccl_cost_model.hpp shares NICs among
 // the groups of one collective only).
 #include <algorithm>
-#include <cstring>
 #include <simgrid/s4u/Actor.hpp>
 #include <vector>
 
+#include "core/collective_descriptor.hpp"
+#include "core/collectives.hpp"
 #include "core/errors.hpp"
 #include "core/library_collectives.hpp"
 #include "sim/emulated_ops.hpp"
@@ -102,33 +103,19 @@ void Simulation::apply_library_collective(const CollectiveRecord& r) {
     }
     return sum;
   };
-  switch (r.op) {
-    case CollectiveOp::all_gather:
-      for (int i = 0; i < p; ++i)
-        for (int j = 0; j < p; ++j)
-          if (j != i) std::memcpy(slot(r.data, ranks[j], i), slot(r.data, ranks[i], i), c);
-      return;
-    case CollectiveOp::reduce_scatter: {
-      std::vector<std::vector<unsigned char>> sums;
-      for (int i = 0; i < p; ++i) sums.push_back(reduced_slot(i));
-      for (int i = 0; i < p; ++i) std::memcpy(slot(r.data, ranks[i], i), sums[i].data(), c);
-      return;
-    }
-    case CollectiveOp::all_reduce:
-      for (int i = 0; i < p; ++i) {
-        const std::vector<unsigned char> sum = reduced_slot(i);
-        for (int j = 0; j < p; ++j) std::memcpy(slot(r.data, ranks[j], i), sum.data(), c);
-      }
-      return;
-    case CollectiveOp::all_to_all:
-      for (int i = 0; i < p; ++i)
-        for (int j = 0; j < p; ++j)
-          if (j != i) std::memcpy(slot(r.result, ranks[i], j), slot(r.data, ranks[j], i), c);
-      return;
-    default:
-      throw InvalidArgument(to_string(r.op) + " has no library equivalent",
-                            "collective '" + r.name + "'");
-  }
+  // Where the data lands is the row's (core/collective_descriptor.cpp, core/collectives.hpp).
+  const LibraryDataMove move = descriptor_of(r.op).library_move;
+  if (!move)
+    throw InvalidArgument(to_string(r.op) + " has no library equivalent",
+                          "collective '" + r.name + "'");
+  LibrarySlots slots;
+  slots.members = p;
+  slots.chunk_bytes = c;
+  slots.slot = [&](LibrarySlots::Buffer buffer, int member, int i) {
+    return slot(buffer == LibrarySlots::Buffer::data ? r.data : r.result, ranks[member], i);
+  };
+  slots.reduced = reduced_slot;
+  move(slots);
 }
 
 }  // namespace symmesh::sim
