@@ -149,6 +149,16 @@ void check_folded_request(const FoldedRequest& r) {
                           "time limit");
 }
 
+void refuse_folded_on_hardware(const Scenario& s, const std::string& command) {
+  if (!simulated_folded(s)) return;
+  throw InvalidArgument(command + " writes a step rank by rank, one rank per GPU; this model's step is on " +
+                            std::to_string(mesh_gpus(s)) + " GPUs, more than the " +
+                            std::to_string(kMaxRankByRankModelGpus) +
+                            " written rank by rank (symmesh simulate folds it; run a mesh of this "
+                            "machine's GPUs)",
+                        where_of(s));
+}
+
 std::string folded_step_trace_json(const Scenario& s, std::string& why) {
   const strategies::TrainingLayout l = declared_training_layout(s);
   const Scenario step = folded_step_scenario(s);

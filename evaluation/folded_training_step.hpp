@@ -62,6 +62,11 @@ struct FoldedRequest {
 // is the op cap).
 void check_folded_request(const FoldedRequest& request);
 
+// `run` and `compare` write a step rank by rank, one rank per GPU: a step simulate folds is
+// refused (InvalidArgument at the scenario, naming `command`) before anything is planned —
+// at 16,384 GPUs that was minutes of planning toward a plan no machine runs.
+void refuse_folded_on_hardware(const Scenario& scenario, const std::string& command);
+
 // The Chrome/Perfetto trace of the folded step's replica (training_step_trace_json).
 std::string folded_step_trace_json(const Scenario& scenario, std::string& why);
 

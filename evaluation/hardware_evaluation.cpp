@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "core/trace_writer.hpp"
 #include "evaluation/backends.hpp"
+#include "evaluation/folded_training_step.hpp"
 
 namespace symmesh::evaluation {
 
@@ -28,6 +29,7 @@ void check_native_op_names(const CollectivesChoice& choice, const Scenario& scen
 
 HardwareEvaluation evaluate_on_hardware(const Scenario& scenario, const HardwareOptions& options,
                                         const std::string& command) {
+  refuse_folded_on_hardware(scenario, command);
   // Version 1: the file's ops, checked before anything is planned. Version 2 runs derived
   // ops too (up.wgrad, w_up.grad_all_reduce): checked once planned, still before any GPU.
   if (!scenario.is_dataflow()) check_native_op_names(options.collectives, scenario);

@@ -96,4 +96,16 @@ TEST(ValidateFolded, TheShippedWholeModelScenariosAreValidAtTheirMesh) {
   }
 }
 
+// run and compare write a step rank by rank, one rank per GPU: a step simulate folds is
+// refused at once (it used to plan for minutes toward 16,384 ranks), with the reason.
+TEST(RunFolded, AStepSimulateFoldsIsNotWrittenForHardware) {
+  const std::string file = kScenarios + "training/llama3-405b-train.yaml";
+  for (const char* command : {"run --dry-run ", "compare "}) {
+    const auto r = run_symmesh(std::string(command) + file);
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_THAT(r.err, HasSubstr("rank by rank")) << command;
+    EXPECT_THAT(r.err, HasSubstr("16384 GPUs")) << command;
+  }
+}
+
 }  // namespace

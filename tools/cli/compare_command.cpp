@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/library_collectives.hpp"
+#include "evaluation/folded_training_step.hpp"
 #include "evaluation/hardware_evaluation.hpp"
 #include "evaluation/scenario_evaluation.hpp"
 #include "reports/simulation_output.hpp"
@@ -60,6 +61,7 @@ nlohmann::json number_or_null(double v) {
 int run_compare(const CompareArgs& args) {
   const CollectivesChoice collectives = parse_collectives(args.collectives);
   Scenario scenario = load_scenario(args.scenario);
+  refuse_folded_on_hardware(scenario, "symmesh compare");
   scenario.cluster = cluster_for_collectives(scenario.cluster, collectives);
   HardwareOptions options;
   options.collectives = collectives;
