@@ -258,6 +258,13 @@ CollectiveFit fit_collectives(const std::vector<CollectiveFitInput>& inputs,
     const auto op = static_cast<BandwidthCollective>(op_index);
     const auto algorithm = static_cast<LibraryAlgorithm>(algorithm_index);
     const std::string scope = inter ? "inter_node" : "intra_node";
+    if (group.points.size() > static_cast<size_t>(kMostNcclTestsRows))
+      throw InvalidArgument("the runs give " + std::to_string(group.points.size()) +
+                                " points to fit " + scope + " " + to_string(op) + " (" +
+                                to_string(algorithm) + "), more than the " +
+                                std::to_string(kMostNcclTestsRows) +
+                                " symmesh fits at once; give fewer runs",
+                            group.files.front());
     if (group.points.size() < 2)
       throw InvalidArgument("need measurements at two or more sizes to fit " + scope + " " +
                                 to_string(op) + " (" + to_string(algorithm) + ")",

@@ -136,6 +136,11 @@ NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string&
           "busbw #wrong out-of-place and in-place) in a data row, got " +
               std::to_string(w.size()),
           where());
+    if (run.rows.size() == static_cast<size_t>(kMostNcclTestsRows))
+      throw InvalidArgument("more than " + std::to_string(kMostNcclTestsRows) +
+                                " data rows: symmesh fits at most that many points (a run "
+                                "has tens); keep the sizes that matter",
+                            where());
     NcclTestsRow row;
     row.line = line_number;
     int64_t root = 0;

@@ -37,12 +37,19 @@ struct NcclTestsRun {
   std::vector<NcclTestsRow> rows;
 };
 
+// The most data rows one fit takes (a file, and each fitted scope, collective and
+// algorithm over all files): the envelope fit tries some 1,100 starts over every point,
+// about 2 s per 10,000 points, so a table of 10^6 rows would run for minutes. A real run
+// has tens of rows (8 B to 8 GiB by factor 2: 31).
+inline constexpr int kMostNcclTestsRows = 10000;
+
 // The collective comes from "# Collective test starting: X_perf", else a "#% collective:
 // X_perf" metadata line, else `fallback`. The GPU count from the Rank lines, else a
 // "#% gpus: N" line, else nThread × nGpus of the "# nThread" line. Throws InvalidArgument
 // naming "file:line" for a row that is not 13 columns of the right kinds, and naming the
 // file when the collective or GPU count cannot be found or there is no data row, and naming
-// the line of a second "# Collective test starting:" for another program (one run per file).
+// the line of a second "# Collective test starting:" for another program (one run per file),
+// and naming the line of a data row past kMostNcclTestsRows (read no further).
 NcclTestsRun parse_nccl_tests_output(const std::string& text, const std::string& file,
                                      std::optional<BandwidthCollective> fallback = {});
 // Reads `path` (a regular file) and parses it.

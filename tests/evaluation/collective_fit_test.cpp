@@ -164,6 +164,25 @@ TEST(CollectiveFit, NamesAlgorithmsAndRefusesNvlsAcrossNodes) {
                InvalidArgument);
 }
 
+// Files within the row bound may still add up past it for one fit: refused, not fitted
+// for minutes (about 2 s per 10,000 points).
+TEST(CollectiveFit, MorePointsThanTheBoundOverSeveralFilesAreRefused) {
+  const auto time = [](double bytes, int) { return 20e-6 + bytes / 300e9; };
+  NcclTestsRun run = made_run(BandwidthCollective::all_reduce, 8, 1, time);
+  const NcclTestsRow row = run.rows.back();
+  run.rows.assign(kMostNcclTestsRows / 2 + 1, row);
+  try {
+    fit_collectives({{run, false}, {run, false}}, dgx_h100());
+    FAIL() << "a fit of more points than the bound ran";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.where(), "made.txt");
+    EXPECT_NE(e.message().find("10002 points to fit intra_node all_reduce (ring), more than "
+                               "the 10000"),
+              std::string::npos)
+        << e.message();
+  }
+}
+
 TEST(CollectiveFit, FitQualityOnAPublishedRing) {
   // A fit quality check, not a validation: Together's 1x8 H100 ring all_reduce (31 sizes,
   // 8 B … 8 GiB) fitted, then each of its own rows predicted with

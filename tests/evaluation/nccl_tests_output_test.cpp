@@ -122,6 +122,25 @@ TEST(NcclTestsOutput, BadRowsNameFileAndLine) {
       InvalidArgument);
 }
 
+// A table of more rows than one fit takes is refused at the first row past the bound, so
+// that a table of 10^6 rows is neither read whole nor fitted for minutes.
+TEST(NcclTestsOutput, MoreRowsThanAFitTakesAreRefusedAtTheFirstRowPastTheBound) {
+  const std::string header = "# Collective test starting: all_reduce_perf\n#% gpus: 8\n";
+  const std::string row = "1024 256 float sum -1 30 0 0 0 30 0 0 0\n";
+  std::string text = header;
+  for (int i = 0; i < kMostNcclTestsRows; ++i) text += row;
+  EXPECT_EQ(parse_nccl_tests_output(text, "big.txt").rows.size(),
+            static_cast<size_t>(kMostNcclTestsRows));
+  text += row;
+  try {
+    parse_nccl_tests_output(text, "big.txt");
+    FAIL() << "a row past the bound was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.where(), "big.txt:" + std::to_string(kMostNcclTestsRows + 3));
+    EXPECT_NE(e.message().find("more than 10000 data rows"), std::string::npos) << e.message();
+  }
+}
+
 TEST(NcclTestsOutput, ReadsAPublishedFile) {
   // h100_1x8_xxrjun_allreduce.txt: 8 Rank lines on host cnode3-002, 10 rows from 33554432 to
   // 17179869184 bytes; its first row (line 29) reads
