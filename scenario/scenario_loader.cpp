@@ -164,7 +164,9 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
   }
   std::vector<Value> node_items;
   if (auto nodes = sweep.get("nodes")) {
-    spec.nodes = nodes->as_int_list(-1, 1, "[1, 2, 4, 8]");
+    // Distinct and at most kMaxSearchValues: each count is a cluster validated here and a
+    // set of points simulated later.
+    spec.nodes = distinct_int_list(*nodes, "sweep.nodes", 1, "[1, 2, 4, 8]");
     node_items = nodes->items();
   } else {
     spec.nodes = {s.cluster.nodes};
@@ -173,8 +175,6 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
   const int gpus = s.cluster.gpus_per_node;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const int n = spec.nodes[i];
-    for (size_t j = 0; j < i; ++j)
-      if (spec.nodes[j] == n) node_items[i].fail("sweep.nodes: " + std::to_string(n) + " twice");
     ClusterSpec resized = s.cluster;
     resized.nodes = n;
     try {
@@ -218,8 +218,31 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
     }
     return spec;
   }
+  // Every point is simulated: their number (node counts × each count's shapes ×
+  // micro-batch sizes × ZeRO stages) is bounded before any runs, at the sweep's key.
+  const auto bound_points = [&](const std::vector<int64_t>& shapes_per_count) {
+    int64_t points = 0;
+    const int64_t per_shape = static_cast<int64_t>(std::max<size_t>(spec.micro_batches.size(), 1)) *
+                              static_cast<int64_t>(std::max<size_t>(spec.zero_stages.size(), 1));
+    for (int64_t shapes : shapes_per_count) points += shapes * per_shape;
+    if (points <= kMaxSweepPoints) return;
+    std::string factors = std::to_string(spec.nodes.size()) + " node counts × their mesh shapes";
+    if (!spec.micro_batches.empty())
+      factors += " × " + std::to_string(spec.micro_batches.size()) + " micro-batch sizes";
+    if (!spec.zero_stages.empty())
+      factors += " × " + std::to_string(spec.zero_stages.size()) + " ZeRO stages";
+    (sweep.has("nodes") ? *sweep.key("nodes") : value)
+        .fail("sweep: " + std::to_string(points) + " points (" + factors + "), more than the " +
+              std::to_string(kMaxSweepPoints) +
+              " a sweep simulates; list fewer node counts, shapes or values");
+  };
   if (!mesh || (mesh->is_scalar() && mesh->as_string() == "auto")) {
     spec.mesh_auto = true;
+    std::vector<int64_t> shapes;
+    for (int n : spec.nodes)
+      shapes.push_back(count_mesh_shapes(int64_t{n} * gpus, static_cast<int>(s.mesh_shape.size()),
+                                         kMaxSweepPoints));
+    bound_points(shapes);
     return spec;
   }
   if (!mesh->is_list())
@@ -249,6 +272,12 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
       item.fail("sweep mesh " + shape_text(shape) + " twice");
     spec.mesh_shapes.push_back(shape);
   }
+  std::vector<int64_t> shapes;
+  for (int n : spec.nodes)
+    shapes.push_back(std::count_if(
+        spec.mesh_shapes.begin(), spec.mesh_shapes.end(),
+        [&](const std::vector<int>& shape) { return product(shape) == int64_t{n} * gpus; }));
+  bound_points(shapes);
   return spec;
 }
 

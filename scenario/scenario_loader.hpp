@@ -47,5 +47,11 @@ Scenario with_cluster_size(const Scenario& scenario, int nodes, std::vector<int>
 // mesh: auto tries at most this many shapes per node count (more is an error saying so).
 inline constexpr int64_t kMaxAutoMeshShapes = 100000;
 std::vector<std::vector<int>> sweep_mesh_shapes(const Scenario& scenario, int nodes);
+// How many shapes mesh: auto tries for `gpus` over `ndim` dims, without listing them; at
+// most `cap` + 1.
+int64_t count_mesh_shapes(int64_t gpus, int ndim, int64_t cap);
+// The most points a sweep (not sweep.layouts) simulates: node counts × each count's mesh
+// shapes × micro-batch sizes × ZeRO stages. More is refused at load, at sweep.nodes.
+inline constexpr int64_t kMaxSweepPoints = 10000;
 
 }  // namespace symmesh

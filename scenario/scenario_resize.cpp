@@ -51,6 +51,10 @@ int64_t count_factorisations(int64_t n, int ndim, int64_t cap) {
 
 }  // namespace
 
+int64_t count_mesh_shapes(int64_t gpus, int ndim, int64_t cap) {
+  return gpus < 1 || ndim < 1 ? 0 : count_factorisations(gpus, ndim, cap);
+}
+
 Scenario with_cluster_size(const Scenario& scenario, int nodes, std::vector<int> mesh_shape) {
   if (nodes < 1) throw InvalidArgument("nodes must be >= 1, got " + std::to_string(nodes), kWhere);
   if (mesh_shape.size() != scenario.mesh_shape.size())
