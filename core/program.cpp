@@ -1,6 +1,7 @@
 #include "core/program.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "core/errors.hpp"
@@ -196,7 +197,34 @@ int64_t ProgramCounts::program_bytes() const {
          collective_spans * static_cast<int64_t>(sizeof(CollectiveSpan)) + initial_bytes;
 }
 
-Program::Program(int world_size) : world_size_(world_size) {
+int64_t max_stream_ops() {
+  const char* text = std::getenv("SYMMESH_MAX_STREAM_OPS");
+  if (!text || !*text) return kDefaultMaxStreamOps;
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (*end != '\0' || value < 1)
+    throw InvalidArgument("expected a whole number >= 1, got '" + std::string(text) + "'",
+                          "SYMMESH_MAX_STREAM_OPS");
+  return value;
+}
+
+namespace {
+
+std::string too_many_text(int64_t ops, int64_t cap) {
+  return "the workload lowers to more than " + std::to_string(cap) +
+         " stream operations (" + (ops > cap ? std::to_string(ops) + " at least" : "the bound") +
+         "): too large to simulate; use fewer GPUs or ops, or set SYMMESH_MAX_STREAM_OPS "
+         "(about 64 B of host memory each)";
+}
+
+}  // namespace
+
+void Program::check_room_for(int64_t more, const std::string& what) const {
+  if (more > max_stream_ops_ - counts_.stream_ops)
+    throw TooManyStreamOps(too_many_text(counts_.stream_ops + more, max_stream_ops_), what);
+}
+
+Program::Program(int world_size) : world_size_(world_size), max_stream_ops_(max_stream_ops()) {
   if (world_size < 1)
     throw InvalidArgument("world size must be >= 1, got " + std::to_string(world_size), "Program");
   streams_.resize(world_size);
@@ -485,6 +513,8 @@ void Program::append(int rank, StreamId stream, const StreamOp& op) {
     throw InvalidArgument("unknown stream " + std::to_string(stream), "Program", rank);
   if (op.label_ >= labels_.size())
     throw InvalidArgument("unknown label " + std::to_string(op.label_), "Program", rank);
+  if (counts_.stream_ops >= max_stream_ops_)
+    throw TooManyStreamOps(too_many_text(counts_.stream_ops + 1, max_stream_ops_), "Program");
   ++stream_ops_[rank][stream];
   ++counts_.stream_ops;
   if (!counting_) streams_[rank][stream].ops.push_back(op);

@@ -25,6 +25,7 @@
 
 #include "core/collective_record.hpp"
 #include "core/dtype.hpp"
+#include "core/errors.hpp"
 #include "core/matmul_signature.hpp"
 #include "core/tensor_op.hpp"
 #include "core/tensor_op_reference.hpp"
@@ -310,6 +311,21 @@ struct ProgramCounts {
   int64_t program_bytes() const;
 };
 
+// The most stream ops one Program holds (and a counting one counts): a ring all-reduce
+// over p ranks writes about 4p² of them, so a 1-D mesh of 65,536 GPUs would write 1.7e10
+// (a terabyte, weeks of simulation) and take half an hour only to count. 2^27 ops hold
+// about 8.6 GB; an all-reduce over 4,096 GPUs (some 70 M ops) simulates in 20 s and 5.3 GB.
+// SYMMESH_MAX_STREAM_OPS raises (or lowers) it.
+inline constexpr int64_t kDefaultMaxStreamOps = int64_t{1} << 27;
+int64_t max_stream_ops();  // the bound in force (throws InvalidArgument for a bad variable)
+
+// Thrown when a Program would hold more stream ops than max_stream_ops(): bad input (the
+// scenario is too large to write), which the lowering reports at the op that grew it.
+class TooManyStreamOps : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 class Program {
  public:
   explicit Program(int world_size);
@@ -452,6 +468,10 @@ class Program {
 
   // What this Program holds or, counting, would hold.
   const ProgramCounts& counts() const { return counts_; }
+  // Throws TooManyStreamOps, before any is written, when `more` stream ops would take the
+  // Program past max_stream_ops() (a collective's lower bound, so that a huge one is
+  // refused at once rather than after counting to the bound).
+  void check_room_for(int64_t more, const std::string& what) const;
   // Counting: the ops each (rank, stream) would hold.
   const std::vector<std::vector<int64_t>>& stream_op_counts() const { return stream_ops_; }
 
@@ -474,6 +494,7 @@ class Program {
 
   int world_size_;
   bool counting_ = false;
+  int64_t max_stream_ops_ = kDefaultMaxStreamOps;
   std::vector<Group> groups_;
   std::map<std::vector<int>, GroupId> group_ids_;
   GroupId world_group_ = -1;

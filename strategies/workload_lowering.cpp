@@ -305,9 +305,11 @@ PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
   return out;
 }
 
-LoweredWorkload lower_workload(const Scenario& scenario,
-                               std::shared_ptr<const PlannedWorkload> planned,
-                               const WorkloadOptions& options, Program program) {
+namespace {
+
+// lower_workload; `current` is the index of the op being lowered.
+LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const PlannedWorkload> planned,
+                          const WorkloadOptions& options, Program program, size_t& current) {
   if (options.emulate && !options.encode)
     throw InvalidArgument("emulation needs a value encoder", "workload");
   if (options.emulate && planned->dataflow && !options.decode)
@@ -343,6 +345,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   // emulation checks the last one.
   std::unordered_set<std::string> earlier_seen;
   const auto lower_earlier = [&](size_t i, int first_rank, int64_t micro_batch) {
+    current = i;
     WorkloadOp op = planned->ops[i];
     op.name = earlier_micro_batch_label(micro_batch, op.name);
     if (earlier_seen.insert(op.name).second)
@@ -403,6 +406,7 @@ LoweredWorkload lower_workload(const Scenario& scenario,
   // The last micro-batch's op i (or the op of a step without accumulation), on the stage
   // whose first world rank is first_rank: checked, measured and (emulating) given values.
   const auto lower_last = [&](size_t i, int first_rank) {
+    current = i;
     const WorkloadOp& op = planned->ops[i];
     const int stage = stage_of(i);
     LoweredOp& lowered = out.ops[i];
@@ -552,6 +556,23 @@ LoweredWorkload lower_workload(const Scenario& scenario,
       }
   }
   return out;
+}
+
+}  // namespace
+
+LoweredWorkload lower_workload(const Scenario& scenario,
+                               std::shared_ptr<const PlannedWorkload> planned,
+                               const WorkloadOptions& options, Program program) {
+  size_t current = 0;
+  try {
+    return lower_ops(scenario, planned, options, std::move(program), current);
+  } catch (const TooManyStreamOps& e) {
+    // Past the Program's bound: at the op that grew it (a collective, a plan's
+    // redistributions).
+    if (current >= planned->ops.size()) throw;
+    const WorkloadOp& op = planned->ops[current];
+    throw InvalidArgument("op '" + op.name + "': " + e.message(), where_of(op));
+  }
 }
 
 std::string earlier_micro_batch_label(int64_t micro_batch, const std::string& op) {
