@@ -23,8 +23,9 @@ std::atomic<pid_t> owner{0};
 
 void on_signal(int sig) {
   if (getpid() == owner.load()) {
+    // Each helper leads its own process group (gnuplot_child.cpp): the group goes too.
     for (auto& child : children)
-      if (const pid_t pid = child.load(); pid > 0) kill(pid, SIGKILL);
+      if (const pid_t pid = child.load(); pid > 0) kill(-pid, SIGKILL), kill(pid, SIGKILL);
     // Files first, then folders (a folder this command made holds its temporaries).
     for (int pass = 0; pass < 2; ++pass)
       for (auto& slot : paths)

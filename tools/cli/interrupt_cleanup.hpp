@@ -23,7 +23,8 @@ void install_interrupt_cleanup();
 bool remember_path(const std::string& path);
 void forget_path(const std::string& path);
 
-// A child to SIGKILL if interrupted, until forget_child (after waitpid).
+// A child to SIGKILL if interrupted, with its process group, until forget_child (after
+// waitpid).
 void remember_child(pid_t pid);
 void forget_child(pid_t pid);
 

@@ -1,14 +1,10 @@
 #include "tools/cli/sweep_plots.hpp"
 
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,7 +16,7 @@
 #include "evaluation/scenario_evaluation.hpp"
 #include "evaluation/training_layouts.hpp"
 #include "tools/cli/atomic_file.hpp"
-#include "tools/cli/interrupt_cleanup.hpp"
+#include "tools/cli/gnuplot_child.hpp"
 
 namespace symmesh::cli {
 
@@ -384,50 +380,6 @@ std::pair<std::string, std::string> layouts_breakdown_sources(
   return {dat, gp};
 }
 
-// Runs gnuplot on `script` inside `dir`; returns its exit status and what it printed.
-// Runs gnuplot on `script` with its variables set to `vars` (data, svg_out, png_out).
-int run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& script,
-                const std::vector<std::pair<std::string, std::string>>& vars_in,
-                std::string& errors) {
-  char log_path[] = "/tmp/symmesh_gnuplot_XXXXXX";
-  const int log_fd = mkstemp(log_path);
-  if (log_fd < 0) return -1;
-  remember_path(log_path);
-  // The paths hold the user's --out folder: quoted as data as well.
-  std::string vars;
-  for (const auto& [name, value] : vars_in)
-    vars += (vars.empty() ? "" : "; ") + name + "=" + gp_string(value);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    // gnuplot dies with symmesh, even when SIGKILL leaves no handler to kill it.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1) _exit(127);  // the parent is already gone
-    const int null_fd = open("/dev/null", O_RDWR);
-    dup2(null_fd, STDIN_FILENO);
-    dup2(null_fd, STDOUT_FILENO);
-    dup2(log_fd, STDERR_FILENO);
-    if (chdir(dir.c_str()) != 0) _exit(127);
-    execl(gnuplot.c_str(), "gnuplot", "-e", vars.c_str(), script.c_str(), nullptr);
-    _exit(127);
-  }
-  int status = -1;
-  if (pid > 0) {
-    remember_child(pid);  // killed on SIGINT/SIGTERM (interrupt_cleanup)
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    forget_child(pid);
-  }
-  close(log_fd);
-  std::ifstream in(log_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  errors = text.str();
-  std::remove(log_path);
-  forget_path(log_path);
-  if (pid < 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 }  // namespace
 
 std::string find_on_path(const std::string& program) {
@@ -504,6 +456,7 @@ PlotOutput write_plots(const std::string& dir,
     staged.stage((fs::path(dir) / name).string(), text);
     out.files.push_back(name);
   }
+  (void)gnuplot_time_limit_s();  // a malformed limit is refused with or without gnuplot
   const std::string gnuplot = find_on_path("gnuplot");
   std::string failure;
   for (const char* plot : kPlots) {
@@ -522,18 +475,25 @@ PlotOutput write_plots(const std::string& dir,
     const std::string dir_name = (fs::path(dir) / name).string();
     // Absolute: gnuplot runs inside `dir`, which may be given relative.
     const auto absolute = [](const std::string& p) { return fs::absolute(p).string(); };
-    std::string errors;
-    const int status = run_gnuplot(gnuplot, dir, absolute(staged.temporary_of(dir_name + ".gp")),
-                                   {{"data", absolute(staged.temporary_of(dir_name + ".dat"))},
-                                    {"svg_out", absolute(svg_tmp)},
-                                    {"png_out", absolute(png_tmp)}},
-                                   errors);
+    // The paths hold the user's --out folder: quoted as data as well.
+    const std::string assignments =
+        "data=" + gp_string(absolute(staged.temporary_of(dir_name + ".dat"))) +
+        "; svg_out=" + gp_string(absolute(svg_tmp)) + "; png_out=" + gp_string(absolute(png_tmp));
+    const GnuplotRun run =
+        run_gnuplot(gnuplot, dir, absolute(staged.temporary_of(dir_name + ".gp")), assignments);
+    const int status = run.status;
     const bool whole = image_is_complete(svg_tmp, ".svg") && image_is_complete(png_tmp, ".png");
-    if (status != 0 || !whole) {
-      const std::string first = errors.substr(0, errors.find('\n'));
-      failure = status != 0 ? "gnuplot failed on " + name + ".gp (exit " + std::to_string(status) +
-                                  ")" + (first.empty() ? "" : ": " + first)
-                            : "gnuplot wrote an incomplete " + name + " image (a full disk?)";
+    if (run.timed_out || status != 0 || !whole) {
+      const std::string first = run.errors.substr(0, run.errors.find('\n'));
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", gnuplot_time_limit_s());
+      failure = run.timed_out
+                    ? "gnuplot did not finish " + name + ".gp within " + limit +
+                          " s (SYMMESH_GNUPLOT_TIME_LIMIT) and was killed"
+                : status != 0 ? "gnuplot failed on " + name + ".gp (exit " +
+                                    std::to_string(status) + ")" +
+                                    (first.empty() ? "" : ": " + first)
+                              : "gnuplot wrote an incomplete " + name + " image (a full disk?)";
       staged.discard(svg);
       staged.discard(png);
       staged.remove_at_commit(svg);
