@@ -18,7 +18,8 @@ using ::testing::HasSubstr;
 
 std::string map_of(int keys, const std::string& last = "") {
   std::string text = "{";
-  for (int i = 0; i < keys; ++i) text += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ",\n";
+  for (int i = 0; i < keys; ++i)
+    text += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ",\n";
   return text + (last.empty() ? "\"end\": 0" : last) + "}\n";
 }
 
