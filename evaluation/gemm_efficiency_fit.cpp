@@ -82,6 +82,23 @@ GemmEfficiencyFit fit_gemm_efficiencies(const std::vector<GemmMeasurement>& rows
       throw InvalidArgument("the base cluster " + base_name + " has no " + key +
                                 " peak to measure these GEMMs against",
                             first);
+    // A GEMM faster than the GPU's peak is not a measurement of this GPU (another GPU, a
+    // wrong unit): the fitted efficiency (at most 1) could not reach it.
+    const double key_peak = base.gpu.peak_flops_per_s.at(key);
+    for (const GemmMeasurement* row : points) {
+      const double rate = 2.0 * static_cast<double>(row->m) * static_cast<double>(row->n) *
+                          static_cast<double>(row->k) / row->seconds;
+      if (rate > key_peak) {
+        char text[96];
+        std::snprintf(text, sizeof text, "%.1f TFLOP/s, faster than the %.1f TFLOP/s", rate * 1e-12,
+                      key_peak * 1e-12);
+        throw InvalidArgument(std::to_string(row->m) + "x" + std::to_string(row->n) + "x" +
+                                  std::to_string(row->k) + " " + key + " runs at " + text + " " +
+                                  key + " peak of " + base_name +
+                                  ": no GEMM beats its GPU's peak; check the unit, or the base",
+                              row->where);
+      }
+    }
     DtypeEfficiency fit;
     fit.key = key;
     fit.shapes = static_cast<int>(points.size());

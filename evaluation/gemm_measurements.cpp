@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -39,6 +40,12 @@ std::vector<Field> split(const std::string& line) {
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
+}
+
+// "8192x8192x8192 bf16", for messages.
+std::string row_text(const GemmMeasurement& row) {
+  return std::to_string(row.m) + "x" + std::to_string(row.n) + "x" + std::to_string(row.k) + " " +
+         to_string(row.dtype);
 }
 
 // The time columns, in the order one is preferred, and their unit in seconds (0: a rate).
@@ -127,6 +134,20 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     const double flops =
         2.0 * static_cast<double>(row.m) * static_cast<double>(row.n) * static_cast<double>(row.k);
     row.seconds = unit->second > 0 ? value * unit->second : flops / (value * 1e12);
+    // A figure no GPU could give (a rate of 1e308 TFLOP/s makes a time of 0): refused here,
+    // where its column is known, rather than fitted into an efficiency of 1 and an
+    // infinite error.
+    const double rate = flops / row.seconds;
+    if (!(row.seconds > 0) || !std::isfinite(rate) || rate > kMostGemmFlopsPerS) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.4g", rate * 1e-12);
+      throw InvalidArgument((unit ? unit->first : time_column->first) + ": '" +
+                                printable_or_marked(t.text) + "' makes " + row_text(row) +
+                                " run at " + text + " TFLOP/s, more than any GPU (at most " +
+                                std::to_string(static_cast<int64_t>(kMostGemmFlopsPerS * 1e-12)) +
+                                " TFLOP/s); check the column's unit",
+                            at(t.column));
+    }
     row.where = path + ":" + std::to_string(line_no);
     rows.push_back(row);
   }

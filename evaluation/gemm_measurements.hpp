@@ -22,10 +22,15 @@ struct GemmMeasurement {
   std::string where;  // "FILE:LINE", for messages about this row
 };
 
+// The fastest a GEMM row may claim, whatever the GPU: 100,000 TFLOP/s (20 times a B200's
+// sparse FP4 peak). The fit also refuses a row faster than the base's own peak.
+inline constexpr double kMostGemmFlopsPerS = 1e17;
+
 // The rows of `path`. Throws InvalidArgument naming FILE:LINE:COLUMN and the column for
 // a missing column, a row with too few fields, a dimension that is not an integer >= 1, an
-// unknown dtype, a time or rate that is not a finite number > 0; and for a file with no
-// rows or one that cannot be read (a folder, a FIFO).
+// unknown dtype, a time or rate that is not a finite number > 0 or that makes the GEMM run
+// faster than kMostGemmFlopsPerS; and for a file with no rows or one that cannot be read
+// (a folder, a FIFO).
 std::vector<GemmMeasurement> read_gemm_csv(const std::string& path);
 
 }  // namespace symmesh::evaluation

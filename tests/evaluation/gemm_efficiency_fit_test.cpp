@@ -87,6 +87,26 @@ TEST(GemmEfficiencyFit, OnlyHbmBoundShapesSayNothing) {
   }
 }
 
+// A row faster than the base's peak is another GPU's, or a wrong unit: the fitted
+// efficiency (at most 1) could not reach it, so it is refused at its row.
+TEST(GemmEfficiencyFit, ARowFasterThanThePeakIsRefusedAtItsRow) {
+  std::vector<GemmMeasurement> measured = rows();
+  GemmMeasurement fast = made_up(DType::bf16, 8192, 8192, 8192);
+  fast.seconds = 2.0 * 8192 * 8192 * 8192 / 5000e12;  // 5,000 TFLOP/s
+  fast.where = "m.csv:7";
+  measured.push_back(fast);
+  try {
+    fit_gemm_efficiencies(measured, h100(), "h100.yaml", "m.csv", "x");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.where(), "m.csv:7");
+    EXPECT_NE(e.message().find("8192x8192x8192 bf16 runs at 5000.0 TFLOP/s, faster than the "
+                               "989.4 TFLOP/s bf16 peak of h100.yaml"),
+              std::string::npos)
+        << e.message();
+  }
+}
+
 TEST(GemmEfficiencyFit, ADtypeWithoutABasePeakIsAnError) {
   ClusterSpec base = h100();
   base.gpu.peak_flops_per_s.erase("fp8");

@@ -66,6 +66,12 @@ TEST(GemmCsv, BadRowsNameFileLineAndColumn) {
       {"m,n,dtype,seconds\n8,8,bf16,1\n", ":1:1", "header has no column 'k'"},
       {"m,n,k,dtype\n8,8,8,bf16\n", ":1:1", "header has no time column"},
       {"m,n,k,dtype,m,seconds\n", ":1:13", "column 'm' twice"},
+      // Rates no GPU reaches: 1e308 TFLOP/s (a time of 0), and 1e6 TFLOP/s as a time.
+      {"m,n,k,dtype,tflops\n8192,8192,8192,bf16,1e308\n", ":2:21",
+       "tflops: '1e308' makes 8192x8192x8192 bf16 run at inf TFLOP/s, more than any GPU (at "
+       "most 100000 TFLOP/s)"},
+      {"m,n,k,dtype,time_us\n8192,8192,8192,bf16,0.0011\n", ":2:21",
+       "time_us: '0.0011' makes 8192x8192x8192 bf16 run at 9.996e+08 TFLOP/s"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
