@@ -30,6 +30,10 @@ enum class BandwidthCollective : uint8_t {
   reduce,
   sendrecv,
 };
+// How many (the cluster file's tuning arrays are indexed by BandwidthCollective); each has
+// a row in core/collective_descriptor.cpp.
+inline constexpr int kBandwidthCollectiveCount =
+    static_cast<int>(BandwidthCollective::sendrecv) + 1;
 
 // nccl-tests' correction factor (doc/PERFORMANCE.md, "Summary"):
 //   all-reduce 2(n-1)/n; reduce-scatter, all-gather, all-to-all (n-1)/n;

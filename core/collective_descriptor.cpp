@@ -152,27 +152,30 @@ std::vector<CollectiveDescriptor> make_table() {
   return t;
 }
 
-// The row index of each enumerator, built once from the table: [enumerator] → row, -1 none.
-template <typename Enum, size_t N>
-std::array<int, N> index_by(std::optional<Enum> CollectiveDescriptor::*field) {
-  std::array<int, N> out;
-  out.fill(-1);
+// The row index of each enumerator, built once from the table: index[enumerator] → row,
+// -1 for none; sized by the largest enumerator a row names, so no enum's last value is
+// written here.
+template <typename Enum>
+std::vector<int> index_by(std::optional<Enum> CollectiveDescriptor::*field) {
+  std::vector<int> out;
   const auto& rows = collective_descriptors();
   for (size_t r = 0; r < rows.size(); ++r)
     if (const auto& e = rows[r].*field) {
       const auto i = static_cast<size_t>(*e);
-      if (i < N) out[i] = static_cast<int>(r);
+      if (i >= out.size()) out.resize(i + 1, -1);
+      out[i] = static_cast<int>(r);
     }
   return out;
 }
 
-// Bounds of the index arrays (past the last enumerator of each enum).
-constexpr size_t kCollectiveOps = static_cast<size_t>(CollectiveOp::matmul_reducescatter) + 1;
-constexpr size_t kCollectiveKinds = static_cast<size_t>(CollectiveKind::none) + 1;
-constexpr size_t kOpKinds = static_cast<size_t>(OpKind::cross_entropy_dgrad) + 1;
-
 const CollectiveDescriptor* row(int index) {
   return index < 0 ? nullptr : &collective_descriptors()[static_cast<size_t>(index)];
+}
+
+template <typename Enum>
+const CollectiveDescriptor* find_row(const std::vector<int>& index, Enum e) {
+  const auto i = static_cast<size_t>(e);
+  return i < index.size() ? row(index[i]) : nullptr;
 }
 
 }  // namespace
@@ -192,35 +195,29 @@ const CollectiveDescriptor* find_collective(std::string_view text) {
 }
 
 const CollectiveDescriptor& descriptor_of(CollectiveOp op) {
-  static const auto index = index_by<CollectiveOp, kCollectiveOps>(&CollectiveDescriptor::record);
-  const auto i = static_cast<size_t>(op);
-  if (i >= kCollectiveOps || index[i] < 0)
-    throw InvalidArgument("collective op " + std::to_string(i) + " has no descriptor",
-                          "collectives");
-  return *row(index[i]);
+  static const std::vector<int> index = index_by(&CollectiveDescriptor::record);
+  if (const CollectiveDescriptor* d = find_row(index, op)) return *d;
+  throw InvalidArgument("collective op " + std::to_string(static_cast<int>(op)) +
+                            " has no descriptor",
+                        "collectives");
 }
 
 const CollectiveDescriptor& descriptor_of(BandwidthCollective op) {
-  static const auto index = index_by<BandwidthCollective, kBandwidthCollectiveCount>(
-      &CollectiveDescriptor::bandwidth);
-  const auto i = static_cast<size_t>(op);
-  if (i >= static_cast<size_t>(kBandwidthCollectiveCount) || index[i] < 0)
-    throw InvalidArgument("bandwidth collective " + std::to_string(i) + " has no descriptor",
-                          "collectives");
-  return *row(index[i]);
+  static const std::vector<int> index = index_by(&CollectiveDescriptor::bandwidth);
+  if (const CollectiveDescriptor* d = find_row(index, op)) return *d;
+  throw InvalidArgument(
+      "bandwidth collective " + std::to_string(static_cast<int>(op)) + " has no descriptor",
+      "collectives");
 }
 
 const CollectiveDescriptor* descriptor_of(CollectiveKind kind) {
-  static const auto index =
-      index_by<CollectiveKind, kCollectiveKinds>(&CollectiveDescriptor::transition);
-  const auto i = static_cast<size_t>(kind);
-  return i < kCollectiveKinds ? row(index[i]) : nullptr;
+  static const std::vector<int> index = index_by(&CollectiveDescriptor::transition);
+  return find_row(index, kind);
 }
 
 const CollectiveDescriptor* descriptor_of(OpKind kind) {
-  static const auto index = index_by<OpKind, kOpKinds>(&CollectiveDescriptor::op_kind);
-  const auto i = static_cast<size_t>(kind);
-  return i < kOpKinds ? row(index[i]) : nullptr;
+  static const std::vector<int> index = index_by(&CollectiveDescriptor::op_kind);
+  return find_row(index, kind);
 }
 
 double bus_bandwidth_factor(const CollectiveDescriptor& d, int ranks) {

@@ -23,8 +23,8 @@
 
 namespace symmesh {
 
-// Collectives are named by core/bus_bandwidth.hpp's BandwidthCollective (nccl-tests' set).
-inline constexpr int kBandwidthCollectiveCount = 7;
+// Collectives are named by core/bus_bandwidth.hpp's BandwidthCollective (nccl-tests' set),
+// kBandwidthCollectiveCount of them.
 
 // ring: p-1 steps (all-reduce 2(p-1)); tree: NCCL's double binary tree across nodes with a
 // chain inside each node, 2 × (ceil(log2 nodes) + ranks_per_node - 1) steps; nvls: NVLink
