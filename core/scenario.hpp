@@ -176,6 +176,8 @@ struct Scenario {
   // Version 2 `model:`: the transformer whose step the tensors and workload were generated
   // from (scenario/model_expansion.hpp); a resized scenario is generated again from it.
   std::optional<TransformerSpec> model;
+  // The files the model: block read (its hf_config): inputs, which no output may replace.
+  std::vector<std::string> model_files;
   std::vector<TensorDecl> tensors;  // version 2, in file order
   std::optional<TrainingSpec> training;
   std::vector<WorkloadOp> workload;

@@ -195,11 +195,12 @@ TransformerSpec read_hf_config(const Value& root) {
   return spec;
 }
 
-TransformerSpec read_model(const Value& value, DType dtype) {
+TransformerSpec read_model(const Value& value, DType dtype, std::vector<std::string>* files_read) {
   const MapReader model(value, kModelKeys);
   TransformerSpec spec;
   if (auto file = model.get("hf_config")) {
     const std::string path = resolve_reference(*file, kModelConfigs);
+    if (files_read) files_read->push_back(path);
     // Read (and its file checked: a regular file within the size bound) before it is
     // parsed again as strict JSON.
     const Value root = read_yaml_file(path);

@@ -4,6 +4,7 @@
 // (`hf_config: FILE`) with any key given beside it overriding the file's. Internal to the
 // loader.
 #include <string>
+#include <vector>
 
 #include "core/dtype.hpp"
 #include "core/transformer_spec.hpp"
@@ -11,8 +12,10 @@
 
 namespace symmesh::scenario {
 
-// The block at `value`, validated; the scenario's dtype is the model's.
-TransformerSpec read_model(const Value& value, DType dtype);
+// The block at `value`, validated; the scenario's dtype is the model's. The files it reads
+// (its hf_config) are appended to `files_read` when given.
+TransformerSpec read_model(const Value& value, DType dtype,
+                           std::vector<std::string>* files_read = nullptr);
 
 // The architecture in a Hugging Face config.json (model_type llama, mistral or qwen2):
 // layers, widths, heads, vocabulary and the biases and tying the file states (head_dim 0

@@ -452,7 +452,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
             if (!scenario::model_mesh_dim_problem(item.as_string()).empty()) item.fail(e.message());
       mesh_value.fail(e.message());
     }
-    s.model = scenario::read_model(*v, s.dtype);
+    s.model = scenario::read_model(*v, s.dtype, &s.model_files);
     if (!s.cost_model_given) s.cost_model = "analytic";
     if (!s.training) s.training = TrainingSpec{.where = v->location()};
     if (s.training->micro_batches > 0)

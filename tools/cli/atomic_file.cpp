@@ -72,7 +72,12 @@ std::vector<std::string> files_read_for(const Scenario& scenario) {
   std::vector<std::string> files{scenario.path};
   files.insert(files.end(), scenario.cluster.source_files.begin(),
                scenario.cluster.source_files.end());
+  files.insert(files.end(), scenario.model_files.begin(), scenario.model_files.end());
   return files;
+}
+
+std::vector<std::string> files_read_for(const ClusterSpec& cluster) {
+  return cluster.source_files;
 }
 
 namespace {

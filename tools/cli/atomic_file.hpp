@@ -19,8 +19,11 @@ void check_output_path(const std::string& path, const std::string& what,
 // resolved (outputs that do not exist yet). False when either is empty.
 bool same_file(const std::string& a, const std::string& b);
 
-// The files a loaded scenario was read from: itself, its cluster file and their bases.
+// The files a loaded scenario was read from, transitively: itself, its cluster file and
+// every base: of the chain, and its model's Hugging Face config.
 std::vector<std::string> files_read_for(const Scenario& scenario);
+// The files a loaded cluster was read from: it and every file of its base: chain.
+std::vector<std::string> files_read_for(const ClusterSpec& cluster);
 
 // A set of output files that replace their predecessors together. Each is first written
 // to a temporary of its own (created exclusively beside its path, NAME.XXXXXX.tmp, never

@@ -39,6 +39,8 @@ int run_collective_calibration(const CollectiveCalibrationArgs& args, std::ostre
   inputs.push_back(args.base);
   check_output_path(args.out, "--out", inputs);
   ClusterSpec cluster = load_cluster(args.base);
+  // Nor any file of the base's chain (its own base: and theirs), which the base reads.
+  check_output_path(args.out, "--out", files_read_for(cluster));
   std::vector<evaluation::CollectiveFitInput> runs;
   for (const std::string& f : args.nccl_tests)
     runs.push_back({evaluation::read_nccl_tests_file(f), false});

@@ -108,6 +108,8 @@ int run_gemm_fit(const CalibrateArgs& args) {
         "(e.g. scenarios/clusters/dgx-h100.yaml)",
         "--gemm");
   const ClusterSpec base = load_cluster(args.base);
+  // Nor any file of the base's chain (its own base: and theirs), which the base reads.
+  check_output_path(args.out, "--out", files_read_for(base));
   const std::vector<GemmMeasurement> rows = read_gemm_csv(args.gemm);
   const GemmEfficiencyFit fit = fit_gemm_efficiencies(rows, base, args.base, args.gemm, args.name);
   // The base's figures are not measurements: written exactly (the efficiencies are already
@@ -152,7 +154,12 @@ int run_calibrate(CalibrateArgs args) {
                               "measurements; give them two files",
                           "--save-measurements");
   std::optional<ClusterSpec> base;
-  if (!args.base.empty()) base = load_cluster(args.base);  // bad base: exit 2 before measuring
+  if (!args.base.empty()) {
+    base = load_cluster(args.base);  // bad base: exit 2 before measuring
+    // Nor any file of the base's chain (its own base: and theirs), which the base reads.
+    check_output_path(args.out, "--out", files_read_for(*base));
+    check_output_path(args.save, "--save-measurements", files_read_for(*base));
+  }
   const std::string command = "symmesh calibrate";
   const nlohmann::json measurements =
       args.from.empty() ? measure_devices(*make_backend("nccl", nullptr, command), command)
