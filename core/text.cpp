@@ -96,6 +96,12 @@ std::string unprintable_reason(std::string_view text) {
   return "";
 }
 
+std::string without_input_quote(std::string message) {
+  const size_t at = message.find("; last read: ");
+  if (at != std::string::npos) message.erase(at);
+  return message;
+}
+
 std::string printable_or_marked(std::string_view text) {
   std::string out, why;
   for (size_t i = 0; i < text.size();) {

@@ -43,5 +43,9 @@ std::string unprintable_reason(std::string_view text);
 // `text` with every character unprintable_reason would name replaced by '?', one per byte:
 // for text measured on a machine (a GPU's name) written where the loader would refuse it.
 std::string printable_or_marked(std::string_view text);
+// A JSON parser's message (nlohmann's "...invalid literal; last read: 'secr'") without
+// the text it quotes from the input: the file may not be JSON at all (a password file
+// named by mistake), and its content has no place in an error message.
+std::string without_input_quote(std::string message);
 
 }  // namespace symmesh

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "scenario/scenario_loader.hpp"
 
 namespace symmesh::scenario {
@@ -167,11 +168,31 @@ class ClusterBuilder {
     }
   }
 
+  // A file named as a cluster (or a base:) that is not one — a text, a list, a map of
+  // none of the cluster keys (a password file, a config of something else) — is refused
+  // naming the file and position only: its content is not echoed into the message.
   static Value file_root(const std::string& file) {
     const Value root = read_yaml_file(file);
     if (root.node().IsNull())
       root.fail("empty cluster file; expected a map with nodes, gpus_per_node, gpu, …");
+    const std::string expected = "is not a cluster description: expected a YAML map of " +
+                                 listed(kClusterKeys);
+    if (!root.is_map())
+      root.fail("'" + file + "' " + expected + ", got " +
+                (root.is_list() ? "a list" : "a text that is no map"));
+    bool any_cluster_key = false;
+    for (const auto& entry : root.node())
+      any_cluster_key |= entry.first.IsScalar() &&
+                         std::find(kClusterKeys.begin(), kClusterKeys.end(),
+                                   entry.first.Scalar()) != kClusterKeys.end();
+    if (!any_cluster_key) root.fail("'" + file + "' " + expected + ", and none of its keys is one");
     return root.with_path("cluster");
+  }
+
+  static std::string listed(const std::vector<std::string>& words) {
+    std::string out;
+    for (const auto& w : words) out.append(out.empty() ? "" : ", ").append(w);
+    return out;
   }
 
   const Value& record(const std::string& field, const Value& value) {
@@ -339,6 +360,11 @@ std::string resolve_reference(const Value& reference, const ReferenceKind& kind)
   for (const fs::path& candidate : candidates) {
     std::error_code ec;
     if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal().string();
+    // There but not a file it can read (a FIFO, a device, a link loop): that, not "not
+    // found". A folder is passed over (a shipped name may sit beside a folder of it).
+    const std::string fault = input_file_fault(candidate.lexically_normal().string());
+    if (!fault.empty() && !fs::is_directory(candidate, ec))
+      reference.fail(kind.noun + " " + fault);
     if (!looked.empty()) looked.append(", ");
     looked.append(candidate.lexically_normal().string());
     if (fs::is_directory(candidate, ec)) looked.append(" (a folder)");

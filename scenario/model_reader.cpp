@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 #include "scenario/cluster_reader.hpp"
 
 namespace symmesh::scenario {
@@ -108,7 +109,8 @@ void check_strict_json(const std::string& path) {
     // parsing object key - unexpected '}'; expected string literal": the part after the
     // position, which the location already says.
     if (const size_t colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
-    throw InvalidArgument("a Hugging Face config.json must be JSON: " + why, at.to_string());
+    throw InvalidArgument("a Hugging Face config.json must be JSON: " + without_input_quote(why),
+                          at.to_string());
   }
 }
 

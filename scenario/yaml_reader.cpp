@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "core/text.hpp"
 
 namespace symmesh::scenario {
@@ -484,14 +485,10 @@ Value parse_yaml_text(const std::string& text, const std::string& file) {
 }
 
 Value read_yaml_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InvalidArgument("'" + path + "' is a directory, not a YAML file", path);
-  // A FIFO would block the read forever, a device (/dev/zero) never end: files only.
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw InvalidArgument("'" + path + "' is not a regular file (a FIFO, a device or a socket)",
-                          path);
+  // A FIFO would block the read forever, a device (/dev/zero) never end: files only, each
+  // fault in the words every input reader uses (core/input_file.hpp).
+  if (const std::string fault = input_file_fault(path); !fault.empty())
+    throw InvalidArgument(fault, path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidArgument("cannot open '" + path + "' (missing or unreadable)", path);
   std::stringstream text;

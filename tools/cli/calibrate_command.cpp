@@ -12,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "core/input_file.hpp"
+#include "core/text.hpp"
 #include "evaluation/backends.hpp"
 #include "evaluation/calibration.hpp"
 #include "evaluation/gemm_efficiency_fit.hpp"
@@ -44,7 +45,7 @@ nlohmann::json read_measurements(const std::string& path) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw InvalidArgument(std::string("not JSON: ") + e.what(), path);
+    throw InvalidArgument("not JSON: " + without_input_quote(e.what()), path);
   }
 }
 
