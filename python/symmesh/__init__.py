@@ -21,7 +21,10 @@ e.g. "scenario.yaml:4:7: unknown key 'meshh' - did you mean 'mesh'?"; each also 
 """
 
 import json as _json
+import math as _math
+import operator as _operator
 import os as _os
+import re as _re
 
 # The simulator is a module the library opens when it first simulates
 # (evaluation/backends.cpp): $SYMMESH_SIM_MODULE, else next to the executable (python3's
@@ -56,6 +59,75 @@ def scenario_text(data):
     return _json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
+def _non_finite(data, path=""):
+    """The key path of the first NaN or infinity in `data`, in the order json.dumps writes
+    it ("workload[0].bytes"), or None."""
+    if isinstance(data, float) and not _math.isfinite(data):
+        return path
+    if isinstance(data, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in data.items())
+    elif isinstance(data, (list, tuple)):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(data))
+    else:
+        return None
+    for where, value in items:
+        found = _non_finite(value, where)
+        if found is not None:
+            return found
+    return None
+
+
+def _first_bare_token(text, tokens):
+    """The 1-based (line, column) of the first of `tokens` outside a JSON string."""
+    line, column, in_string, escaped = 1, 1, False, False
+    for i, c in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif any(text.startswith(t, i) for t in tokens):
+            return line, column
+        line, column = (line + 1, 1) if c == "\n" else (line, column + 1)
+    return 1, 1
+
+
+def _dict_text(data, file):
+    """scenario_text(data), or ScenarioError (with .where, as the loader's) at the first
+    NaN or infinity: JSON has none, and no scenario value may be one."""
+    path = _non_finite(data)
+    if path is None:
+        return scenario_text(data)
+    text = _json.dumps(data, indent=2, allow_nan=True)
+    line, column = _first_bare_token(text, ("NaN", "Infinity", "-Infinity"))
+    raise _error(ScenarioError, f"{path}: expected a finite number, got "
+                 f"{_non_finite_value(data, path)}", f"{file}:{line}:{column}")
+
+
+def _non_finite_value(data, path):
+    """The value at the path _non_finite found, as Python writes it (nan, inf, -inf)."""
+    for part in _re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        data = data[int(part[1:-1])] if part.startswith("[") else data[part]
+    return repr(data)
+
+
+def _path_text(source):
+    """A file path as the library takes it (UTF-8 text); ScenarioError for one whose bytes
+    are not UTF-8 (os.fsdecode would carry them as surrogates no message can print)."""
+    path = _os.fsdecode(source)
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _error(ScenarioError, "the path is not valid UTF-8 text; symmesh names its "
+                     "files in messages and outputs as UTF-8: rename the file",
+                     repr(_os.fsencode(source))) from None
+    return path
+
+
 def load_scenario(source, name=None):
     """A validated Scenario from a file path (str or os.PathLike) or a dict holding what the
     file would (version, name, cluster, mesh, workload, ...).
@@ -68,9 +140,9 @@ def load_scenario(source, name=None):
         return source
     if isinstance(source, dict):
         file = name or "<dict>"
-        return _symmesh.load_scenario_text(scenario_text(source), file)
+        return _symmesh.load_scenario_text(_dict_text(source, file), file)
     if isinstance(source, (str, bytes, _os.PathLike)):
-        return _symmesh.load_scenario_file(_os.fsdecode(source))
+        return _symmesh.load_scenario_file(_path_text(source))
     raise TypeError("load_scenario takes a file path, a dict or a Scenario, not "
                     + type(source).__name__)
 
@@ -82,12 +154,24 @@ def _error(cls, message, where):
     return e
 
 
+def _dim_text(d):
+    """A dim as plan's text takes it: a whole number (64, 64.0, a numpy integer) as such;
+    anything else (nan, inf, 1.5) as written, which the library refuses naming the option
+    (--a: shape '64xnan' is not of the form 64x32), as the CLI does."""
+    if isinstance(d, float):
+        return str(int(d)) if d.is_integer() else str(d)
+    try:
+        return str(_operator.index(d))
+    except TypeError:
+        return str(d)
+
+
 def _shape(shape):
     if shape is None:
         return ""
     if isinstance(shape, str):
         return shape
-    return "x".join(str(int(d)) for d in shape)
+    return "x".join(_dim_text(d) for d in shape)
 
 
 def _placements(p):
@@ -115,7 +199,7 @@ def plan(op, a, b, mesh, inputs, *, bias=None, bias_in=None, out=None, dtype="fp
         op=op, a=_shape(a), b=_shape(b), mesh=_shape(mesh),
         inputs=[_placements(p) for p in inputs], bias=_shape(bias),
         bias_in=_placements(bias_in), out_in=_placements(out), dtype=dtype,
-        gpus_per_host=gpus_per_host, cluster=_os.fsdecode(cluster) if cluster else "",
+        gpus_per_host=gpus_per_host, cluster=_path_text(cluster) if cluster else "",
         rerank=rerank, cost_model=cost_model, fuse=fuse, placement_search=placement_search)
     return _json.loads(text)
 

@@ -95,6 +95,39 @@ class LoadScenario(CliTestCase):
             symmesh.load_scenario("/nonexistent/scenario.yaml")
         self.assertIn("/nonexistent/scenario.yaml", str(caught.exception))
 
+    def test_nan_or_infinity_in_a_dict_is_a_scenario_error_at_its_place(self):
+        bad = {"version": 1, "name": "x", "cluster": "clusters/dgx-h100.yaml", "mesh": [8],
+               "workload": [{"op": "all_reduce", "bytes": float("nan"), "mesh_dim": 0}]}
+        with self.assertRaises(symmesh.ScenarioError) as caught:
+            symmesh.load_scenario(bad)
+        # json.dumps(indent=2): workload on line 8, its op on 10, bytes on 11, the value
+        # after '      "bytes": ' at column 16.
+        self.assertEqual(caught.exception.where, "<dict>:11:16")
+        self.assertIn("workload[0].bytes: expected a finite number, got nan",
+                      str(caught.exception))
+        with self.assertRaises(symmesh.ScenarioError) as caught:
+            symmesh.load_scenario({"name": "x", "mesh": {"shape": [8, float("-inf")]}},
+                                  name="inf.yaml")
+        self.assertTrue(caught.exception.where.startswith("inf.yaml:"), caught.exception.where)
+        self.assertIn("mesh.shape[1]: expected a finite number, got -inf",
+                      str(caught.exception))
+
+    def test_a_nan_dimension_is_a_scenario_error_naming_the_option(self):
+        with self.assertRaises(symmesh.ScenarioError) as caught:
+            symmesh.plan("mm", (4096, float("nan")), (1024, 8192), (2, 4), ["S(0),R", "R,R"])
+        self.assertEqual(caught.exception.where, "--a")
+        self.assertIn("'4096xnan'", str(caught.exception))
+        # A whole float is still a dim.
+        plan = symmesh.plan("mm", (4096.0, 1024), (1024, 8192), (2, 4), ["S(0),R", "R,R"])
+        self.assertIn("chosen", plan)
+
+    def test_a_path_that_is_not_utf8_is_a_scenario_error(self):
+        for path in (b"/tmp/\xff\xfe.yaml", "/tmp/\udcff.yaml"):
+            with self.assertRaises(symmesh.ScenarioError) as caught:
+                symmesh.load_scenario(path)
+            self.assertIn("is not valid UTF-8", str(caught.exception))
+            self.assertEqual(caught.exception.where, repr(os.fsencode(path)))
+
     def test_other_sources_are_type_errors(self):
         with self.assertRaises(TypeError):
             symmesh.load_scenario(42)
