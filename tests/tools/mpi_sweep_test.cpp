@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -116,6 +117,41 @@ TEST(MpiSweep, BadInputOnOneProcessIsBadInputForAll) {
   EXPECT_NE(r.err.find("symmesh: error: process 2: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+// Processes given different scenarios — another file, or the same relative path holding
+// other bytes in another folder (another host) — would merge their points into a wrong
+// answer: refused before any point runs, naming the process that differs.
+TEST(MpiSweep, ProcessesThatSweepDifferentInputsAreRefused) {
+  SKIP_WITHOUT_MPI();
+  const fs::path dir = fresh_dir("mpi_different_inputs");
+  const fs::path a = dir / "a", b = dir / "b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  const std::string body = read_file(kScenarioDir + "quickstart.yaml");
+  const std::string cluster = "cluster: clusters/";
+  std::string absolute = body;
+  absolute.replace(absolute.find(cluster), cluster.size(),
+                   "cluster: " + kScenarioDir + "clusters/");
+  std::ofstream(a / "s.yaml") << absolute;
+  std::string changed = absolute;
+  changed.replace(changed.find("3.5 ms"), 6, "2.5 ms");
+  std::ofstream(b / "s.yaml") << changed;
+  const std::string out = " --out " + (dir / "out").string();
+  const std::string sweep = std::string(SYMMESH_BINARY) + " sweep s.yaml" + out;
+  const RunResult r = run_shell(mpirun_command("1 -wdir " + a.string() + " " + sweep +
+                                               " : -np 1 -wdir " + b.string() + " " + sweep));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("symmesh: error: process 1: it sweeps other inputs than process 0"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  // The same bytes in both folders: agreed, and swept.
+  std::ofstream(b / "s.yaml") << absolute;
+  const RunResult same = run_shell(mpirun_command("1 -wdir " + a.string() + " " + sweep +
+                                                  " : -np 1 -wdir " + b.string() + " " + sweep));
+  EXPECT_EQ(same.exit_code, 0) << same.err;
 }
 
 TEST(MpiSweep, APlainSweepNeverLoadsMpi) {

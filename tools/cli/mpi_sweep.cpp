@@ -1,6 +1,10 @@
 #include "tools/cli/mpi_sweep.hpp"
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -8,6 +12,7 @@
 #include "core/errors.hpp"
 #include "evaluation/sweep_answer.hpp"
 #include "evaluation/sweep_point_codec.hpp"
+#include "tools/cli/atomic_file.hpp"
 
 namespace symmesh::cli {
 namespace {
@@ -100,6 +105,27 @@ class ProgressSum {
   std::vector<bool> finished_;
 };
 
+// What this process sweeps, as 16 hex digits: FNV-1a (64 bits) over the bytes of the
+// scenario and of every file it reads (its cluster's base: chain, its model's config), in
+// that order, and the options that change the points. Contents, not paths: the same path
+// may hold another file on another host, and another path the same file.
+std::string inputs_digest(const Scenario& scenario, const evaluation::SweepOptions& options) {
+  uint64_t hash = 14695981039346656037ull;
+  const auto add = [&](const std::string& bytes) {
+    for (unsigned char c : bytes + '\0') hash = (hash ^ c) * 1099511628211ull;
+  };
+  for (const std::string& file : files_read_for(scenario)) {
+    std::ifstream in(file, std::ios::binary);
+    add(in ? std::string(std::istreambuf_iterator<char>(in), {}) : "(unreadable)");
+  }
+  add(std::to_string(options.evaluation.fuse) + " " +
+      std::to_string(options.evaluation.wall_clock_limit_s) + " " +
+      std::to_string(options.max_time_s.value_or(-1)));
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
 }  // namespace
 
 std::optional<int> agree_on_failure(Communicator& world, std::exception_ptr error) {
@@ -111,6 +137,20 @@ std::optional<SweepRun> run_sweep_over(Communicator& world, const Scenario& scen
                                        evaluation::SweepOptions options, int& exit_code) {
   const auto start = std::chrono::steady_clock::now();
   const int rank = world.rank(), ranks = world.size();
+  // Every process must sweep the same scenario: points from another (another file given to
+  // one process, the same path holding other bytes on another host) would be merged into a
+  // wrong answer. Rank 0 compares the digests before any point runs.
+  {
+    const std::vector<std::string> digests = world.gather(inputs_digest(scenario, options));
+    std::pair<int, std::string> differs{-1, ""};
+    for (int r = 1; rank == 0 && r < ranks && differs.first < 0; ++r)
+      if (digests[r] != digests[0])
+        differs = {r, "invalid\nit sweeps other inputs than process 0: the scenario, the "
+                      "files it reads or the options differ (digest " + digests[r] +
+                      ", process 0's " + digests[0] + "); give every process the same "
+                      "files and options"};
+    if (auto code = settle(world, nullptr, differs)) return exit_code = *code, std::nullopt;
+  }
   options.evaluates = [rank, ranks](size_t i) { return static_cast<int>(i % ranks) == rank; };
   options.trace_best = false;
   // Rank 0 shows every process's points in its progress; the others send theirs to it.

@@ -6,6 +6,10 @@
 // which ranks them, and the process that simulated the best point simulates it again for
 // the trace and sends it. Rank 0 then writes what a local sweep writes.
 //
+// Before any point runs, the processes agree that they sweep the same thing: a digest of
+// the scenario's bytes, of every file it reads and of the options that change the points;
+// a process that differs from rank 0 is bad input for all (exit 2).
+//
 // Failures are agreed on: every process reports its own (or none) at each exchange, and
 // all stop there with the lowest failing rank's error; rank 0 says it and exits with its
 // code (mpirun's), the others print nothing and exit 0 — a non-zero exit would make mpirun
