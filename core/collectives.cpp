@@ -23,6 +23,9 @@ std::vector<Member> members(Program& program, const CollectiveSpec& spec) {
   const Group& group = program.group(spec.group);
   std::vector<Member> out;
   const int p = static_cast<int>(group.ranks.size());
+  // Every collective here takes p - 1 steps of at least one op per member: refused now if
+  // even that is past the Program's bound, not after writing up to it.
+  program.check_room_for(int64_t{p} * (p - 1), spec.name);
   for (int i = 0; i < p; ++i)
     out.push_back({group.ranks[i], i, p, program.stream(group.ranks[i], spec.stream)});
   return out;
