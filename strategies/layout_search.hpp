@@ -74,11 +74,24 @@ struct LayoutSearchOptions {
   // The GPU whose HBM prices each parameter's optimizer update (after every reduction, in
   // the objective); none: updates are not priced (a model of communication only, dtensor).
   std::optional<GpuSpec> gpu;
+  // A model's layers are alike (ops named "l<k>_<op>", derived ops "l<k>_<op>.dgrad.a", …):
+  // plan each layer slot once. The first layer the search reaches in a pass (layer 0 in the
+  // forward, the last in the backward) chooses its strategies freely; every other layer's op
+  // in the same slot is held to the strategy (input and output placements) its state chose
+  // there, unless that strategy is impossible where it stands (then every one is open and
+  // the fallback is counted). A state's choices for the slots are part of its future, so
+  // states that differ in them are not merged. Identical layers so share one plan, and the
+  // search prices each later layer's one strategy instead of all of them.
+  bool periodic_layers = false;
 };
 
 struct LayoutSearchStats {
   int64_t layouts_priced = 0;  // strategy x input-layout combinations the model priced
   int64_t states_expanded = 0;
+  // periodic_layers: beam states whose op of a later layer could not follow their slot's
+  // choice (a Partial-input strategy where the input now arrives whole, say), over the whole
+  // beam, not only the chosen layout's path.
+  int64_t periodic_fallbacks = 0;
   double seconds = 0;
   int beam_width = 0;
 };
