@@ -12,6 +12,7 @@ namespace symmesh::strategies {
 namespace {
 
 using testing::DataflowScenario;
+using testing::tensor_named;
 
 std::vector<std::string> op_names(const DataflowGraph& g) {
   std::vector<std::string> names;
@@ -27,12 +28,6 @@ int op_index(const DataflowGraph& g, const std::string& name) {
 
 std::string read_text(const DataflowGraph& g, const GraphInput& in) {
   return g.tensors[in.tensor].name + (in.transposed ? "^T" : "");
-}
-
-TensorId tensor_named(const DataflowGraph& g, const std::string& name) {
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (g.tensors[t].name == name) return static_cast<TensorId>(t);
-  throw std::runtime_error("no tensor " + name);
 }
 
 // x[64,32] -> up (·w1[32,128]) -> h -> act (gelu) -> a -> down (·w2[128,32]) -> y, training;

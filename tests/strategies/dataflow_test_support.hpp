@@ -2,15 +2,24 @@
 // Version-2 scenarios built in code for the dataflow tests, as the loader would fill them
 // (names resolved, the shapes of a, b and bias filled in, placements left to the graph).
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/matmul_signature.hpp"
 #include "core/scenario.hpp"
 #include "core/tensor_op.hpp"
+#include "strategies/dataflow_graph.hpp"
 #include "tests/strategies/analytic_test_support.hpp"
 
 namespace symmesh::strategies::testing {
+
+// The graph's tensor of that name (throws when there is none).
+inline TensorId tensor_named(const DataflowGraph& g, const std::string& name) {
+  for (TensorId t = 0; t < static_cast<TensorId>(g.tensors.size()); ++t)
+    if (g.tensors[t].name == name) return t;
+  throw std::runtime_error("no tensor " + name);
+}
 
 class DataflowScenario {
  public:

@@ -14,12 +14,7 @@ namespace symmesh::strategies {
 namespace {
 
 using testing::DataflowScenario;
-
-TensorId tensor_named(const DataflowGraph& g, const std::string& name) {
-  for (TensorId t = 0; t < static_cast<TensorId>(g.tensors.size()); ++t)
-    if (g.tensors[t].name == name) return t;
-  throw std::runtime_error("no tensor " + name);
-}
+using testing::tensor_named;
 
 std::unique_ptr<CostModel> analytic(const ClusterSpec& cluster) {
   CostModelOptions options;

@@ -12,12 +12,7 @@ namespace symmesh::strategies {
 namespace {
 
 using testing::DataflowScenario;
-
-TensorId tensor_named(const DataflowGraph& g, const std::string& name) {
-  for (TensorId t = 0; t < static_cast<TensorId>(g.tensors.size()); ++t)
-    if (g.tensors[t].name == name) return t;
-  throw std::runtime_error("no tensor " + name);
-}
+using testing::tensor_named;
 
 // `layers` Megatron MLP blocks in a chain on [tp 8], trained: x_k · w1 [4096, 16384] -> h,
 // h · w2 [16384, 4096] -> x_(k+1); weights left to the planner. Ops named as a model's
