@@ -20,6 +20,15 @@ def run_cli(*args, timeout=240):
     return done.returncode, done.stdout, done.stderr
 
 
+def without_wall_times(value):
+    """The JSON without its "wall_s" keys: how long the tool took, not what it found."""
+    if isinstance(value, dict):
+        return {k: without_wall_times(v) for k, v in value.items() if k != "wall_s"}
+    if isinstance(value, list):
+        return [without_wall_times(v) for v in value]
+    return value
+
+
 def cli_json(*args):
     code, out, err = run_cli(*args)
     if code != 0:

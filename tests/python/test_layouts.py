@@ -7,21 +7,12 @@ import os
 import unittest
 
 import symmesh
-from cli_support import SCENARIOS, CliTestCase, cli_error, cli_json
+from cli_support import SCENARIOS, CliTestCase, cli_error, cli_json, without_wall_times
 from test_scenario import QUICKSTART
 
 LLAMA_70B = os.path.join(SCENARIOS, "training", "llama3-70b-train.yaml")
 LLAMA_8B_CAPACITY = os.path.join(SCENARIOS, "training", "llama3-8b-capacity.yaml")
 LLAMA_8B_PIPELINE = os.path.join(SCENARIOS, "llama3-8b-pipeline.yaml")
-
-
-def without_wall_times(value):
-    """The JSON without its "wall_s" keys: how long the tool took, not what it found."""
-    if isinstance(value, dict):
-        return {k: without_wall_times(v) for k, v in value.items() if k != "wall_s"}
-    if isinstance(value, list):
-        return [without_wall_times(v) for v in value]
-    return value
 
 
 class Layouts(CliTestCase):

@@ -5,7 +5,7 @@ import tempfile
 import unittest
 
 import symmesh
-from cli_support import SCENARIOS, CliTestCase, cli_error, cli_json
+from cli_support import SCENARIOS, CliTestCase, cli_error, cli_json, without_wall_times
 
 
 def without_wall_clock(report):
@@ -60,15 +60,6 @@ class Simulate(CliTestCase):
             symmesh.simulate(path, folded=True, emulate=True)
         self.assertEqual(str(caught.exception), cli_error("simulate", "--folded", "--emulate",
                                                           path))
-
-
-def without_wall_times(value):
-    """The JSON without its "wall_s" keys: how long the tool took, not what it found."""
-    if isinstance(value, dict):
-        return {k: without_wall_times(v) for k, v in value.items() if k != "wall_s"}
-    if isinstance(value, list):
-        return [without_wall_times(v) for v in value]
-    return value
 
 
 if __name__ == "__main__":
