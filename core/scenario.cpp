@@ -47,6 +47,18 @@ std::vector<int> Scenario::stage_mesh_shape() const {
   return {mesh_shape.begin() + 1, mesh_shape.end()};
 }
 
+int Scenario::mesh_dim_size(std::string_view name) const {
+  for (size_t d = 0; d < mesh_names.size() && d < mesh_shape.size(); ++d)
+    if (mesh_names[d] == name) return mesh_shape[d];
+  return 1;
+}
+
+int Scenario::mesh_gpus() const {
+  int gpus = 1;
+  for (int size : mesh_shape) gpus *= size;
+  return gpus;
+}
+
 std::vector<std::string> Scenario::stage_mesh_names() const {
   if (!has_pipeline_dim(*this)) return mesh_names;
   return {mesh_names.begin() + 1, mesh_names.end()};

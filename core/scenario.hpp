@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/cluster_spec.hpp"
@@ -195,6 +196,13 @@ struct Scenario {
   std::vector<int> stage_mesh_shape() const;
   std::vector<std::string> stage_mesh_names() const;
   const TensorDecl* tensor(const std::string& name) const;
+  // The size of the mesh dim called `name` (1 when the mesh has none), and the GPUs of the
+  // whole mesh.
+  int mesh_dim_size(std::string_view name) const;
+  int mesh_gpus() const;
+  // Where a message about the scenario as a whole points: its file, or "scenario" for one
+  // built in memory (Python, tests).
+  std::string where() const { return path.empty() ? std::string("scenario") : path; }
 };
 
 }  // namespace symmesh

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include <cmath>
 #include <cstdio>
 
 namespace symmesh {
@@ -10,6 +11,18 @@ std::string number_text(double value) {
   std::ostringstream text;
   text << value;
   return text.str();
+}
+
+std::string format_fixed(double value, int digits) {
+  if (std::isnan(value)) return "-";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string format_gib(double bytes) {
+  return format_fixed(bytes / (1024.0 * 1024 * 1024), 2) + " GiB";
 }
 
 std::string format_bytes(int64_t bytes) {

@@ -23,6 +23,12 @@ std::string join(const Range& items, std::string_view separator, ToText&& to_tex
 // "512 B", "1.50 KiB", "2.00 MiB": binary units, two decimals above bytes.
 std::string format_bytes(int64_t bytes);
 
+// Fixed-point with `digits` decimals ("3.142"); "inf" for infinity, "-" for NaN. Every
+// table and message that prints a figure to a chosen precision uses it.
+std::string format_fixed(double value, int digits);
+// Bytes in GiB with two decimals: "80.00 GiB" (memory figures of a GPU or a step).
+std::string format_gib(double bytes);
+
 // A number as a person wrote it ("0", "-450e9", "0.5"): the stream's shortest form, not
 // std::to_string's "0.000000". For messages about a figure.
 std::string number_text(double value);

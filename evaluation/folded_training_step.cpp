@@ -1,11 +1,6 @@
 // A model scenario's step at its own mesh, simulated folded (folded_training_step.hpp).
 #include "evaluation/folded_training_step.hpp"
 
-#include <algorithm>
-#include <cstdio>
-#include <functional>
-#include <numeric>
-
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "scenario/model_expansion.hpp"
@@ -13,49 +8,28 @@
 namespace symmesh::evaluation {
 namespace {
 
-std::string where_of(const Scenario& s) {
-  return s.path.empty() ? std::string("scenario") : s.path;
-}
-
 // "file:12:3" of a key when the file gave it, else the scenario's path and the key's name.
 std::string key_where(const Scenario& s, const SourceLocation& at, const std::string& key) {
-  return at.known() ? at.to_string() : where_of(s) + ": " + key;
+  return at.known() ? at.to_string() : s.where() + ": " + key;
 }
-
-int mesh_gpus(const Scenario& s) {
-  return std::accumulate(s.mesh_shape.begin(), s.mesh_shape.end(), 1, std::multiplies<int>());
-}
-
-int dim_size(const Scenario& s, const char* name) {
-  const auto at = std::find(s.mesh_names.begin(), s.mesh_names.end(), name);
-  return at == s.mesh_names.end() ? 1 : s.mesh_shape[at - s.mesh_names.begin()];
-}
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024 * 1024), 2) + " GiB"; }
 
 }  // namespace
 
 bool simulated_folded(const Scenario& s) {
-  return s.model.has_value() && mesh_gpus(s) > kMaxRankByRankModelGpus;
+  return s.model.has_value() && s.mesh_gpus() > kMaxRankByRankModelGpus;
 }
 
 strategies::TrainingLayout declared_training_layout(const Scenario& s) {
   if (!s.model)
     throw InvalidArgument("a folded step is a model's training step: the scenario has no model: "
                           "block",
-                          where_of(s));
+                          s.where());
   if (!s.training || !s.training->backward)
     throw InvalidArgument(
         "a model's step on more than " + std::to_string(kMaxRankByRankModelGpus) +
             " GPUs (or with --folded) is simulated folded, which prices a whole training step "
             "(forward, backward and optimizer step): give training: {optimizer: adam}",
-        s.training ? key_where(s, s.training->where, "training.backward") : where_of(s));
+        s.training ? key_where(s, s.training->where, "training.backward") : s.where());
   if (s.training->optimizer != Optimizer::adam)
     throw InvalidArgument(
         "training.optimizer " + to_string(s.training->optimizer) +
@@ -68,18 +42,18 @@ strategies::TrainingLayout declared_training_layout(const Scenario& s) {
     throw InvalidArgument("model.dropout: the folded step's layer has no dropout (Llama's has "
                           "none); a step with dropout is simulated rank by rank only, up to " +
                               std::to_string(kMaxRankByRankModelGpus) + " GPUs",
-                          where_of(s) + ": model");
+                          s.where() + ": model");
   if (s.cost_model_given && s.cost_model != "analytic")
     throw InvalidArgument("cost_model " + s.cost_model +
                               ": the folded step is priced by the calibrated analytic model "
                               "(the roofline of core/roofline.hpp); give cost_model: analytic "
                               "or leave it out",
-                          where_of(s) + ": cost_model");
+                          s.where() + ": cost_model");
   strategies::TrainingLayout l;
-  l.tp = dim_size(s, scenario::kTensorParallelDim);
+  l.tp = s.mesh_dim_size(scenario::kTensorParallelDim);
   l.pp = s.pipeline_stages();
   l.dp = static_cast<int>(scenario::data_parallel_size(s.mesh_shape, s.mesh_names));
-  l.micro_batch = scenario::sequences_per_replica(*s.model, l.dp, where_of(s) + ": model");
+  l.micro_batch = scenario::sequences_per_replica(*s.model, l.dp, s.where() + ": model");
   l.virtual_stages = s.virtual_stages();
   l.recompute = s.model->full_recompute ? Recompute::full : Recompute::none;
   l.zero_stage = s.training->zero_stage;
@@ -89,7 +63,7 @@ strategies::TrainingLayout declared_training_layout(const Scenario& s) {
   } catch (const InvalidArgument& e) {
     throw InvalidArgument("the declared layout (" + to_string(l) + ") cannot be simulated: " +
                               e.message(),
-                          where_of(s));
+                          s.where());
   }
   return l;
 }
@@ -98,7 +72,7 @@ Scenario folded_step_scenario(const Scenario& s) {
   Scenario step = s;
   if (step.model && step.model->global_batch <= 0) {
     const int64_t dp = scenario::data_parallel_size(s.mesh_shape, s.mesh_names);
-    step.model->global_batch = dp * scenario::sequences_per_replica(*s.model, dp, where_of(s));
+    step.model->global_batch = dp * scenario::sequences_per_replica(*s.model, dp, s.where());
   }
   return step;
 }
@@ -119,20 +93,21 @@ TrainingLayoutsRun run_folded_step(const Scenario& s, bool simulate) {
   if (at.best.empty()) {
     const strategies::TrainingEstimate e = strategies::estimate_training_step(
         *step.model, step.model->global_batch, step.cluster, l);
+    const auto& m = e.memory;
     throw InvalidArgument(
-        "the step at its declared layout (" + to_string(l) + ") needs " +
-            gib(e.memory.total()) + " per GPU (weights " + gib(e.memory.weights_bytes) +
-            ", gradients " + gib(e.memory.gradients_bytes) + ", optimizer state " +
-            gib(e.memory.optimizer_bytes) + ", activations " + gib(e.memory.activations_bytes) +
-            "); " + s.cluster.gpu.name + " has " + gib(s.cluster.gpu.memory_capacity_bytes) +
+        "the step at its declared layout (" + to_string(l) + ") needs " + format_gib(m.total()) +
+            " per GPU (weights " + format_gib(m.weights_bytes) + ", gradients " +
+            format_gib(m.gradients_bytes) + ", optimizer state " + format_gib(m.optimizer_bytes) +
+            ", activations " + format_gib(m.activations_bytes) + "); " + s.cluster.gpu.name +
+            " has " + format_gib(s.cluster.gpu.memory_capacity_bytes) +
             " (symmesh layouts finds the layouts that fit)",
-        where_of(s));
+        s.where());
   }
   if (simulate && !at.simulated.front().simulated())
     throw InvalidArgument("not simulated: " + at.simulated.front().not_simulated +
-                              " (priced: " + fixed(at.best.front().step_s, 3) +
+                              " (priced: " + format_fixed(at.best.front().step_s, 3) +
                               " s a step; symmesh layouts prints it)",
-                          where_of(s));
+                          s.where());
   return run;
 }
 
@@ -151,12 +126,13 @@ void check_folded_request(const FoldedRequest& r) {
 
 void refuse_folded_on_hardware(const Scenario& s, const std::string& command) {
   if (!simulated_folded(s)) return;
-  throw InvalidArgument(command + " writes a step rank by rank, one rank per GPU; this model's step is on " +
-                            std::to_string(mesh_gpus(s)) + " GPUs, more than the " +
+  throw InvalidArgument(command +
+                            " writes a step rank by rank, one rank per GPU; this model's step is on " +
+                            std::to_string(s.mesh_gpus()) + " GPUs, more than the " +
                             std::to_string(kMaxRankByRankModelGpus) +
                             " written rank by rank (symmesh simulate folds it; run a mesh of this "
                             "machine's GPUs)",
-                        where_of(s));
+                        s.where());
 }
 
 std::string folded_step_trace_json(const Scenario& s, std::string& why) {

@@ -37,7 +37,7 @@ std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& s, bo
   try {
     return evaluation::make_cost_model(plans ? s.cost_model : "dtensor", model_options);
   } catch (const Unsupported& e) {
-    throw Unsupported(e.message(), (s.path.empty() ? "scenario" : s.path) + ": cost_model");
+    throw Unsupported(e.message(), s.where() + ": cost_model");
   }
 }
 

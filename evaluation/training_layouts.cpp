@@ -9,24 +9,16 @@
 #include "scenario/model_expansion.hpp"
 
 namespace symmesh::evaluation {
-namespace {
-
-std::string where_of(const Scenario& s) {
-  return s.path.empty() ? std::string("scenario") : s.path;
-}
-
-}  // namespace
-
 std::vector<int> training_layout_gpu_counts(const Scenario& s, const std::vector<int>& gpus) {
   if (!s.model)
     throw InvalidArgument(
         "symmesh layouts prices a model's training step: the scenario has no model: block",
-        where_of(s));
+        s.where());
   if (s.model->global_batch <= 0)
     throw InvalidArgument(
         "symmesh layouts needs model.global_batch (the sequences of one step) to count the "
         "micro-batches of each layout",
-        where_of(s) + ": model");
+        s.where() + ": model");
   for (int n : gpus)
     if (n < 1) throw InvalidArgument("--gpus must be >= 1, got " + std::to_string(n), "--gpus");
   if (!gpus.empty()) return gpus;
@@ -42,7 +34,7 @@ Scenario training_layout_scenario(const Scenario& s, const strategies::TrainingL
   constexpr const char* kWhere = "layout";
   if (!s.model)
     throw InvalidArgument("a training layout is a model's: the scenario has no model: block",
-                          where_of(s));
+                          s.where());
   try {
     strategies::check_training_layout(*s.model, s.model->global_batch, s.cluster, l);
   } catch (const InvalidArgument& e) {
@@ -94,7 +86,7 @@ Scenario training_layout_scenario(const Scenario& s, const strategies::TrainingL
                               e.where() + ": " + e.message(),
                           kWhere);
   }
-  scenario::expand_model(out, where_of(s));
+  scenario::expand_model(out, s.where());
   return out;
 }
 
@@ -119,16 +111,6 @@ const strategies::TrainingLayout* TrainingLayoutsAtSize::answer_layout() const {
   if (const auto* fastest = fastest_simulated()) return &fastest->estimate.layout;
   return best.empty() ? nullptr : &best.front().layout;
 }
-
-namespace {
-
-// The size of the mesh dim named tp (1 without one).
-int tensor_parallel_size(const Scenario& s) {
-  const auto at = std::find(s.mesh_names.begin(), s.mesh_names.end(), scenario::kTensorParallelDim);
-  return at == s.mesh_names.end() ? 1 : s.mesh_shape[at - s.mesh_names.begin()];
-}
-
-}  // namespace
 
 LayoutSearchSpace training_search_space(const Scenario& s, const LayoutChoices& choices,
                                         int gpus) {
@@ -165,7 +147,7 @@ LayoutSearchSpace training_search_space(const Scenario& s, const LayoutChoices& 
          "v " + std::to_string(v) + " (training.virtual_stages)");
   // The mesh is a layout of the scenario's own size; a sweep's node counts replace it.
   const bool own_mesh = !s.sweep && gpus == s.cluster.num_gpus();
-  const int tp = tensor_parallel_size(s), pp = s.pipeline_stages();
+  const int tp = s.mesh_dim_size(scenario::kTensorParallelDim), pp = s.pipeline_stages();
   choose(o.tps, choices.tps, sweep.layouts_tps, own_mesh, tp,
          "tp " + std::to_string(tp) + " (mesh)");
   choose(o.pps, choices.pps, sweep.layouts_pps, own_mesh, pp,
@@ -210,7 +192,7 @@ TrainingLayoutsRun run_training_layouts(const Scenario& s, const std::vector<int
     if (!first.fixed.empty())
       message += " with what the scenario fixes (" + listed(first.fixed) + ")";
     message += ": " + listed(first.unpriceable);
-    throw InvalidArgument(message, where_of(s));
+    throw InvalidArgument(message, s.where());
   }
   for (size_t i = 0; i < run.sizes.size(); ++i)
     if (run.sizes[i].meets_objective &&

@@ -205,7 +205,7 @@ Scenario scenario_to_plan(const Scenario& s, const LayoutKeywords& k) {
   if (!k.tp) return s;
   if (!s.model)
     throw InvalidArgument("a torch plan needs a model scenario (one with a model: block)",
-                          s.path.empty() ? "scenario" : s.path);
+                          s.where());
   if (!k.pp || !k.dp) throw InvalidArgument("a layout needs tp, pp and dp", "layout");
   strategies::TrainingLayout l;
   l.tp = *k.tp, l.pp = *k.pp, l.dp = *k.dp;

@@ -1,9 +1,13 @@
 // unprintable_reason: the first byte of a text that is not printable UTF-8. Expectations
 // from the Unicode standard's definition of well-formed UTF-8 (Table 3-7: the valid byte
-// sequences) and its C0/C1 control ranges.
+// sequences) and its C0/C1 control ranges. format_fixed and format_gib: printf's rounding
+// and 2^30 bytes a GiB, worked by hand below.
 #include "core/text.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
 
 namespace symmesh {
 namespace {
@@ -72,6 +76,22 @@ TEST(PrintableOrMarked, EachRefusedByteBecomesAQuestionMark) {
   EXPECT_EQ(printable_or_marked("\xFF\xC3\xA9"), "?\xC3\xA9");  // a bad byte, then é
   // What it makes is always printable.
   EXPECT_EQ(unprintable_reason(printable_or_marked("\xE2\x80\x8B\xC0\xAF\x7F\xF4\x90")), "");
+}
+
+// printf's %.*f, by hand: 3.14159 to 3 decimals is 3.142; 0.5 to 0 decimals rounds to even.
+TEST(FormatFixed, PrintsTheGivenDecimalsAndNamesWhatIsNotANumber) {
+  EXPECT_EQ(format_fixed(3.14159, 3), "3.142");
+  EXPECT_EQ(format_fixed(0.5, 0), "0");
+  EXPECT_EQ(format_fixed(-2.25, 1), "-2.2");
+  EXPECT_EQ(format_fixed(std::numeric_limits<double>::infinity(), 2), "inf");
+  EXPECT_EQ(format_fixed(-std::numeric_limits<double>::infinity(), 2), "-inf");
+  EXPECT_EQ(format_fixed(std::nan(""), 2), "-");
+}
+
+// 80 GiB = 80 · 2^30 bytes = 85,899,345,920; an H100's 80 GB (8e10 bytes) is 74.51 GiB.
+TEST(FormatGib, BinaryGigabytesWithTwoDecimals) {
+  EXPECT_EQ(format_gib(85899345920.0), "80.00 GiB");
+  EXPECT_EQ(format_gib(8e10), "74.51 GiB");
 }
 
 }  // namespace

@@ -49,12 +49,6 @@ nlohmann::json read_measurements(const std::string& path) {
   }
 }
 
-std::string fixed(double v, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
-  return buffer;
-}
-
 // One line per measurement, e.g. "  gemm bf16 8192x8192x8192: 1.523 ms = 722.1 TFLOP/s".
 std::string measurement_lines(const nlohmann::json& m) {
   std::string out;
@@ -63,25 +57,27 @@ std::string measurement_lines(const nlohmann::json& m) {
         2.0 * g.at("m").get<double>() * g.at("n").get<double>() * g.at("k").get<double>();
     const double t = g.at("seconds").get<double>();
     out += "  gemm " + g.at("dtype").get<std::string>() + " " + g.at("m").dump() + "x" +
-           g.at("n").dump() + "x" + g.at("k").dump() + ": " + fixed(t * 1e3, 3) +
-           " ms = " + fixed(flops / t / 1e12, 1) + " TFLOP/s (the executor's cuBLASLt algorithm)";
+           g.at("n").dump() + "x" + g.at("k").dump() + ": " + format_fixed(t * 1e3, 3) +
+           " ms = " + format_fixed(flops / t / 1e12, 1) +
+           " TFLOP/s (the executor's cuBLASLt algorithm)";
     if (g.contains("best_seconds")) {
       const double best = g.at("best_seconds").get<double>();
-      out += "; best candidate " + fixed(best * 1e3, 3) + " ms = " + fixed(flops / best / 1e12, 1) +
-             " TFLOP/s (" + fixed(100 * best / t, 1) + "%)";
+      out += "; best candidate " + format_fixed(best * 1e3, 3) +
+             " ms = " + format_fixed(flops / best / 1e12, 1) + " TFLOP/s (" +
+             format_fixed(100 * best / t, 1) + "%)";
     }
     out += "\n";
   }
   for (const auto& c : m.value("copy", nlohmann::json::array())) {
     const double bytes = c.at("bytes").get<double>(), t = c.at("seconds").get<double>();
-    out += "  copy " + format_bytes(static_cast<int64_t>(bytes)) + ": " + fixed(t * 1e3, 3) +
-           " ms = " + fixed(2 * bytes / t / 1e12, 3) + " TB/s read + write\n";
+    out += "  copy " + format_bytes(static_cast<int64_t>(bytes)) + ": " + format_fixed(t * 1e3, 3) +
+           " ms = " + format_fixed(2 * bytes / t / 1e12, 3) + " TB/s read + write\n";
   }
   for (const auto& p : m.value("put", nlohmann::json::array())) {
     const double bytes = p.at("bytes").get<double>(), t = p.at("seconds").get<double>();
     out += "  put " + p.value("peer", std::string("self")) + " " +
-           format_bytes(static_cast<int64_t>(bytes)) + ": " + fixed(t * 1e6, 2) +
-           " us = " + fixed(bytes / t / 1e9, 1) + " GB/s\n";
+           format_bytes(static_cast<int64_t>(bytes)) + ": " + format_fixed(t * 1e6, 2) +
+           " us = " + format_fixed(bytes / t / 1e9, 1) + " GB/s\n";
   }
   return out;
 }
@@ -122,10 +118,10 @@ int run_gemm_fit(const CalibrateArgs& args) {
             << args.base << "'s peaks:\n";
   for (const DtypeEfficiency& d : fit.dtypes)
     std::cout << "  " << d.key << ": efficiency " << scenario::decimal_in_unit(d.efficiency, 0)
-              << " of " << fixed(base.gpu.peak_flops_per_s.at(d.key) / 1e12, 1) << " TFLOP/s from "
-              << d.shapes << " shapes (" << d.compute_bound
-              << " compute-bound); model vs measured: rms " << fixed(100 * d.rms_relative_error, 1)
-              << " %, max " << fixed(100 * d.max_relative_error, 1) << " %\n";
+              << " of " << format_fixed(base.gpu.peak_flops_per_s.at(d.key) / 1e12, 1)
+              << " TFLOP/s from " << d.shapes << " shapes (" << d.compute_bound
+              << " compute-bound); model vs measured: rms "
+              << format_fixed(100 * d.rms_relative_error, 1) << " %, max " << format_fixed(100 * d.max_relative_error, 1) << " %\n";
   std::cout << "wrote " << args.out << ":\n" << yaml;
   return 0;
 }
