@@ -359,7 +359,12 @@ std::string resolve_reference(const Value& reference, const ReferenceKind& kind)
   std::string looked;
   for (const fs::path& candidate : candidates) {
     std::error_code ec;
-    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal().string();
+    if (fs::is_regular_file(candidate, ec)) {
+      const std::string path = candidate.lexically_normal().string();
+      if (const std::string fault = input_size_fault(path); !fault.empty())
+        reference.fail(kind.noun + " " + fault);
+      return path;
+    }
     // There but not a file it can read (a FIFO, a device, a link loop): that, not "not
     // found". A folder is passed over (a shipped name may sit beside a folder of it).
     const std::string fault = input_file_fault(candidate.lexically_normal().string());

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "core/text.hpp"
 #include "scenario/cluster_reader.hpp"
 
@@ -89,7 +90,7 @@ Value json_typed(const Value& v, const char* json_type) {
 // the line and column where the parser stopped.
 void check_strict_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_bounded_input(in, path, path);
   try {
     (void)nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

@@ -491,10 +491,7 @@ Value read_yaml_file(const std::string& path) {
     throw InvalidArgument(fault, path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidArgument("cannot open '" + path + "' (missing or unreadable)", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InvalidArgument("cannot read '" + path + "'", path);
-  return parse_yaml_text(text.str(), path);
+  return parse_yaml_text(read_bounded_input(in, path, path), path);
 }
 
 }  // namespace symmesh::scenario

@@ -83,4 +83,28 @@ TEST_F(InputFileFaults, AClusterFileThatIsAFifoOrALoopIsSaidSoAtItsReference) {
   EXPECT_THAT(e.message(), HasSubstr("cluster file '" + loop_ + "' is a loop of symbolic links"));
 }
 
+// A file past kMaxInputFileBytes (64 MiB; a sparse file here, so the disk holds nothing)
+// is refused by every reader with the bound named, before any of it is parsed: as a
+// scenario, as a cluster file a scenario names, and as --gemm's table.
+TEST_F(InputFileFaults, AFileLargerThanTheBoundIsRefusedByEveryReader) {
+  const std::string big = files_.dir() + "/big.yaml";
+  ASSERT_EQ(truncate(files_.write("big.yaml", "").c_str(), kMaxInputFileBytes + 1), 0);
+  const std::string said = "'" + big + "' holds more than 64 MiB, the most an input file may hold";
+  EXPECT_THAT(error_of_load(big), HasSubstr(said));
+  const auto e = load_error("cluster: big.yaml\nmesh: [8]\n"
+                            "workload: [{op: all_reduce, bytes: 1 MiB, mesh_dim: 0}]\n");
+  EXPECT_THAT(e.message(), HasSubstr(said));
+  EXPECT_EQ(e.where(), at(1, 10));
+  try {
+    read_input_file(big, "--gemm");
+    FAIL() << "no error";
+  } catch (const InvalidArgument& x) {
+    EXPECT_THAT(x.message(), HasSubstr(said));
+    EXPECT_EQ(x.where(), "--gemm");
+  }
+  // At the bound exactly, a file is read (and then parsed: an empty YAML is no scenario).
+  ASSERT_EQ(truncate(big.c_str(), kMaxInputFileBytes), 0);
+  EXPECT_EQ(read_input_file(big, "--gemm").size(), static_cast<size_t>(kMaxInputFileBytes));
+}
+
 }  // namespace
