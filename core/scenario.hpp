@@ -130,6 +130,7 @@ struct SweepSpec {
   // micro-batch, interleaving, recomputation, ZeRO) priced at each node count, the fastest
   // `layouts_simulate` of each simulated (evaluation/training_layouts.hpp).
   bool layouts = false;
+  SourceLocation layouts_where;  // the layouts: key, for messages about the search
   int layouts_simulate = 1;
   // `layouts: {tp: […], pp: […], virtual_stages: […]}`: the values the search tries (empty:
   // its defaults, or the scenario's declared value; evaluation/training_layouts.hpp).

@@ -159,8 +159,33 @@ TrainingLayoutsRun run_training_layouts(const Scenario& s, const std::vector<int
                                         int top, int simulate, const LayoutChoices& choices) {
   const auto start = std::chrono::steady_clock::now();
   TrainingLayoutsRun run;
+  // Every count's space first, bounded as a whole before anything is priced.
+  std::vector<LayoutSearchSpace> spaces;
+  int64_t candidates = 0;
   for (int gpus : gpu_counts) {
-    const LayoutSearchSpace space = training_search_space(s, choices, gpus);
+    spaces.push_back(training_search_space(s, choices, gpus));
+    candidates += strategies::layout_candidates(*s.model, s.cluster, gpus, spaces.back().options);
+  }
+  if (candidates > strategies::kMaxLayoutCandidates) {
+    const bool from_flags = !choices.tps.empty() || !choices.pps.empty() ||
+                            !choices.virtual_stages.empty() || !choices.zero_stages.empty() ||
+                            !choices.micro_batches.empty() || !choices.recomputes.empty();
+    const bool from_sweep = s.sweep && s.sweep->layouts_where.known();
+    throw InvalidArgument(
+        std::string(from_sweep && !from_flags ? "sweep.layouts: " : "") +
+            std::to_string(candidates) + " layouts to consider over " +
+            std::to_string(gpu_counts.size()) +
+            " GPU counts (tp sizes x pp sizes x micro-batches x virtual stages x "
+            "recomputations x ZeRO stages at each), more than the " +
+            std::to_string(strategies::kMaxLayoutCandidates) +
+            " one search prices; list fewer values or GPU counts",
+        from_flags   ? std::string("symmesh layouts --tp/--pp/--micro-batch/--virtual-stages")
+        : from_sweep ? s.sweep->layouts_where.to_string()
+                     : s.where());
+  }
+  for (size_t i = 0; i < gpu_counts.size(); ++i) {
+    const int gpus = gpu_counts[i];
+    const LayoutSearchSpace& space = spaces[i];
     const strategies::LayoutSearchResult found = strategies::search_training_layouts(
         *s.model, s.model->global_batch, s.cluster, gpus, space.options);
     TrainingLayoutsAtSize size;

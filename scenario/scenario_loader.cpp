@@ -203,6 +203,7 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
       layouts->fail("sweep.layouts needs model.global_batch: the sequences of one step");
     const MapReader options(*layouts, {"simulate", "tp", "pp", "virtual_stages"});
     spec.layouts = true;
+    spec.layouts_where = sweep.key("layouts")->location();
     if (auto v = options.get("tp"))
       spec.layouts_tps = distinct_int_list(*v, "sweep.layouts.tp", 1, "[4, 8]");
     if (auto v = options.get("pp"))

@@ -338,6 +338,20 @@ double stage_parameters_per_rank(const TransformerSpec& spec, const TrainingLayo
   return stage_layers_params + (l.pp == 1 ? table * (spec.tie_embeddings ? 1 : 2) : table);
 }
 
+int64_t layout_candidates(const TransformerSpec& spec, const ClusterSpec& cluster, int gpus,
+                          const TrainingSearchOptions& options) {
+  int64_t tps = static_cast<int64_t>(options.tps.size());
+  if (tps == 0)
+    for (int tp = 1; tp <= cluster.gpus_per_node && tp <= gpus; tp *= 2) ++tps;
+  int64_t pps = static_cast<int64_t>(options.pps.size());
+  if (pps == 0)
+    for (int pp = 1; pp <= spec.layers && pp <= gpus; ++pp) pps += gpus % pp == 0;
+  return tps * pps * static_cast<int64_t>(options.micro_batches.size()) *
+         static_cast<int64_t>(options.virtual_stages.size()) *
+         static_cast<int64_t>(options.recomputes.size()) *
+         static_cast<int64_t>(options.zero_stages.size());
+}
+
 LayoutSearchResult search_training_layouts(const TransformerSpec& spec, int64_t global_batch,
                                            const ClusterSpec& cluster, int gpus,
                                            const TrainingSearchOptions& options) {

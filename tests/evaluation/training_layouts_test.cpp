@@ -233,4 +233,40 @@ TEST(TrainingLayouts, ALayoutTheStepCannotTakeIsRefusedAtTheLayout) {
   EXPECT_THAT(refusal(4, 2, 2, 2), HasSubstr("with pipeline parallelism is not modelled"));
 }
 
+// The candidates one count's search considers, by hand: at 16 GPUs on 8-GPU nodes the
+// default tp sizes are 1, 2, 4, 8 (powers of two within a node) and the default pp sizes
+// the divisors of 16 up to the 8 layers (1, 2, 4, 8); the default micro-batches {1, 2, 4,
+// 8}, virtual stages {1, 2, 4, 8}, recomputations {none, full} and ZeRO stages {0..3}:
+// 4 · 4 · 4 · 4 · 2 · 4 = 2,048.
+TEST(TrainingLayouts, TheCandidatesOfOneCountAreTheProductOfItsLists) {
+  const Scenario s = scenario(kDpTp, ", global_batch: 48");
+  EXPECT_EQ(strategies::layout_candidates(*s.model, s.cluster, 16, {}), 2048);
+  strategies::TrainingSearchOptions listed;
+  listed.tps = {2};
+  listed.pps = {1, 3};
+  EXPECT_EQ(strategies::layout_candidates(*s.model, s.cluster, 16, listed), 1 * 2 * 4 * 4 * 2 * 4);
+}
+
+// 64 micro-batch sizes and 64 virtual-stage counts with tp and pp [1, 2, 4, 8] at 8 and 16
+// GPUs: 2 counts · 4 · 4 · 64 · 64 · 2 recomputations · 4 ZeRO stages = 1,048,576
+// candidates, past the 1,000,000 bound: refused at sweep.layouts (line 10) before any is
+// priced.
+TEST(TrainingLayouts, ASweepOfTooManyLayoutsIsRefusedAtItsKey) {
+  std::string sixty_four;
+  for (int i = 1; i <= 64; ++i) sixty_four += (i > 1 ? ", " : "") + std::to_string(i);
+  const Scenario s = scenario(kDpTp, ", global_batch: 48",
+                              "sweep:\n  nodes: [1, 2]\n  micro_batch: [" + sixty_four +
+                                  "]\n  layouts: {tp: [1, 2, 4, 8], pp: [1, 2, 4, 8], "
+                                  "virtual_stages: [" + sixty_four + "]}\n");
+  try {
+    evaluation::sweep_training_layouts(s);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.where(), "small.yaml:10:3");
+    EXPECT_THAT(e.message(), HasSubstr("sweep.layouts: 1048576 layouts to consider over 2 GPU "
+                                       "counts"));
+    EXPECT_THAT(e.message(), HasSubstr("more than the 1000000 one search prices"));
+  }
+}
+
 }  // namespace
