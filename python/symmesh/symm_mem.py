@@ -150,7 +150,10 @@ def _cluster_path(cluster):
     if not isinstance(cluster, (str, os.PathLike)):
         raise scenario_error(f"expected a cluster file path, got {type(cluster).__name__}",
                              "cluster")
-    path = os.fsdecode(cluster)
+    # The package's one reading of a path: UTF-8 text, or a ScenarioError naming its bytes
+    # (os.fsdecode alone would carry them as surrogates that no message can print).
+    from . import _path_text
+    path = _path_text(cluster)
     if os.path.exists(path) or os.path.isabs(path):
         return path
     return os.path.join(_symmesh.shipped_scenarios_dir, path)

@@ -2,6 +2,8 @@
 on the simulator. None of these needs torch; the one that checks torch.dtype is skipped
 without it."""
 
+import os
+import pathlib
 import unittest
 
 import symmesh
@@ -306,6 +308,15 @@ class BadInput(unittest.TestCase):
     def test_a_world_size_that_is_not_a_count(self):
         with self.assertRaises(symmesh.ScenarioError):
             symm_mem.simulate(ring_all_gather(4), 0)
+
+    def test_a_cluster_path_that_is_not_utf8_is_a_scenario_error(self):
+        # As load_scenario says it (test_scenario.py): the bytes named, not a
+        # UnicodeEncodeError from the bindings.
+        for path in ("/tmp/\udcff.yaml", pathlib.PurePosixPath("/tmp/\udcfe.yaml")):
+            with self.assertRaises(symmesh.ScenarioError) as caught:
+                symm_mem.simulate(ring_all_gather(4), 4, path)
+            self.assertIn("is not valid UTF-8", str(caught.exception))
+            self.assertEqual(caught.exception.where, repr(os.fsencode(path)))
 
     def test_more_ranks_than_the_cluster_has(self):
         self.assert_refused(ring_all_gather(4), "the program has 9 ranks but the cluster "
