@@ -71,10 +71,24 @@ std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
     if (content.empty() || content[0] == '#') continue;
     const std::vector<Field> fields = split(line);
     if (column_of.empty()) {  // the header
+      // A name is quoted only when it is one of the table's columns: until the header is
+      // known to be one, the file may be anything (a password file named by mistake), and
+      // none of its text is echoed.
+      const auto is_column = [](const std::string& name) {
+        return name == "m" || name == "n" || name == "k" || name == "dtype" ||
+               std::any_of(kTimeColumns.begin(), kTimeColumns.end(),
+                           [&](const auto& c) { return c.first == name; });
+      };
       for (size_t i = 0; i < fields.size(); ++i)
-        if (!column_of.emplace(fields[i].text, i).second)
-          throw InvalidArgument("column '" + printable_or_marked(fields[i].text) + "' twice",
-                                at(fields[i].column));
+        if (const auto [first, fresh] = column_of.emplace(fields[i].text, i); !fresh)
+          throw InvalidArgument(
+              (is_column(fields[i].text) ? "column '" + fields[i].text + "' twice"
+                                         : "field " + std::to_string(i + 1) +
+                                               " of the header repeats field " +
+                                               std::to_string(first->second + 1)) +
+                  " (a header needs m, n, k, dtype and one of seconds, time_ms, time_us, "
+                  "tflops)",
+              at(fields[i].column));
       for (const char* required : {"m", "n", "k", "dtype"})
         if (!column_of.count(required))
           throw InvalidArgument(std::string("header has no column '") + required +

@@ -66,6 +66,9 @@ TEST(GemmCsv, BadRowsNameFileLineAndColumn) {
       {"m,n,dtype,seconds\n8,8,bf16,1\n", ":1:1", "header has no column 'k'"},
       {"m,n,k,dtype\n8,8,8,bf16\n", ":1:1", "header has no time column"},
       {"m,n,k,dtype,m,seconds\n", ":1:13", "column 'm' twice"},
+      // A repeated name that is no column of the table is not quoted: the file may be
+      // anything (a password file: "root:x,root:x" would echo a secret).
+      {"s3cret,s3cret\n", ":1:8", "field 2 of the header repeats field 1 (a header needs"},
       // Rates no GPU reaches: 1e308 TFLOP/s (a time of 0), and 1e6 TFLOP/s as a time.
       {"m,n,k,dtype,tflops\n8192,8192,8192,bf16,1e308\n", ":2:21",
        "tflops: '1e308' makes 8192x8192x8192 bf16 run at inf TFLOP/s, more than any GPU (at "
@@ -83,6 +86,12 @@ TEST(GemmCsv, BadRowsNameFileLineAndColumn) {
       EXPECT_EQ(e.where(), path + c.where) << e.message();
       EXPECT_NE(e.message().find(c.message), std::string::npos) << e.message();
     }
+  }
+  try {
+    read_gemm_csv(csv("s3cret,s3cret\n"));
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.message().find("s3cret"), std::string::npos) << e.message();
   }
   EXPECT_THROW(read_gemm_csv(csv("m,n,k,dtype,seconds\n")), InvalidArgument);  // no rows
   EXPECT_THROW(read_gemm_csv(csv("")), InvalidArgument);
