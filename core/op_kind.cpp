@@ -1,12 +1,15 @@
 #include "core/op_kind.hpp"
 
 #include "core/collective_descriptor.hpp"
+#include "core/tensor_op_registry.hpp"
 
 namespace symmesh {
 
 std::string to_string(OpKind kind) {
-  // A collective's name is its row's (core/collective_descriptor.cpp).
+  // A collective's or a tensor op's name is its row's (core/collective_descriptor.cpp,
+  // core/tensor_op_registry.cpp).
   if (const CollectiveDescriptor* d = descriptor_of(kind)) return std::string(d->name);
+  if (const TensorOpSignature* t = find_tensor_op(kind)) return std::string(t->name);
   switch (kind) {
     case OpKind::mm:
       return "mm";
@@ -24,40 +27,6 @@ std::string to_string(OpKind kind) {
       return "barrier";
     case OpKind::optimizer_step:
       return "optimizer_step";
-    case OpKind::add:
-      return "add";
-    case OpKind::rms_norm:
-      return "rms_norm";
-    case OpKind::swiglu:
-      return "swiglu";
-    case OpKind::gelu:
-      return "gelu";
-    case OpKind::attention:
-      return "attention";
-    case OpKind::embedding:
-      return "embedding";
-    case OpKind::cross_entropy:
-      return "cross_entropy";
-    case OpKind::rms_norm_dgrad:
-      return "rms_norm_dgrad";
-    case OpKind::rms_norm_wgrad:
-      return "rms_norm_wgrad";
-    case OpKind::swiglu_dgrad_gate:
-      return "swiglu_dgrad_gate";
-    case OpKind::swiglu_dgrad_up:
-      return "swiglu_dgrad_up";
-    case OpKind::gelu_dgrad:
-      return "gelu_dgrad";
-    case OpKind::attention_dgrad:
-      return "attention_dgrad";
-    case OpKind::embedding_wgrad:
-      return "embedding_wgrad";
-    case OpKind::cross_entropy_stats:
-      return "cross_entropy_stats";
-    case OpKind::cross_entropy_loss:
-      return "cross_entropy_loss";
-    case OpKind::cross_entropy_dgrad:
-      return "cross_entropy_dgrad";
     default:
       break;
   }
@@ -71,9 +40,10 @@ const std::vector<OpKind>& all_op_kinds() {
     // The collectives a file may write, in the table's order.
     for (const CollectiveDescriptor& d : collective_descriptors())
       if (d.op_kind) out.push_back(*d.op_kind);
-    for (OpKind k : {OpKind::barrier, OpKind::add, OpKind::rms_norm, OpKind::swiglu,
-                     OpKind::gelu, OpKind::attention, OpKind::embedding, OpKind::cross_entropy})
-      out.push_back(k);
+    out.push_back(OpKind::barrier);
+    // The forward tensor ops, in their table's order; their backward ops only a step makes.
+    for (const TensorOpSignature& t : tensor_op_signatures())
+      if (t.forward == t.op) out.push_back(t.op);
     return out;
   }();
   return kinds;
@@ -86,14 +56,9 @@ std::optional<OpKind> op_kind_named(std::string_view text) {
 }
 
 std::optional<OpKind> generated_op_kind_named(std::string_view text) {
-  static const std::vector<OpKind> generated{
-      OpKind::optimizer_step,     OpKind::rms_norm_dgrad,      OpKind::rms_norm_wgrad,
-      OpKind::swiglu_dgrad_gate,  OpKind::swiglu_dgrad_up,     OpKind::gelu_dgrad,
-      OpKind::attention_dgrad,    OpKind::embedding_wgrad,     OpKind::cross_entropy_stats,
-      OpKind::cross_entropy_loss, OpKind::cross_entropy_dgrad,
-  };
-  for (OpKind kind : generated)
-    if (text == to_string(kind)) return kind;
+  if (text == to_string(OpKind::optimizer_step)) return OpKind::optimizer_step;
+  for (const TensorOpSignature& t : tensor_op_signatures())
+    if (t.forward != t.op && text == t.name) return t.op;
   return std::nullopt;
 }
 
@@ -111,28 +76,7 @@ bool is_matmul(OpKind kind) {
 }
 
 bool is_tensor_op(OpKind kind) {
-  switch (kind) {
-    case OpKind::add:
-    case OpKind::rms_norm:
-    case OpKind::swiglu:
-    case OpKind::gelu:
-    case OpKind::attention:
-    case OpKind::embedding:
-    case OpKind::cross_entropy:
-    case OpKind::rms_norm_dgrad:
-    case OpKind::rms_norm_wgrad:
-    case OpKind::swiglu_dgrad_gate:
-    case OpKind::swiglu_dgrad_up:
-    case OpKind::gelu_dgrad:
-    case OpKind::attention_dgrad:
-    case OpKind::embedding_wgrad:
-    case OpKind::cross_entropy_stats:
-    case OpKind::cross_entropy_loss:
-    case OpKind::cross_entropy_dgrad:
-      return true;
-    default:
-      return false;
-  }
+  return find_tensor_op(kind) != nullptr;
 }
 
 bool is_collective(OpKind kind) {

@@ -3,7 +3,7 @@
 // (their shapes and local GEMMs come from core/matmul_signature.hpp), the one-sided
 // transfer, the collectives over one mesh dim, a barrier of all ranks and the optimizer
 // update a training step generates, and the tensor ops between the matmuls
-// (core/tensor_op.hpp). One text form each, as
+// (core/tensor_op.hpp; each a row of core/tensor_op_registry.hpp). One text form each, as
 // scenario files and `symmesh plan --op` write them.
 #include <optional>
 #include <string>

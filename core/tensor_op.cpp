@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/errors.hpp"
 #include "core/roofline.hpp"
 
 namespace symmesh {
@@ -36,34 +35,6 @@ int64_t cols_of(const Shape& s) {
 
 }  // namespace
 
-const TensorOpSignature& tensor_op_signature(OpKind op) {
-  static const TensorOpSignature table[] = {
-      {OpKind::add, {"a", "b"}, OpKind::add, "elementwise sum"},
-      {OpKind::rms_norm, {"a", "b"}, OpKind::rms_norm, "RMSNorm over the last dim"},
-      {OpKind::swiglu, {"a", "b"}, OpKind::swiglu, "silu(a) * b"},
-      {OpKind::gelu, {"a"}, OpKind::gelu, "GELU"},
-      {OpKind::attention, {"a"}, OpKind::attention, "fused attention over a qkv projection"},
-      {OpKind::embedding, {"a"}, OpKind::embedding, "embedding lookup"},
-      {OpKind::cross_entropy, {"a"}, OpKind::cross_entropy, "cross-entropy loss"},
-      {OpKind::rms_norm_dgrad, {"x", "w", "dy"}, OpKind::rms_norm, "RMSNorm input gradient"},
-      {OpKind::rms_norm_wgrad, {"x", "dy"}, OpKind::rms_norm, "RMSNorm weight gradient"},
-      {OpKind::swiglu_dgrad_gate, {"gate", "up", "dy"}, OpKind::swiglu, "SwiGLU gate gradient"},
-      {OpKind::swiglu_dgrad_up, {"gate", "dy"}, OpKind::swiglu, "SwiGLU up gradient"},
-      {OpKind::gelu_dgrad, {"x", "dy"}, OpKind::gelu, "GELU input gradient"},
-      {OpKind::attention_dgrad, {"qkv", "out", "dout"}, OpKind::attention, "attention gradient"},
-      {OpKind::embedding_wgrad, {"dy"}, OpKind::embedding, "embedding table gradient"},
-      {OpKind::cross_entropy_stats, {"logits"}, OpKind::cross_entropy, "loss statistics"},
-      {OpKind::cross_entropy_loss, {"stats"}, OpKind::cross_entropy, "loss from statistics"},
-      {OpKind::cross_entropy_dgrad,
-       {"logits", "stats", "dloss"},
-       OpKind::cross_entropy,
-       "loss gradient"},
-  };
-  for (const TensorOpSignature& s : table)
-    if (s.op == op) return s;
-  throw InvalidArgument("'" + to_string(op) + "' is not a tensor op", "tensor op signature");
-}
-
 int64_t attention_groups(int64_t qkv_width, const TensorOpAttrs& attrs) {
   if (attrs.kv_heads <= 0 || attrs.head_dim <= 0 || attrs.heads % attrs.kv_heads != 0) return -1;
   const int64_t group_width = (attrs.heads / attrs.kv_heads + 2) * attrs.head_dim;
@@ -92,27 +63,22 @@ std::optional<ShapeProblem> check_tensor_op(OpKind op, const std::vector<Shape>&
   const auto matrix = [&](size_t k, std::string_view what) {
     return rank_problem(sig.inputs[k], in[k], 2, what);
   };
-  switch (op) {
-    case OpKind::add:
-      return same(1, 0);
-    case OpKind::swiglu:
-    case OpKind::gelu:
-    case OpKind::swiglu_dgrad_gate:
-    case OpKind::swiglu_dgrad_up:
-    case OpKind::gelu_dgrad: {
+  switch (sig.shape) {
+    case TensorOpShape::pointwise_matrix:
       if (auto p = matrix(0, std::string(sig.what) + "'s input [rows, features]")) return p;
+      [[fallthrough]];
+    case TensorOpShape::pointwise:
       for (size_t k = 1; k < in.size(); ++k)
         if (auto p = same(k, 0)) return p;
       return std::nullopt;
-    }
-    case OpKind::rms_norm:
-    case OpKind::rms_norm_dgrad:
-    case OpKind::rms_norm_wgrad: {
+    case TensorOpShape::norm:
+    case TensorOpShape::norm_weight_grad: {
       if (auto p = matrix(0, "the normalised input [rows, hidden]")) return p;
-      const size_t dy = op == OpKind::rms_norm ? 0 : in.size() - 1;
+      // The backward ops read the output's gradient last; the forward has none.
+      const size_t dy = sig.forward == op ? 0 : in.size() - 1;
       if (dy > 0)
         if (auto p = same(dy, 0)) return p;
-      if (op == OpKind::rms_norm_wgrad) return std::nullopt;
+      if (sig.shape == TensorOpShape::norm_weight_grad) return std::nullopt;
       const Shape weight{in[0].back()};
       if (in[1] != weight)
         return problem_at(sig.inputs[1], "the norm's weight must be [" +
@@ -121,8 +87,8 @@ std::optional<ShapeProblem> check_tensor_op(OpKind op, const std::vector<Shape>&
                                              "; got " + shape_text(in[1]));
       return std::nullopt;
     }
-    case OpKind::attention:
-    case OpKind::attention_dgrad: {
+    case TensorOpShape::attention:
+    case TensorOpShape::attention_grad: {
       if (auto p = matrix(0, "attention's qkv [tokens, (heads + 2 kv_heads) x head_dim]")) return p;
       if (attrs.heads < 1 || attrs.kv_heads < 1 || attrs.heads % attrs.kv_heads != 0)
         return problem_at("heads",
@@ -144,7 +110,7 @@ std::optional<ShapeProblem> check_tensor_op(OpKind op, const std::vector<Shape>&
                               " columns, not whole key/value groups of (heads / kv_heads + 2) x "
                               "head_dim = " +
                               std::to_string((attrs.heads / attrs.kv_heads + 2) * attrs.head_dim));
-      if (op == OpKind::attention_dgrad) {
+      if (sig.shape == TensorOpShape::attention_grad) {
         const Shape out{in[0][0], groups * (attrs.heads / attrs.kv_heads) * attrs.head_dim};
         for (size_t k = 1; k < 3; ++k)
           if (in[k] != out)
@@ -153,24 +119,24 @@ std::optional<ShapeProblem> check_tensor_op(OpKind op, const std::vector<Shape>&
       }
       return std::nullopt;
     }
-    case OpKind::embedding:
+    case TensorOpShape::lookup:
       if (auto p = matrix(0, "the embedding table [vocab, hidden]")) return p;
       if (attrs.rows < 0) return problem_at("tokens", "tokens must be >= 0");
       return std::nullopt;
-    case OpKind::embedding_wgrad:
+    case TensorOpShape::lookup_grad:
       if (auto p = matrix(0, "the embedding's output gradient [tokens, hidden]")) return p;
       if (attrs.rows < 1) return problem_at("vocab", "the table needs >= 1 rows");
       return std::nullopt;
-    case OpKind::cross_entropy:
-    case OpKind::cross_entropy_stats:
+    case TensorOpShape::logits_to_loss:
+    case TensorOpShape::logits_to_stats:
       return matrix(0, "the logits [tokens, vocab]");
-    case OpKind::cross_entropy_loss:
+    case TensorOpShape::stats_to_loss:
       if (auto p = matrix(0, "the loss statistics [tokens, 2]")) return p;
       if (in[0][1] != 2)
         return problem_at(sig.inputs[0],
                           "the loss statistics are [tokens, 2]; got " + shape_text(in[0]));
       return std::nullopt;
-    case OpKind::cross_entropy_dgrad: {
+    case TensorOpShape::loss_grad: {
       if (auto p = matrix(0, "the logits [tokens, vocab]")) return p;
       const Shape stats{in[0][0], 2};
       if (in[1] != stats)
@@ -178,27 +144,26 @@ std::optional<ShapeProblem> check_tensor_op(OpKind op, const std::vector<Shape>&
                                              "; got " + shape_text(in[1]));
       return rank_problem(sig.inputs[2], in[2], 0, "the loss gradient");
     }
-    default:
-      break;
   }
-  throw InvalidArgument("'" + to_string(op) + "' is not a tensor op", "tensor op");
+  return std::nullopt;
 }
 
 Shape tensor_op_output_shape(OpKind op, const std::vector<Shape>& in, const TensorOpAttrs& attrs) {
-  switch (op) {
-    case OpKind::rms_norm_wgrad:
+  // Not a tensor op (no row): the first input's shape, as for a pointwise op.
+  const TensorOpSignature* sig = find_tensor_op(op);
+  switch (sig ? sig->shape : TensorOpShape::pointwise) {
+    case TensorOpShape::norm_weight_grad:
       return Shape{in.at(0).back()};
-    case OpKind::attention:
+    case TensorOpShape::attention:
       return Shape{in.at(0)[0], std::max<int64_t>(0, attention_groups(in.at(0)[1], attrs)) *
                                     (attrs.heads / attrs.kv_heads) * attrs.head_dim};
-    case OpKind::embedding:
+    case TensorOpShape::lookup:
+    case TensorOpShape::lookup_grad:
       return Shape{attrs.rows, in.at(0)[1]};
-    case OpKind::embedding_wgrad:
-      return Shape{attrs.rows, in.at(0)[1]};
-    case OpKind::cross_entropy:
-    case OpKind::cross_entropy_loss:
+    case TensorOpShape::logits_to_loss:
+    case TensorOpShape::stats_to_loss:
       return Shape{};
-    case OpKind::cross_entropy_stats:
+    case TensorOpShape::logits_to_stats:
       return Shape{in.at(0)[0], 2};
     default:
       return in.at(0);
@@ -220,26 +185,26 @@ double TensorOpCost::flops() const {
 
 TensorOpCost tensor_op_cost(OpKind op, const std::vector<Shape>& in, const Shape& out,
                             const TensorOpAttrs& attrs, DType dtype) {
+  const TensorOpSignature& sig = tensor_op_signature(op);
   const double e = static_cast<double>(element_size_bytes(dtype));
   const auto elements = [](const Shape& s) { return static_cast<double>(numel(s)); };
   double read = 0;
   for (const Shape& s : in) read += elements(s);
-  // A lookup reads the table's rows it looks up, one per token, not the whole table (a
-  // vocabulary-split piece no more than that: the ids outside it read nothing).
-  if (op == OpKind::embedding) read = elements(out);
   TensorOpCost c;
-  c.bytes = e * (read + elements(out));
-  const double rows = static_cast<double>(rows_of(in.at(0)));
-  switch (op) {
-    case OpKind::rms_norm:
-    case OpKind::rms_norm_dgrad:
-      c.bytes += 4 * rows;  // the fp32 reciprocal RMS per row, saved then read back
+  c.kernels = sig.kernels;
+  switch (sig.cost) {
+    case TensorOpCostClass::streamed:
+      // The row's extra bytes per row: fp32 statistics, int64 token ids or labels.
+      c.bytes = e * (read + elements(out)) + sig.row_bytes * static_cast<double>(rows_of(in.at(0)));
       break;
-    case OpKind::rms_norm_wgrad:
-      c.bytes += 4 * rows;
+    case TensorOpCostClass::lookup:
+      // A lookup reads the table's rows it looks up, one per token, not the whole table (a
+      // vocabulary-split piece no more than that: the ids outside it read nothing), and the
+      // int64 id of each.
+      c.bytes = e * 2 * elements(out) + 8 * static_cast<double>(rows_of(out));
       break;
-    case OpKind::attention:
-    case OpKind::attention_dgrad: {
+    case TensorOpCostClass::attention: {
+      c.bytes = e * (read + elements(out));
       // Per sequence and query head of the piece: the scores q·kᵀ [seq, d]·[d, seq] and the
       // context p·v [seq, seq]·[seq, d]; the backward recomputes the scores and runs dp = do·vᵀ,
       // dv = pᵀ·do, dq = ds·k, dk = dsᵀ·q (FlashAttention-2's five products: 2.5 times the
@@ -251,27 +216,14 @@ TensorOpCost tensor_op_cost(OpKind op, const std::vector<Shape>& in, const Shape
       const LocalGemm scores{batch, s, s, d, false};
       const LocalGemm context{batch, s, d, s, false};
       c.products = {scores, context};
-      if (op == OpKind::attention_dgrad) c.products = {scores, scores, context, context, context};
+      if (sig.forward != op) c.products = {scores, scores, context, context, context};
       c.work_fraction = attrs.causal ? 0.5 : 1.0;
       // The log-sum-exp per row and head (fp32), written forward and read backward; the
       // rotary embedding reads and writes q and k once more (its backward, dq and dk).
       const double rope = 2 * e * static_cast<double>(rows_of(in[0]) * (heads + groups) * d);
       c.bytes += 4 * static_cast<double>(rows_of(in[0]) * heads) + rope;
-      c.kernels = op == OpKind::attention ? 2 : 3;  // rope + flash; preprocess + flash + rope
       break;
     }
-    case OpKind::embedding:
-    case OpKind::embedding_wgrad:
-    case OpKind::cross_entropy:
-    case OpKind::cross_entropy_stats:
-    case OpKind::cross_entropy_dgrad:
-      // The int64 token ids (or labels) of the tokens worked on: the output's rows for
-      // embedding, whose input is the table, the input's rows for the others.
-      c.bytes += 8 * (op == OpKind::embedding ? static_cast<double>(rows_of(out)) : rows);
-      if (op == OpKind::embedding_wgrad) c.kernels = 2;  // zero the table, then add rows
-      break;
-    default:
-      break;
   }
   return c;
 }

@@ -40,6 +40,9 @@
 // heads in that order. Token ids and labels are data, not tensors: embedding and
 // cross_entropy read them as the rows they work on (core/tensor_op_reference.hpp makes
 // them up for emulation).
+//
+// Each kind is one row of core/tensor_op_registry.hpp: its inputs, shape and cost class,
+// rules, backward and values, which the functions here read.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -50,6 +53,7 @@
 #include "core/dtype.hpp"
 #include "core/matmul_signature.hpp"
 #include "core/op_kind.hpp"
+#include "core/tensor_op_registry.hpp"
 #include "core/tensor_spec.hpp"
 
 namespace symmesh {
@@ -70,17 +74,6 @@ struct TensorOpAttrs {
   int64_t rows = 0;
   bool operator==(const TensorOpAttrs&) const = default;
 };
-
-struct TensorOpSignature {
-  OpKind op = OpKind::add;
-  std::vector<std::string_view> inputs;  // names, in order ("a", "b" as files write them)
-  // The forward op a generated backward op belongs to (itself for a forward op).
-  OpKind forward = OpKind::add;
-  std::string_view what;  // a few words for messages and docs
-};
-
-// The table row of a tensor op; throws InvalidArgument for a kind that is not one.
-const TensorOpSignature& tensor_op_signature(OpKind op);
 
 // head_dim of the model's whole qkv width, or 0 when (heads + 2 kv_heads) does not divide it.
 int64_t attention_head_dim(int64_t qkv_width, const TensorOpAttrs& attrs);

@@ -10,6 +10,7 @@ namespace symmesh {
 namespace {
 
 using Tensor = std::vector<double>;
+using Inputs = std::vector<Tensor>;
 
 constexpr std::string_view kWhere = "tensor_op_reference";
 
@@ -34,28 +35,6 @@ int64_t rows_of(const Shape& s) {
 }
 int64_t cols_of(const Shape& s) {
   return s.empty() ? 1 : s.back();
-}
-
-double sigmoid(double x) {
-  return 1 / (1 + std::exp(-x));
-}
-double silu(double x) {
-  return x * sigmoid(x);
-}
-double silu_grad(double x) {
-  const double s = sigmoid(x);
-  return s * (1 + x * (1 - s));
-}
-
-// GELU's tanh form: 0.5 x (1 + tanh(u)), u = √(2/π) (x + 0.044715 x³).
-constexpr double kGeluScale = 0.7978845608028654;  // √(2/π)
-constexpr double kGeluCubic = 0.044715;
-double gelu(double x) {
-  return 0.5 * x * (1 + std::tanh(kGeluScale * (x + kGeluCubic * x * x * x)));
-}
-double gelu_grad(double x) {
-  const double t = std::tanh(kGeluScale * (x + kGeluCubic * x * x * x));
-  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kGeluScale * (1 + 3 * kGeluCubic * x * x);
 }
 
 // 1 / √(mean(x²) + ε) of row i of an [rows, h] matrix.
@@ -95,14 +74,6 @@ Tensor rms_norm_wgrad(const Tensor& x, const Tensor& dy, int64_t rows, int64_t h
     for (int64_t j = 0; j < h; ++j) dw[j] += dy[i * h + j] * x[i * h + j] * r;
   }
   return dw;
-}
-
-// Elementwise f over the inputs' common length.
-template <typename F>
-Tensor elementwise(const std::vector<Tensor>& in, F f) {
-  Tensor out(in[0].size());
-  for (size_t e = 0; e < out.size(); ++e) out[e] = f(e);
-  return out;
 }
 
 // Where one piece's heads sit in qkv and in the output: groups side by side, each
@@ -305,7 +276,9 @@ void validate(const TensorOpCall& call, const std::vector<Tensor>& inputs) {
   }
   // embedding's rows and embedding_wgrad's table rows are the piece's own: only the output
   // says how many; the other outputs follow from the inputs.
-  const bool table_op = call.op == OpKind::embedding || call.op == OpKind::embedding_wgrad;
+  using Class = TensorOpShape;
+  const Class shape = sig.shape;
+  const bool table_op = shape == Class::lookup || shape == Class::lookup_grad;
   const bool output_ok =
       table_op
           ? call.output.size() == 2 && call.output[0] >= 0 && call.output[1] == call.inputs[0][1]
@@ -315,11 +288,11 @@ void validate(const TensorOpCall& call, const std::vector<Tensor>& inputs) {
         op + "'s output piece " + to_string(call.output) + " does not fit its inputs",
         std::string(kWhere));
   if (table_op) check_vocab(call.vocab);
-  const bool logits = call.op == OpKind::cross_entropy || call.op == OpKind::cross_entropy_stats ||
-                      call.op == OpKind::cross_entropy_dgrad;
+  const bool logits = shape == Class::logits_to_loss || shape == Class::logits_to_stats ||
+                      shape == Class::loss_grad;
   if (logits) {
     check_vocab(call.vocab);
-    if (call.op == OpKind::cross_entropy && call.inputs[0][1] != call.vocab)
+    if (shape == Class::logits_to_loss && call.inputs[0][1] != call.vocab)
       throw InvalidArgument(op + "'s logits hold " + std::to_string(call.inputs[0][1]) +
                                 " columns, not the whole vocabulary of " +
                                 std::to_string(call.vocab),
@@ -330,8 +303,8 @@ void validate(const TensorOpCall& call, const std::vector<Tensor>& inputs) {
                                 " is outside the vocabulary of " + std::to_string(call.vocab),
                             std::string(kWhere));
   }
-  const bool averaged = call.op == OpKind::cross_entropy || call.op == OpKind::cross_entropy_loss ||
-                        call.op == OpKind::cross_entropy_dgrad;
+  const bool averaged = shape == Class::logits_to_loss || shape == Class::stats_to_loss ||
+                        shape == Class::loss_grad;
   if (averaged) {
     if (call.total_rows < 1)
       throw InvalidArgument(op + " needs total_rows >= 1; got " + std::to_string(call.total_rows),
@@ -356,50 +329,57 @@ int64_t label_id(int64_t row, int64_t vocab) {
                               static_cast<uint64_t>(vocab));
 }
 
-std::vector<double> tensor_op_reference(const TensorOpCall& call,
-                                        const std::vector<std::vector<double>>& in) {
+namespace tensor_op_kernels {
+
+// The kernels with their operands by name, the shapes checked by validate().
+Tensor rms_norm(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::rms_norm(in[0], in[1], rows_of(c.inputs[0]), cols_of(c.inputs[0]));
+}
+Tensor rms_norm_dgrad(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::rms_norm_dgrad(in[0], in[1], in[2], rows_of(c.inputs[0]), cols_of(c.inputs[0]));
+}
+Tensor rms_norm_wgrad(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::rms_norm_wgrad(in[0], in[1], rows_of(c.inputs[0]), cols_of(c.inputs[0]));
+}
+Tensor attention(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::attention(in[0], AttentionLayout(c.attrs, c.inputs[0]));
+}
+Tensor attention_dgrad(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::attention_dgrad(in[0], in[1], in[2], AttentionLayout(c.attrs, c.inputs[0]));
+}
+Tensor embedding(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::embedding(c, in[0]);
+}
+Tensor embedding_wgrad(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::embedding_wgrad(c, in[0]);
+}
+Tensor cross_entropy(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::cross_entropy(c, in[0]);
+}
+Tensor cross_entropy_stats(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::cross_entropy_stats(c, in[0]);
+}
+Tensor cross_entropy_loss(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::cross_entropy_loss(c, in[0]);
+}
+Tensor cross_entropy_dgrad(const TensorOpCall& c, const Inputs& in) {
+  return symmesh::cross_entropy_dgrad(c, in[0], in[1], in[2][0]);
+}
+
+}  // namespace tensor_op_kernels
+
+std::vector<double> tensor_op_reference(const TensorOpCall& call, const Inputs& in) {
   validate(call, in);
-  const Shape& x = call.inputs[0];
-  const int64_t rows = rows_of(x), h = cols_of(x);
-  switch (call.op) {
-    case OpKind::add:
-      return elementwise(in, [&](size_t e) { return in[0][e] + in[1][e]; });
-    case OpKind::rms_norm:
-      return rms_norm(in[0], in[1], rows, h);
-    case OpKind::rms_norm_dgrad:
-      return rms_norm_dgrad(in[0], in[1], in[2], rows, h);
-    case OpKind::rms_norm_wgrad:
-      return rms_norm_wgrad(in[0], in[1], rows, h);
-    case OpKind::swiglu:
-      return elementwise(in, [&](size_t e) { return silu(in[0][e]) * in[1][e]; });
-    case OpKind::swiglu_dgrad_gate:
-      return elementwise(in, [&](size_t e) { return in[2][e] * in[1][e] * silu_grad(in[0][e]); });
-    case OpKind::swiglu_dgrad_up:
-      return elementwise(in, [&](size_t e) { return in[1][e] * silu(in[0][e]); });
-    case OpKind::gelu:
-      return elementwise(in, [&](size_t e) { return gelu(in[0][e]); });
-    case OpKind::gelu_dgrad:
-      return elementwise(in, [&](size_t e) { return in[1][e] * gelu_grad(in[0][e]); });
-    case OpKind::attention:
-      return attention(in[0], AttentionLayout(call.attrs, x));
-    case OpKind::attention_dgrad:
-      return attention_dgrad(in[0], in[1], in[2], AttentionLayout(call.attrs, x));
-    case OpKind::embedding:
-      return embedding(call, in[0]);
-    case OpKind::embedding_wgrad:
-      return embedding_wgrad(call, in[0]);
-    case OpKind::cross_entropy:
-      return cross_entropy(call, in[0]);
-    case OpKind::cross_entropy_stats:
-      return cross_entropy_stats(call, in[0]);
-    case OpKind::cross_entropy_loss:
-      return cross_entropy_loss(call, in[0]);
-    case OpKind::cross_entropy_dgrad:
-      return cross_entropy_dgrad(call, in[0], in[1], in[2][0]);
-    default:
-      break;
+  const TensorOpSignature& row = tensor_op_signature(call.op);
+  if (!row.elementwise) return row.reference(call, in);
+  // An elementwise op: the row's function of the operands' values at each element.
+  std::vector<double> v(in.size());
+  Tensor out(in[0].size());
+  for (size_t e = 0; e < out.size(); ++e) {
+    for (size_t k = 0; k < in.size(); ++k) v[k] = in[k][e];
+    out[e] = row.elementwise(v.data());
   }
-  throw InvalidArgument("'" + to_string(call.op) + "' is not a tensor op", std::string(kWhere));
+  return out;
 }
 
 }  // namespace symmesh

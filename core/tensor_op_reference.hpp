@@ -90,4 +90,22 @@ struct TensorOpCall {
 std::vector<double> tensor_op_reference(const TensorOpCall& call,
                                         const std::vector<std::vector<double>>& inputs);
 
+// The kernels of the ops that are not elementwise, which their rows point at
+// (core/tensor_op_registry.cpp; an elementwise op's row holds its function). They trust the
+// shapes: call tensor_op_reference, which checks them first.
+namespace tensor_op_kernels {
+using Inputs = std::vector<std::vector<double>>;
+std::vector<double> rms_norm(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> rms_norm_dgrad(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> rms_norm_wgrad(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> attention(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> attention_dgrad(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> embedding(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> embedding_wgrad(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> cross_entropy(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> cross_entropy_stats(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> cross_entropy_loss(const TensorOpCall& call, const Inputs& inputs);
+std::vector<double> cross_entropy_dgrad(const TensorOpCall& call, const Inputs& inputs);
+}  // namespace tensor_op_kernels
+
 }  // namespace symmesh
