@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "core/matmul_signature.hpp"
+#include "core/tensor_op_registry.hpp"
 
 namespace symmesh::strategies {
 namespace {
@@ -267,66 +268,52 @@ class GraphBuilder {
     accumulate(target, made, as_backward, name);
   }
 
+  // The backward of a tensor op, as its row says (core/tensor_op_registry.hpp).
   void add_tensor_op_backward(const GraphOp& forward, const GraphInput& d_out) {
-    const auto in = [&](size_t k) { return forward.inputs.at(k).tensor; };
     const auto is_parameter = [&](TensorId t) {
       return graph_.tensors[t].kind == GraphTensor::Kind::parameter;
     };
     const std::string& op = forward.name;
-    switch (forward.kind) {
-      case OpKind::add:
-        for (size_t k = 0; k < 2; ++k) {
-          if (is_parameter(in(k)))
-            throw InvalidArgument(
-                "op '" + op + "': the gradient of parameter '" + graph_.tensors[in(k)].name +
-                    "' through an add is not derived yet (a bias belongs to addmm or linear)",
-                forward.source->where.to_string());
-          GraphOp as_backward = forward;
-          as_backward.pass = Pass::dgrad;
-          accumulate(in(k), d_out.tensor, as_backward, op + ".dgrad");
-        }
-        break;
-      case OpKind::rms_norm:
-        contribute_tensor_op(in(0), OpKind::rms_norm_dgrad, {{saved(in(0))}, {saved(in(1))}, d_out},
-                             forward, Pass::dgrad, op + ".dgrad", {});
-        contribute_tensor_op(in(1), OpKind::rms_norm_wgrad, {{saved(in(0))}, d_out}, forward,
-                             is_parameter(in(1)) ? Pass::wgrad : Pass::dgrad, op + ".wgrad", {});
-        break;
-      case OpKind::swiglu:
-        contribute_tensor_op(in(0), OpKind::swiglu_dgrad_gate,
-                             {{saved(in(0))}, {saved(in(1))}, d_out}, forward, Pass::dgrad,
-                             op + ".dgrad.gate", {});
-        contribute_tensor_op(in(1), OpKind::swiglu_dgrad_up, {{saved(in(0))}, d_out}, forward,
-                             Pass::dgrad, op + ".dgrad.up", {});
-        break;
-      case OpKind::gelu:
-        contribute_tensor_op(in(0), OpKind::gelu_dgrad, {{saved(in(0))}, d_out}, forward,
-                             Pass::dgrad, op + ".dgrad", {});
-        break;
-      case OpKind::attention:
-        contribute_tensor_op(in(0), OpKind::attention_dgrad,
-                             {{saved(in(0))}, {saved(forward.output)}, d_out}, forward, Pass::dgrad,
-                             op + ".dgrad", forward.attrs);
-        break;
-      case OpKind::embedding: {
-        TensorOpAttrs table;
-        table.rows = graph_.tensors[in(0)].shape.at(0);
-        contribute_tensor_op(in(0), OpKind::embedding_wgrad, {d_out}, forward,
-                             is_parameter(in(0)) ? Pass::wgrad : Pass::dgrad, op + ".wgrad", table);
-        break;
+    const TensorOpSignature& row = tensor_op_signature(forward.kind);
+    if (row.gradient == TensorOpGradient::passes_through) {
+      for (const GraphInput& input : forward.inputs) {
+        if (is_parameter(input.tensor))
+          throw InvalidArgument(
+              "op '" + op + "': the gradient of parameter '" + graph_.tensors[input.tensor].name +
+                  "' through an " + to_string(forward.kind) +
+                  " is not derived yet (a bias belongs to addmm or linear)",
+              forward.source->where.to_string());
+        GraphOp as_backward = forward;
+        as_backward.pass = Pass::dgrad;
+        accumulate(input.tensor, d_out.tensor, as_backward, op + ".dgrad");
       }
-      case OpKind::cross_entropy_loss: {
-        // The logits' gradient from the logits, the whole rows' statistics and d loss.
-        const TensorId stats = in(0);
-        const TensorId logits = graph_.ops.at(graph_.tensors[stats].producer).inputs.at(0).tensor;
-        contribute_tensor_op(logits, OpKind::cross_entropy_dgrad,
-                             {{saved(logits)}, {saved(stats)}, d_out}, forward, Pass::dgrad,
-                             op + ".dgrad", {});
-        break;
+      return;
+    }
+    if (row.gradient != TensorOpGradient::derived)
+      throw InvalidArgument("op '" + op + "': no backward for '" + to_string(forward.kind) + "'",
+                            forward.source->where.to_string());
+    // A forward tensor the row names (not the output's gradient).
+    const auto tensor = [&](const TensorOpOperand& o) -> TensorId {
+      if (o.from == TensorOpOperand::From::output) return forward.output;
+      const TensorId input = forward.inputs.at(o.index).tensor;
+      if (o.from == TensorOpOperand::From::producer_input)
+        return graph_.ops.at(graph_.tensors[input].producer).inputs.at(0).tensor;
+      return input;
+    };
+    for (const TensorOpBackward& step : row.backward) {
+      std::vector<GraphInput> operands;
+      for (const TensorOpOperand& o : step.operands) {
+        const bool gradient = o.from == TensorOpOperand::From::output_grad;
+        operands.push_back(gradient ? d_out : GraphInput{saved(tensor(o))});
       }
-      default:
-        throw InvalidArgument("op '" + op + "': no backward for '" + to_string(forward.kind) + "'",
-                              forward.source->where.to_string());
+      const TensorId target = tensor(step.target);
+      TensorOpAttrs attrs;
+      if (step.attrs == TensorOpBackwardAttrs::forward) attrs = forward.attrs;
+      if (step.attrs == TensorOpBackwardAttrs::target_rows)
+        attrs.rows = graph_.tensors[target].shape.at(0);
+      const Pass pass = step.weight && is_parameter(target) ? Pass::wgrad : Pass::dgrad;
+      contribute_tensor_op(target, step.kind, std::move(operands), forward, pass,
+                           op + std::string(step.suffix), attrs);
     }
   }
 
@@ -411,7 +398,9 @@ class GraphBuilder {
       const GraphOp forward = graph_.ops[i];  // a copy: add_op grows the vector
       if (forward.output < 0) continue;
       // The loss statistics have no gradient of their own (the loss's dgrad reads them).
-      if (forward.kind == OpKind::cross_entropy_stats) continue;
+      if (const TensorOpSignature* row = find_tensor_op(forward.kind);
+          row && row->gradient == TensorOpGradient::via_consumer)
+        continue;
       const GraphInput d_out{grad_of_.at(forward.output), false};
       if (is_tensor_op(forward.kind)) {
         add_tensor_op_backward(forward, d_out);

@@ -14,7 +14,8 @@
 // it to the running sum, so the accumulation is a matrix op the rules place like any other.
 // The bias gradient of addmm/baddbmm/linear (a column sum, memory-bound) is not derived.
 //
-// A tensor op's backward (core/tensor_op.hpp) is its own kind of op: rms_norm gives
+// A tensor op's backward (core/tensor_op.hpp) is its own kind of op, as its row lists it
+// (core/tensor_op_registry.hpp: which ops, reading which forward tensors): rms_norm gives
 // rms_norm_dgrad (dx) and, for its weight, rms_norm_wgrad; swiglu gives swiglu_dgrad_gate and
 // swiglu_dgrad_up; gelu gelu_dgrad; attention attention_dgrad (d qkv, reading the forward's
 // output); embedding embedding_wgrad (its table's gradient; token ids have none). A file's

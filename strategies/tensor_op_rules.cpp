@@ -1,6 +1,6 @@
 #include "strategies/tensor_op_rules.hpp"
 
-#include "core/errors.hpp"
+#include "core/tensor_op_registry.hpp"
 
 namespace symmesh::strategies {
 namespace {
@@ -18,67 +18,24 @@ Rule same(const Placement& p, size_t count) {
 
 }  // namespace
 
+// The op's row says which rules (core/tensor_op_registry.hpp): pointwise ops split every
+// dim alike, a linear one may also stay Partial(sum), the others list theirs.
 std::vector<Rule> tensor_op_rules(const OpProblem& problem) {
+  const TensorOpSignature& row = tensor_op_signature(problem.op);
   const size_t tensors = problem.inputs.size() + 1;
   const int rank = static_cast<int>(problem.inputs.at(0).shape.size());
   std::vector<Rule> rules{same(R, tensors)};
-  switch (problem.op) {
-    case OpKind::add:
-      for (int d = 0; d < rank; ++d) rules.push_back(same(S(d), tensors));
-      rules.push_back(same(P, tensors));
-      break;
-    case OpKind::swiglu:
-    case OpKind::gelu:
-    case OpKind::swiglu_dgrad_gate:
-    case OpKind::swiglu_dgrad_up:
-    case OpKind::gelu_dgrad:
-      for (int d = 0; d < rank; ++d) rules.push_back(same(S(d), tensors));
-      break;
-    case OpKind::rms_norm:
-      rules.push_back({S(0), S(0), R});
-      break;
-    case OpKind::rms_norm_dgrad:
-      rules.push_back({S(0), S(0), R, S(0)});
-      break;
-    case OpKind::rms_norm_wgrad:
-      rules.push_back({P, S(0), S(0)});
-      break;
-    case OpKind::attention:
-    case OpKind::attention_dgrad:
-      rules.push_back(same(S(0), tensors));
-      rules.push_back(same(S(1), tensors));
-      break;
-    case OpKind::embedding:
-      rules.push_back({S(0), R});
-      rules.push_back({S(1), S(1)});
-      rules.push_back({P, S(0)});
-      break;
-    case OpKind::embedding_wgrad:
-      rules.push_back({P, S(0)});
-      rules.push_back({S(1), S(1)});
-      rules.push_back({S(0), R});
-      break;
-    case OpKind::cross_entropy:
-    case OpKind::cross_entropy_loss:
-      rules.push_back({P, S(0)});
-      break;
-    case OpKind::cross_entropy_stats:
-      rules.push_back({S(0), S(0)});
-      rules.push_back({P, S(1)});
-      break;
-    case OpKind::cross_entropy_dgrad:
-      rules.push_back({S(0), S(0), S(0), R});
-      rules.push_back({S(1), S(1), R, R});
-      break;
-    default:
-      throw InvalidArgument("'" + to_string(problem.op) + "' is not a tensor op",
-                            "tensor op rules");
+  if (row.sharding == TensorOpSharding::listed) {
+    rules.insert(rules.end(), row.rules.begin(), row.rules.end());
+    return rules;
   }
+  for (int d = 0; d < rank; ++d) rules.push_back(same(S(d), tensors));
+  if (row.sharding == TensorOpSharding::linear) rules.push_back(same(P, tensors));
   return rules;
 }
 
 std::string tensor_op_filter(const OpProblem& problem, const Candidate& c) {
-  if (problem.op != OpKind::attention && problem.op != OpKind::attention_dgrad) return "";
+  if (tensor_op_signature(problem.op).sharding != TensorOpSharding::whole_groups) return "";
   // How many pieces each dim of qkv is cut into.
   int64_t row_pieces = 1, column_pieces = 1;
   const Placements& qkv = c.input_placements.at(0);

@@ -2,6 +2,8 @@
 // The single-mesh-dim rules of tensor ops (core/tensor_op.hpp), as DTensor places them: a
 // rule lists the placements of [output, inputs...] on one mesh dim, as for matrix ops
 // (strategies/op_rules.hpp), and the N-D candidates are their product over the mesh dims.
+// They are read from each op's row (core/tensor_op_registry.hpp: its sharding class and
+// listed rules), so a new pointwise op's rules come with its row:
 //
 //   add                                  R; S(d) for every dim; P(sum) (a sum of partial
 //                                        sums is the partial sum of the sum: DTensor's
