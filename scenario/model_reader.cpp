@@ -51,6 +51,12 @@ const std::vector<std::string> kReadHfKeys{
     "num_hidden_layers", "num_key_value_heads", "head_dim",          "vocab_size",
     "hidden_act",        "tie_word_embeddings", "attention_bias",    "mlp_bias",
     "sliding_window",    "use_sliding_window"};
+// The model: keys a config's sizes stand for (read_hf_config's origins).
+const std::vector<std::pair<std::string, const char*>> kModelKeyOfHfKey{
+    {"layers", "num_hidden_layers"},  {"hidden", "hidden_size"},
+    {"heads", "num_attention_heads"}, {"kv_heads", "num_key_value_heads"},
+    {"head_dim", "head_dim"},         {"ffn", "intermediate_size"},
+    {"vocab", "vocab_size"}};
 // Keys of models symmesh does not model, with why.
 struct Refused {
   const char* key;
@@ -117,7 +123,7 @@ void check_strict_json(const std::string& path) {
 
 }  // namespace
 
-TransformerSpec read_hf_config(const Value& root) {
+TransformerSpec read_hf_config(const Value& root, std::map<std::string, Value>* origins) {
   if (!root.is_map())
     root.fail("a Hugging Face config.json must be a JSON object, got " + root.describe());
   TransformerSpec spec;
@@ -173,6 +179,9 @@ TransformerSpec read_hf_config(const Value& root) {
   // 0 when the file gives none: Hugging Face's default (LlamaConfig), hidden_size //
   // num_attention_heads, follows from the widths read_model ends with.
   spec.head_dim = present("head_dim") ? json_typed(*field("head_dim"), "number").as_int(1) : 0;
+  if (origins)
+    for (const auto& [model_key, config_key] : kModelKeyOfHfKey)
+      if (present(config_key)) origins->insert_or_assign(model_key, *field(config_key));
   // The three families' MLP is gated whatever hidden_act names (SiLU: SwiGLU; a GELU: GeGLU,
   // the same matrix work).
   spec.activation = MlpActivation::swiglu;
@@ -201,6 +210,7 @@ TransformerSpec read_hf_config(const Value& root) {
 TransformerSpec read_model(const Value& value, DType dtype, std::vector<std::string>* files_read) {
   const MapReader model(value, kModelKeys);
   TransformerSpec spec;
+  std::map<std::string, Value> from_config;  // model key -> the config's value, where one set it
   if (auto file = model.get("hf_config")) {
     const std::string path = resolve_reference(*file, kModelConfigs);
     if (files_read) files_read->push_back(path);
@@ -208,7 +218,7 @@ TransformerSpec read_model(const Value& value, DType dtype, std::vector<std::str
     // parsed again as strict JSON.
     const Value root = read_yaml_file(path);
     check_strict_json(path);
-    spec = read_hf_config(root);
+    spec = read_hf_config(root, &from_config);
   }
   const bool from_file = model.has("hf_config");
   // An architecture key is required without hf_config and overrides the file's with it.
@@ -260,17 +270,21 @@ TransformerSpec read_model(const Value& value, DType dtype, std::vector<std::str
   if (spec.name.empty()) spec.name = "model";
   const bool default_head_dim = spec.head_dim == 0;
   if (default_head_dim) spec.head_dim = spec.hidden / spec.heads;
+  // A wrong value is reported where it was written: at the model: key that gave it, else at
+  // the Hugging Face config's key (named, the file's line:col), else at the block.
+  const auto fail_at = [&](const std::string& key, const std::string& message) {
+    if (auto v = model.get(key)) v->fail(message);
+    if (auto from = from_config.find(key); from != from_config.end())
+      from->second.fail(from->second.path() + " (model." + key + "): " + message);
+    value.fail("model." + key + ": " + message);
+  };
   if (default_head_dim && spec.hidden % spec.heads != 0)
-    (model.has("heads") ? *model.key("heads") : value)
-        .fail("hidden " + std::to_string(spec.hidden) + " is not a multiple of heads " +
-              std::to_string(spec.heads) + "; give head_dim");
+    fail_at("heads", "hidden " + std::to_string(spec.hidden) + " is not a multiple of heads " +
+                         std::to_string(spec.heads) + "; give head_dim");
   try {
     spec.validate("model");
   } catch (const InvalidArgument& e) {
-    // Placed at the key when the block gave it, else at the block.
-    const std::string key = e.where().substr(e.where().rfind('.') + 1);
-    if (auto v = model.get(key)) v->fail(e.message());
-    value.fail("model." + key + ": " + e.message());
+    fail_at(e.where().substr(e.where().rfind('.') + 1), e.message());
   }
   return spec;
 }

@@ -3,6 +3,7 @@
 // decoder-only transformer given key by key, or read from a Hugging Face config.json
 // (`hf_config: FILE`) with any key given beside it overriding the file's. Internal to the
 // loader.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ TransformerSpec read_model(const Value& value, DType dtype,
 // the model's matrix work in a way symmesh does not model (experts, sliding windows, MLP
 // biases) and a key it does not know fail at that key, naming it; the file's dtype is not
 // read (the scenario's decides).
-TransformerSpec read_hf_config(const Value& root);
+// `origins`, when given, receives for each model key the file set (layers, hidden, heads,
+// kv_heads, head_dim, ffn, vocab) the config's value, so that a value found wrong later
+// (heads not a multiple of kv_heads, a size over its cap) is reported at the config's key.
+TransformerSpec read_hf_config(const Value& root, std::map<std::string, Value>* origins = nullptr);
 
 }  // namespace symmesh::scenario

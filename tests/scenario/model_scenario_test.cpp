@@ -523,6 +523,31 @@ TEST_F(ModelScenarioErrors, MicroBatchesFollowFromTheModelNotTheTrainingBlock) {
   EXPECT_THAT(zero.message(), HasSubstr("a number of micro-batches >= 1"));
 }
 
+// A size the Hugging Face config gave, found wrong once the model is whole, is reported at
+// the config's key (its file:line:col, named), not at the scenario's model: block; one the
+// model: block gave, at that key. hf_config's layout: line 7 is
+// `  "num_key_value_heads": 2,` (value at column 26), line 3 `  "hidden_size": 64,`
+// (value at column 18).
+TEST_F(ModelScenarioErrors, AConfigsWrongSizeIsReportedAtTheConfigsKey) {
+  std::string config = hf_config("llama", "\"head_dim\": 16");
+  config.replace(config.find("\"num_key_value_heads\": 2"), 24, "\"num_key_value_heads\": 3");
+  files_.write("config.json", config);
+  auto e = load_error(kReadsConfig);
+  EXPECT_EQ(e.where(), at_in("config.json", 7, 26));
+  EXPECT_THAT(e.message(), HasSubstr("num_key_value_heads (model.kv_heads): kv_heads 3 does not "
+                                     "divide heads 4"));
+  // Overridden in the model: block, the block's value is the one reported (line 4).
+  e = load_error(kHeader + "model: {hf_config: config.json, seq: 24, kv_heads: 3}\n");
+  EXPECT_EQ(e.where().substr(0, path_.size() + 3), path_ + ":4:");
+  config = hf_config("llama", "\"head_dim\": 16");
+  config.replace(config.find("\"hidden_size\": 64"), 17, "\"hidden_size\": 2000000");
+  files_.write("config.json", config);
+  e = load_error(kReadsConfig);
+  EXPECT_EQ(e.where(), at_in("config.json", 3, 18));
+  EXPECT_THAT(e.message(), HasSubstr("hidden_size (model.hidden): hidden 2000000 is more than "
+                                     "1048576"));
+}
+
 TEST_F(ModelScenarioErrors, ModelNeedsVersion2) {
   const auto e = load_error(R"yaml(cluster: clusters/dgx-h100.yaml
 mesh: {shape: [2, 4], names: [dp, tp]}
