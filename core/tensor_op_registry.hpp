@@ -92,7 +92,7 @@ enum class TensorOpBackwardAttrs : uint8_t {
 struct TensorOpBackward {
   OpKind kind = OpKind::add;
   TensorOpOperand target;
-  std::vector<TensorOpOperand> operands;
+  std::vector<TensorOpOperand> operands = {};
   std::string_view suffix;  // its op's name is the forward's plus this (".dgrad", ".wgrad")
   bool weight = false;      // a wgrad-pass op when the target is a parameter
   TensorOpBackwardAttrs attrs = TensorOpBackwardAttrs::none;
@@ -107,17 +107,17 @@ using TensorOpKernel = std::vector<double> (*)(const TensorOpCall& call,
 // The row of one kind.
 struct TensorOpSignature {
   OpKind op = OpKind::add;
-  std::string_view name;                 // its text form (to_string, scenario files)
-  std::vector<std::string_view> inputs;  // names, in order ("a", "b" as files write them)
+  std::string_view name;                      // its text form (to_string, scenario files)
+  std::vector<std::string_view> inputs = {};  // names, in order ("a", "b" as files write them)
   // The forward op a generated backward op belongs to (itself for a forward op, which files
   // may write; the others only a training step generates).
   OpKind forward = OpKind::add;
   std::string_view what;  // a few words for messages and docs
   TensorOpShape shape = TensorOpShape::pointwise_matrix;
   TensorOpSharding sharding = TensorOpSharding::pointwise;
-  std::vector<Placements> rules;  // listed: [output, inputs...] on one mesh dim, after R
+  std::vector<Placements> rules = {};  // listed: [output, inputs...] on one mesh dim, after R
   TensorOpGradient gradient = TensorOpGradient::none;
-  std::vector<TensorOpBackward> backward;  // derived: in the order they are generated
+  std::vector<TensorOpBackward> backward = {};  // derived: in the order they are generated
   TensorOpCostClass cost = TensorOpCostClass::streamed;
   int row_bytes = 0;  // extra bytes per row of input 0 (fp32 statistics, int64 ids)
   int kernels = 1;
