@@ -126,6 +126,7 @@ struct SweepSpec {
   std::vector<int> nodes;                     // node counts to try
   bool mesh_auto = false;                     // every factorisation of the GPU count
   std::vector<std::vector<int>> mesh_shapes;  // or these shapes
+  SourceLocation mesh_where;                  // the mesh: key, for messages about its shapes
   // `layouts:` (model scenarios): instead of meshes, every training layout (tp, pp, dp,
   // micro-batch, interleaving, recomputation, ZeRO) priced at each node count, the fastest
   // `layouts_simulate` of each simulated (evaluation/training_layouts.hpp).
@@ -178,6 +179,7 @@ struct Scenario {
   // Version 2 `model:`: the transformer whose step the tensors and workload were generated
   // from (scenario/model_expansion.hpp); a resized scenario is generated again from it.
   std::optional<TransformerSpec> model;
+  SourceLocation model_where;  // the model: block, where what its generated ops do is reported
   // The files the model: block read (its hf_config): inputs, which no output may replace.
   std::vector<std::string> model_files;
   std::vector<TensorDecl> tensors;  // version 2, in file order
@@ -204,6 +206,11 @@ struct Scenario {
   // Where a message about the scenario as a whole points: its file, or "scenario" for one
   // built in memory (Python, tests).
   std::string where() const { return path.empty() ? std::string("scenario") : path; }
+  // The model: block's file:line:col for a message about the step it generates (that the
+  // step does not fit, say); where() when there is none.
+  std::string model_where_text() const {
+    return model_where.known() ? model_where.to_string() : where();
+  }
 };
 
 }  // namespace symmesh

@@ -101,7 +101,7 @@ TrainingLayoutsRun run_folded_step(const Scenario& s, bool simulate) {
             ", activations " + format_gib(m.activations_bytes) + "); " + s.cluster.gpu.name +
             " has " + format_gib(s.cluster.gpu.memory_capacity_bytes) +
             " (symmesh layouts finds the layouts that fit)",
-        s.where());
+        s.model_where_text());
   }
   if (simulate && !at.simulated.front().simulated())
     throw InvalidArgument("not simulated: " + at.simulated.front().not_simulated +

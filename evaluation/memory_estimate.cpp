@@ -51,7 +51,7 @@ void check_host_memory(const Scenario& scenario, const HostMemoryEstimate& estim
   else
     message += " (" + std::to_string(estimate.stream_ops) +
                " stream ops); try fewer GPUs or fewer workload ops";
-  throw InvalidArgument(message, scenario.path.empty() ? "scenario" : scenario.path);
+  throw InvalidArgument(message, scenario.where());
 }
 
 }  // namespace symmesh::evaluation

@@ -151,7 +151,11 @@ std::vector<SweepPoint> sweep_points(const Scenario& scenario) {
     p.gpus = int64_t{nodes} * scenario.cluster.gpus_per_node;
     const auto shapes = sweep_mesh_shapes(scenario, nodes);
     if (shapes.empty()) {
-      p.skip_reason = "no listed mesh shape covers " + std::to_string(p.gpus) + " GPUs";
+      p.skip_reason = "no mesh shape listed in sweep.mesh" +
+                      (scenario.sweep->mesh_where.known()
+                           ? " (" + scenario.sweep->mesh_where.to_string() + ")"
+                           : std::string()) +
+                      " covers " + std::to_string(p.gpus) + " GPUs";
       points.push_back(p);
     }
     // Each mesh with every listed micro-batch size and ZeRO stage (0 and -1: the scenario's).

@@ -277,7 +277,7 @@ bool TorchParallelPlan::uniform_layers() const {
 
 ModelTpLayout model_tp_layout(const Scenario& scenario,
                               const strategies::PlannedWorkload& planned) {
-  const std::string where = scenario.path.empty() ? "scenario" : scenario.path;
+  const std::string where = scenario.where();
   if (!scenario.model)
     throw InvalidArgument("a torch plan needs a model scenario (one with a model: block)", where);
   const int tp = tp_dim_of(scenario);

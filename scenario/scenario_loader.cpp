@@ -246,6 +246,7 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
     bound_points(shapes);
     return spec;
   }
+  spec.mesh_where = mesh->location();
   if (!mesh->is_list())
     mesh->fail("sweep.mesh: expected 'auto' or a list of mesh shapes, e.g. [[2, 8], [4, 4]], got " +
                mesh->describe());
@@ -454,6 +455,7 @@ Scenario read_scenario(const Value& root, const std::string& path) {
       mesh_value.fail(e.message());
     }
     s.model = scenario::read_model(*v, s.dtype, &s.model_files);
+    s.model_where = v->location();
     if (!s.cost_model_given) s.cost_model = "analytic";
     if (!s.training) s.training = TrainingSpec{.where = v->location()};
     if (s.training->micro_batches > 0)

@@ -90,8 +90,12 @@ Scenario with_cluster_size(const Scenario& scenario, int nodes, std::vector<int>
         (op.src >= out.cluster.num_gpus() || op.dst >= out.cluster.num_gpus()))
       throw InvalidArgument("op '" + op.name + "' puts from rank " + std::to_string(op.src) +
                                 " to rank " + std::to_string(op.dst) + ", beyond the " +
-                                std::to_string(out.cluster.num_gpus()) + " GPUs",
-                            kWhere);
+                                std::to_string(out.cluster.num_gpus()) + " GPUs" +
+                                // A sweep reports the message alone, as a point's reason.
+                                (op.where.line > 0 ? " (line " + std::to_string(op.where.line) +
+                                                         ")"
+                                                   : ""),
+                            op.where.known() ? op.where.to_string() : kWhere);
   out.mesh_shape = std::move(mesh_shape);
   // A model's step has dp · micro_batch sequences: generated again for the new mesh.
   if (out.model) scenario::expand_model(out, out.path.empty() ? kWhere : out.path);
@@ -111,7 +115,9 @@ std::vector<std::vector<int>> sweep_mesh_shapes(const Scenario& scenario, int no
               std::to_string(gpus) + " GPUs over " + std::to_string(ndim) +
               " mesh dims (every ordered factorisation); list the shapes to try "
               "(sweep.mesh: [[2, 8], [4, 4]]) or use fewer mesh dims",
-          (scenario.path.empty() ? std::string("scenario") : scenario.path) + ": sweep.mesh");
+          scenario.sweep && scenario.sweep->mesh_where.known()
+              ? scenario.sweep->mesh_where.to_string()
+              : scenario.where() + ": sweep.mesh");
     std::vector<int> prefix;
     if (gpus >= 1 && gpus <= (1 << 24))
       factorisations(static_cast<int>(gpus), static_cast<int>(scenario.mesh_shape.size()), prefix,

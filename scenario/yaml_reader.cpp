@@ -430,10 +430,12 @@ static void check_printable(const YAML::Node& root, const std::string& file) {
   while (!stack.empty()) {
     const YAML::Node node = stack.back();
     stack.pop_back();
+    // Named at the node that passed the cap: with aliases, the anchored node read again
+    // and again (yaml-cpp marks an alias's node where its anchor is).
     if (++visited > kMaxYamlNodes)
       throw InvalidArgument("the file expands to more than " + std::to_string(kMaxYamlNodes) +
                                 " YAML nodes (through aliases?); symmesh reads at most that many",
-                            file);
+                            location_of(node.Mark(), file).to_string());
     if (node.IsDefined() && !node.IsNull()) check_tag(node);
     if (node.IsScalar()) {
       check(node);

@@ -118,7 +118,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
                     (graph.stages > 1 ? ", on pipeline stage " + std::to_string(layout.memory.stage)
                                       : ""),
                 scenario.cluster),
-        scenario.path.empty() ? "scenario" : scenario.path);
+        // A model's step is generated from its model: block: the message points there.
+        scenario.model_where_text());
   out.dataflow = true;
   out.stages = graph.stages;
   out.virtual_stages = graph.virtual_stages;
@@ -283,7 +284,7 @@ PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
     throw InvalidArgument("mesh " + to_string(out.mesh) + " has " +
                               std::to_string(out.mesh.size()) + " ranks but the cluster has " +
                               std::to_string(scenario.cluster.num_gpus()) + " GPUs",
-                          scenario.path.empty() ? "scenario" : scenario.path);
+                          scenario.where());
   if (scenario.is_dataflow()) {
     out.mesh = DeviceMesh(scenario.stage_mesh_shape(), scenario.stage_mesh_names());
     plan_dataflow(scenario, model, options, out);

@@ -143,6 +143,8 @@ TEST(FoldedTrainingStep, AStepThatDoesNotFitSaysWhatItNeeds) {
   EXPECT_THAT(message, HasSubstr("needs"));
   EXPECT_THAT(message, HasSubstr("activations"));
   EXPECT_THAT(message, HasSubstr("has 80.00 GiB"));
+  // At the model: block that generated the step (line 5, its map at column 8).
+  EXPECT_THAT(message, ::testing::StartsWith("folded.yaml:5:8: "));
 }
 
 }  // namespace

@@ -135,6 +135,26 @@ TEST(PipelineStep, EachStageFitsOnItsOwn) {
   }
 }
 
+// A generated model's step that fits in no layout is reported at the model: block that
+// generated it (line 5, its map at column 8): a tiny Llama-shaped model on GPUs of 1 MiB,
+// whose fp32 Adam state alone (12 B a parameter, tens of thousands of parameters) is more.
+TEST(PipelineStep, AModelStepThatDoesNotFitIsReportedAtItsModelBlock) {
+  const Scenario s = load_scenario_text(
+      "version: 2\nname: tiny\ncluster: {nodes: 1, gpus_per_node: 2, gpu: {peak: {bf16: "
+      "989.4 TFLOP/s}, memory: {capacity: 1 MiB, bandwidth: 3.35 TB/s}}, intra_node: {kind: "
+      "nvswitch, bandwidth: 450 GB/s, latency: 1 us}}\nmesh: {shape: [1, 2], names: [dp, tp]}\n"
+      "model: {layers: 1, hidden: 64, heads: 4, ffn: 128, vocab: 4096, seq: 24}\n"
+      "training: {optimizer: adam}\n",
+      "tiny.yaml");
+  try {
+    strategies::plan_workload(s, strategies::AnalyticCostModel(s.cluster));
+    FAIL() << "a step of more than 1 MiB accepted on 1 MiB";
+  } catch (const DoesNotFit& e) {
+    EXPECT_EQ(e.where(), "tiny.yaml:5:8");
+    EXPECT_THAT(e.message(), HasSubstr("has 1.00 MiB"));
+  }
+}
+
 // Four layers y_k = y_(k-1)·w_k (y_-1 = x; x [128, 8192], w [8192, 8192], bf16), SGD, over
 // `micro_batches`. `stages` gives each layer's `stage:`; `virtual_stages` the chunks per
 // stage; without stages all four run on one GPU.

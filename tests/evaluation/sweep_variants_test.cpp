@@ -48,6 +48,23 @@ SweepRun sweep(const std::string& yaml) {
   return run_sweep(load_scenario_text(yaml, "sweep.yaml"), options);
 }
 
+// A node count that no listed shape covers is a skipped point whose reason names where the
+// shapes are listed: sweep.mesh on line 8 (the head's 7 lines, then `sweep:`), its value
+// at column 30 of `sweep: {nodes: [1, 2], mesh: [[2, 1, 2]]}`.
+TEST(SweepVariants, ANodeCountNoListedShapeCoversSaysWhereTheShapesAre) {
+  std::string yaml = head("[2, 1, 2]", "1", "0");
+  yaml.replace(yaml.find("}}\nmesh:"), 2,
+               "}, inter_node: {kind: rail, nics_per_node: 4, bandwidth: 400 Gb/s, latency: "
+               "3 us}}");
+  const Scenario s =
+      load_scenario_text(yaml + "sweep: {nodes: [1, 2], mesh: [[2, 1, 2]]}\n", "sweep.yaml");
+  const std::vector<SweepPoint> points = sweep_points(s);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_FALSE(points[0].skip_reason.has_value());
+  EXPECT_EQ(points[1].skip_reason,
+            "no mesh shape listed in sweep.mesh (sweep.yaml:8:30) covers 8 GPUs");
+}
+
 TEST(SweepVariants, EveryMeshIsTriedWithEachMicroBatchSizeAndZeroStage) {
   const Scenario s = load_scenario_text(
       head("[2, 1, 2]", "1", "0") +
