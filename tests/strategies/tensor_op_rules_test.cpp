@@ -23,6 +23,7 @@
 
 #include "core/errors.hpp"
 #include "core/tensor_op_reference.hpp"
+#include "core/tensor_op_registry.hpp"
 #include "strategies/candidate.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/plan.hpp"
@@ -239,6 +240,17 @@ std::string set_text(const std::set<std::string>& s) {
   std::string out;
   for (const auto& x : s) out += "\n  " + x;
   return out.empty() ? " (none)" : out;
+}
+
+// The brute-force checks below run over all_cases(): a kind the registry gains
+// (core/tensor_op_registry.cpp) must gain a case there, or its rules would go unchecked
+// against sharded values.
+TEST(TensorOpRules, EveryRegisteredTensorOpHasACase) {
+  std::set<OpKind> cased;
+  for (const OpCase& c : all_cases()) cased.insert(c.op);
+  for (const TensorOpSignature& row : tensor_op_signatures())
+    EXPECT_TRUE(cased.count(row.op)) << row.name << " has no case in all_cases()";
+  EXPECT_EQ(cased.size(), tensor_op_signatures().size());
 }
 
 TEST(TensorOpRules, BruteForceFindsExactlyTheKeptRulesOnOneMeshDim) {
