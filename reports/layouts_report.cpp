@@ -5,60 +5,18 @@
 #include <ostream>
 
 #include "core/text.hpp"
+#include "reports/report_columns.hpp"
 #include "reports/text_table.hpp"
 
 namespace symmesh::reports {
 namespace {
 
-std::string gib(double bytes) {
-  return format_fixed(bytes / (1024.0 * 1024 * 1024), 1);
-}
-
-nlohmann::json estimate_json(const strategies::TrainingEstimate& e) {
-  const auto& l = e.layout;
-  return {{"tp", l.tp},
-          {"pp", l.pp},
-          {"dp", l.dp},
-          {"micro_batch", l.micro_batch},
-          {"virtual_stages", l.virtual_stages},
-          {"recompute", to_string(l.recompute)},
-          {"zero_stage", l.zero_stage},
-          {"micro_batches", e.micro_batches},
-          {"step_s", e.step_s},
-          {"tokens_per_s", e.tokens_per_s},
-          {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
-          {"mfu", e.mfu},
-          {"bubble_fraction", e.bubble_fraction},
-          {"bubble_s", e.bubble_s},
-          {"exposed_comm_s", e.exposed_comm_s},
-          {"dp_comm_s", e.dp_comm_s},
-          {"dp_exposed_s", e.dp_exposed_s},
-          {"optimizer_s", e.optimizer_s},
-          {"memory_bytes",
-           {{"weights", e.memory.weights_bytes},
-            {"gradients", e.memory.gradients_bytes},
-            {"optimizer", e.memory.optimizer_bytes},
-            {"activations", e.memory.activations_bytes},
-            {"total", e.memory.total()}}}};
-}
-
-nlohmann::json simulated_json(const evaluation::SimulatedTrainingStep& step) {
-  return {{"step_s", step.step_s},
-          {"pipeline_s", step.pipeline_s},
-          {"gradients_s", step.gradients_s},
-          {"weights_s", step.weights_s},
-          {"dp_exposed_s", step.data_parallel.exposed_s},
-          {"first_forward_s", step.first_forward_s},
-          {"last_backward_s", step.last_backward_s},
-          {"optimizer_s", step.optimizer_s},
-          {"tokens_per_s", step.tokens_per_s},
-          {"tokens_per_s_per_gpu", step.tokens_per_s_per_gpu},
-          {"mfu", step.mfu},
-          {"simulated_ranks", step.replica_ranks + step.data_parallel_ranks},
-          {"simulated_stream_ops", step.simulated_stream_ops()},
-          {"represented_ranks", step.represented_ranks},
-          {"represented_stream_ops", step.represented_stream_ops},
-          {"wall_s", step.wall_s}};
+// The rows of one GPU count: each layout kept, with its simulated step where it was asked.
+std::vector<LayoutRow> layout_rows(const evaluation::TrainingLayoutsAtSize& size) {
+  std::vector<LayoutRow> rows;
+  for (size_t i = 0; i < size.best.size(); ++i)
+    rows.push_back({size, i, size.best[i], i < size.simulated.size() ? &size.simulated[i] : nullptr});
+  return rows;
 }
 
 // "1.2 M", "3.4 G": op counts in the text report.
@@ -157,14 +115,9 @@ nlohmann::json layouts_json(const Scenario& s, const evaluation::TrainingLayouts
   nlohmann::json sizes = nlohmann::json::array();
   for (const auto& size : run.sizes) {
     nlohmann::json best = nlohmann::json::array();
-    for (size_t i = 0; i < size.best.size(); ++i) {
-      nlohmann::json entry = estimate_json(size.best[i]);
-      if (i < size.simulated.size())
-        entry["simulated"] =
-            size.simulated[i].simulated()
-                ? simulated_json(size.simulated[i])
-                : nlohmann::json{{"not_simulated", size.simulated[i].not_simulated},
-                                 {"replica_stream_ops", size.simulated[i].replica_stream_ops}};
+    for (const LayoutRow& row : layout_rows(size)) {
+      nlohmann::json entry = nlohmann::json::object();
+      write_json(layout_columns(), row, entry);
       best.push_back(std::move(entry));
     }
     sizes.push_back({{"gpus", size.gpus},
@@ -198,28 +151,24 @@ void print_layouts(std::ostream& out, const Scenario& s, const evaluation::Train
   for (const auto& size : run.sizes)
     for (const auto& e : size.best) times_s.insert(times_s.end(), {e.step_s, e.exposed_comm_s});
   const TimeUnit unit = time_unit_for(times_s);
-  TextTable table({"GPUs", "layout", unit.header("step"), "tokens/s", "tokens/s/GPU", "MFU",
-                   "memory/GPU GiB (w+g+o+act)", "bubble", unit.header("exposed comm"),
-                   "fit/priced"});
+  const auto shown = table_columns(layout_columns(), kTerminal, run);
+  std::vector<std::string> header;
+  for (const auto* c : shown) header.push_back(table_header(*c, run, unit));
+  TextTable table(header);
   for (const auto& size : run.sizes) {
-    const std::string fit =
-        std::to_string(size.priced - size.too_big) + "/" + std::to_string(size.priced);
     if (size.best.empty()) {
-      table.add_row({std::to_string(size.gpus),
-                     size.priced == 0 ? "none can be priced (below)" : "none fits in memory", "-",
-                     "-", "-", "-", "-", "-", "-", fit});
+      // The GPU count, why it has no layout, and its fit/priced (the last column).
+      std::vector<std::string> row(shown.size(), "-");
+      row.front() = std::to_string(size.gpus);
+      row[1] = size.priced == 0 ? "none can be priced (below)" : "none fits in memory";
+      row.back() = std::to_string(size.priced - size.too_big) + "/" + std::to_string(size.priced);
+      table.add_row(row);
       continue;
     }
-    for (size_t i = 0; i < size.best.size(); ++i) {
-      const auto& e = size.best[i];
-      table.add_row({i == 0 ? std::to_string(size.gpus) : "", to_string(e.layout),
-                     unit.cell(e.step_s), format_fixed(e.tokens_per_s, 0),
-                     format_fixed(e.tokens_per_s_per_gpu, 0), format_fixed(100 * e.mfu, 1) + "%",
-                     gib(e.memory.total()) + " (" + gib(e.memory.weights_bytes) + "+" +
-                         gib(e.memory.gradients_bytes) + "+" + gib(e.memory.optimizer_bytes) + "+" +
-                         gib(e.memory.activations_bytes) + ")",
-                     format_fixed(100 * e.bubble_fraction, 1) + "%", unit.cell(e.exposed_comm_s),
-                     i == 0 ? fit : ""});
+    for (const LayoutRow& r : layout_rows(size)) {
+      std::vector<std::string> row;
+      for (const auto* c : shown) row.push_back(table_cell(*c, r, unit));
+      table.add_row(row);
     }
   }
   out << table.render();
@@ -248,26 +197,9 @@ void print_layouts(std::ostream& out, const Scenario& s, const evaluation::Train
 }
 
 std::string layouts_csv(const evaluation::TrainingLayoutsRun& run) {
-  std::string out =
-      "gpus,rank,tp,pp,dp,micro_batch,virtual_stages,recompute,zero_stage,step_s,tokens_per_s,"
-      "tokens_per_s_per_gpu,mfu,memory_bytes,bubble_fraction,exposed_comm_s,simulated_step_s,"
-      "simulated_mfu\n";
+  std::string out = csv_header(layout_columns());
   for (const auto& size : run.sizes)
-    for (size_t i = 0; i < size.best.size(); ++i) {
-      const auto& e = size.best[i];
-      const auto& l = e.layout;
-      const bool sim = i < size.simulated.size() && size.simulated[i].simulated();
-      out += std::to_string(size.gpus) + "," + std::to_string(i + 1) + "," + std::to_string(l.tp) +
-             "," + std::to_string(l.pp) + "," + std::to_string(l.dp) + "," +
-             std::to_string(l.micro_batch) + "," + std::to_string(l.virtual_stages) + "," +
-             to_string(l.recompute) + "," + std::to_string(l.zero_stage) + "," +
-             format_fixed(e.step_s, 6) + "," + format_fixed(e.tokens_per_s, 1) + "," +
-             format_fixed(e.tokens_per_s_per_gpu, 2) + "," + format_fixed(e.mfu, 4) + "," +
-             format_fixed(e.memory.total(), 0) + "," + format_fixed(e.bubble_fraction, 4) + "," +
-             format_fixed(e.exposed_comm_s, 6) + "," +
-             (sim ? format_fixed(size.simulated[i].step_s, 6) : "") + "," +
-             (sim ? format_fixed(size.simulated[i].mfu, 4) : "") + "\n";
-    }
+    for (const LayoutRow& row : layout_rows(size)) out += csv_row(layout_columns(), row);
   return out;
 }
 

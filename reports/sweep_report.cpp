@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <cstdlib>
 #include <map>
+#include <variant>
 
+#include "reports/report_columns.hpp"
 #include "reports/simulation_output.hpp"
 #include "reports/text_table.hpp"
 #include "strategies/dataflow_graph.hpp"
@@ -13,42 +13,6 @@
 namespace symmesh::reports {
 
 using namespace evaluation;
-namespace {
-
-// Shortest text that reads back as the same double.
-std::string number_text(double value) {
-  char buffer[64];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
-  return std::string(buffer, end);
-}
-
-bool is_number(const std::string& cell) {
-  char* end = nullptr;
-  std::strtod(cell.c_str(), &end);
-  return !cell.empty() && end == cell.c_str() + cell.size();
-}
-
-// RFC 4180: quote cells holding a comma, a quote or a line break; double the quotes. A
-// text cell that a spreadsheet would run as a formula (=, +, - or @ first: names come
-// from the scenario) is prefixed with ', as OWASP's CSV-injection guidance says.
-std::string csv_cell(const std::string& text) {
-  const bool formula =
-      !text.empty() && std::string("=+-@").find(text[0]) != std::string::npos && !is_number(text);
-  const std::string cell = formula ? "'" + text : text;
-  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
-  std::string out = "\"";
-  for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-std::string csv_line(const std::vector<std::string>& cells) {
-  std::string out;
-  for (size_t i = 0; i < cells.size(); ++i) out.append(i ? "," : "").append(csv_cell(cells[i]));
-  return out + "\n";
-}
-
-}  // namespace
-
 // Scenario text in Markdown: no raw HTML (a name "<script>" stays text) and no entity.
 // Nor markup: the characters that make links, images, code or emphasis are
 // backslash-escaped, so a name "[click](http://…)" or "*x*" stays the text it is. An
@@ -144,19 +108,31 @@ double group_time_s(const SweepPoint& p, const std::string& group) {
   return sum_s;
 }
 
-std::string meets_cell(const SweepOutcome& o, const SweepPoint& p) {
-  if (!o.answer.max_time_s || !p.simulated()) return "";
-  return meets_objective(p, o.answer.max_time_s) ? "yes" : "no";
+// The sweep's columns a table shows for this run (sweep_columns(): nodes, GPUs, mesh, total,
+// and where the run has them, meets and the model's figures).
+using PointColumns = std::vector<const Column<SweepRow>*>;
+
+std::vector<std::string> point_headers(const SweepOutcome& o, const PointColumns& shown,
+                                       const TimeUnit& unit) {
+  std::vector<std::string> headers;
+  for (const auto* c : shown) headers.push_back(table_header(*c, o, unit));
+  return headers;
 }
 
-// A model scenario's point as training runs read it (tokens/s per GPU, MFU, marked
-// "(recompute)" when every layer is recomputed; "-" when the point has no figure), for the
-// tables.
-std::vector<std::string> model_cells(const SweepPoint& p) {
-  if (!p.simulated() || !p.report.model) return {"-", "-"};
-  return {format_fixed(p.report.model->tokens_per_s_per_gpu, 0),
-          format_fixed(100 * p.report.model->mfu, 1) + "%" +
-              (p.report.model->recompute == Recompute::full ? " (recompute)" : "")};
+// A point's cells in those columns; a skipped point's row says "skipped" where its figures
+// would start.
+std::vector<std::string> point_cells(const SweepOutcome& o, const SweepPoint& p,
+                                     const PointColumns& shown, const TimeUnit& unit) {
+  std::vector<std::string> cells;
+  const SweepRow row{o, p};
+  for (const auto* c : shown) {
+    if (!p.simulated() && std::holds_alternative<std::monostate>(c->get(row))) {
+      cells.push_back("skipped");
+      break;
+    }
+    cells.push_back(table_cell(*c, row, unit));
+  }
+  return cells;
 }
 
 std::string nodes_text(int nodes) {
@@ -173,25 +149,12 @@ SweepTimeUnit sweep_time_unit(const SweepRun& run) {
 }
 
 const std::vector<std::string>& sweep_csv_columns() {
-  static const std::vector<std::string> columns{"nodes",
-                                                "gpus",
-                                                "mesh",
-                                                "status",
-                                                "total_time_s",
-                                                "meets_objective",
-                                                "tokens_per_s_per_gpu",
-                                                "mfu",
-                                                "recompute",
-                                                "op",
-                                                "kind",
-                                                "time_s",
-                                                "comm_time_s",
-                                                "compute_time_s",
-                                                "peak_memory_bytes_per_rank",
-                                                "bytes",
-                                                "input_placements",
-                                                "output_placements",
-                                                "reason"};
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> keys;
+    for (const auto& c : sweep_columns())
+      if (c.outputs & kCsv) keys.push_back(c.key);
+    return keys;
+  }();
   return columns;
 }
 
@@ -253,15 +216,14 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
   const std::vector<OpColumn> columns = op_columns(o.run);
   const SweepTimeUnit unit = sweep_time_unit(o.run);
   const std::string in_unit = " (" + unit.name + ")";
-  std::vector<std::string> header{"nodes", "GPUs", "mesh", "total" + in_unit};
-  std::string align = "|---:|---:|---|---:|";
-  if (o.answer.max_time_s)
-    header.push_back("meets " + format_time(*o.answer.max_time_s)), align += "---|";
-  const bool model = s.model.has_value();
-  if (model) {
-    header.insert(header.end(), {"tokens/s/GPU", "MFU"});
-    align += "---:|---:|";
-  }
+  const PointColumns shown = table_columns(sweep_columns(), kMarkdown, o);
+  std::vector<std::string> header = point_headers(o, shown, unit);
+  std::string align = markdown_alignment(shown);
+  // The answer's total is set in bold.
+  const int total = static_cast<int>(
+      std::find_if(shown.begin(), shown.end(),
+                   [](const auto* c) { return c->key == "total_time_s"; }) -
+      shown.begin());
   // Past kMaxTerminalOpColumns ops the table sums them by group, as the terminal does;
   // the answer's own table below lists every op.
   const std::vector<std::string> groups = work_groups(columns);
@@ -274,21 +236,12 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
   out += "## Points\n\n" + markdown_row(header) + align + "\n";
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
-    std::vector<std::string> row{std::to_string(p.nodes), std::to_string(p.gpus),
-                                 point_layout_text(p)};
+    std::vector<std::string> row = point_cells(o, p, shown, unit);
     if (!p.simulated()) {
-      row.push_back("skipped");
       out += markdown_row(row);
       continue;
     }
-    const bool best = o.answer.best == i;
-    const int bold = best ? static_cast<int>(row.size()) : -1;
-    row.push_back(unit.cell(p.total_time_s()));
-    if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
-    if (model) {
-      const std::vector<std::string> cells = model_cells(p);
-      row.insert(row.end(), cells.begin(), cells.end());
-    }
+    const int bold = o.answer.best == i ? total : -1;
     if (groups.empty())
       for (const auto& c : columns) {
         const OpReport* op = op_in(p, c.name);
@@ -359,45 +312,11 @@ std::string sweep_summary_markdown(const SweepOutcome& o) {
 }
 
 std::string sweep_results_csv(const SweepOutcome& o) {
-  std::string out = csv_line(sweep_csv_columns());
+  const auto& columns = sweep_columns();
+  std::string out = csv_header(columns);
   for (const auto& p : o.run.points) {
-    const std::vector<std::string> lead{std::to_string(p.nodes), std::to_string(p.gpus),
-                                        point_layout_text(p), p.simulated() ? "ok" : "skipped"};
-    if (!p.simulated()) {
-      std::vector<std::string> row = lead;
-      row.resize(sweep_csv_columns().size());
-      row.back() = *p.skip_reason;
-      out += csv_line(row);
-      continue;
-    }
-    const std::string meets =
-        o.answer.max_time_s ? (meets_objective(p, o.answer.max_time_s) ? "true" : "false") : "";
-    const auto& throughput = p.report.model;
-    for (const auto& op : p.report.ops) {
-      std::vector<std::string> row = lead;
-      std::string inputs;
-      if (op.input_placements)
-        for (const auto& pl : *op.input_placements)
-          inputs += (inputs.empty() ? "" : " x ") + to_string(pl);
-      const std::vector<std::string> rest{
-          number_text(p.total_time_s()),
-          meets,
-          throughput ? number_text(throughput->tokens_per_s_per_gpu) : "",
-          throughput ? number_text(throughput->mfu) : "",
-          throughput ? to_string(throughput->recompute) : "",
-          op.name,
-          op.op,
-          number_text(op.time_s),
-          number_text(op.comm_time_s),
-          number_text(op.compute_time_s),
-          std::to_string(op.peak_memory_bytes_per_rank),
-          op.input_placements ? "" : std::to_string(op.bytes),
-          inputs,
-          op.output_placements ? to_string(*op.output_placements) : "",
-          ""};
-      row.insert(row.end(), rest.begin(), rest.end());
-      out += csv_line(row);
-    }
+    if (!p.simulated()) out += csv_row(columns, SweepRow{o, p});
+    for (const auto& op : p.report.ops) out += csv_row(columns, SweepRow{o, p, &op});
   }
   return out;
 }
@@ -469,22 +388,16 @@ nlohmann::json sweep_results_json(const SweepOutcome& o) {
 
   j["points"] = nlohmann::json::array();
   for (const auto& p : points) {
-    nlohmann::json point = {{"nodes", p.nodes}, {"gpus", p.gpus}, {"mesh", p.mesh}};
-    if (p.micro_batch > 0) point["micro_batch"] = p.micro_batch;
-    if (p.zero >= 0) point["zero"] = p.zero;
-    if (!p.simulated()) {
-      point["status"] = "skipped";
-      point["reason"] = *p.skip_reason;
-    } else {
+    // The point's columns (sweep_columns()), and its simulation's model figures, ops and
+    // warnings with the keys of `symmesh simulate --json`.
+    nlohmann::json point = nlohmann::json::object();
+    if (p.simulated()) {
       const nlohmann::json report = simulation_report_json(p.report);
-      point["status"] = "ok";
-      point["total_time_s"] = p.total_time_s();
-      point["meets_objective"] =
-          a.max_time_s ? nlohmann::json(meets_objective(p, a.max_time_s)) : nlohmann::json();
       if (report.contains("model")) point["model"] = report["model"];
       point["ops"] = report["ops"];
       point["warnings"] = report["warnings"];
     }
+    write_json(sweep_columns(), SweepRow{o, p}, point);
     j["points"].push_back(point);
   }
   return j;
@@ -496,10 +409,9 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
   const std::vector<OpColumn> columns = op_columns(o.run);
   const SweepTimeUnit unit = sweep_time_unit(o.run);
   const std::string in_unit = " (" + unit.name + ")";
-  std::vector<std::string> header{"", "nodes", "GPUs", "mesh", "total" + in_unit};
-  if (o.answer.max_time_s) header.push_back("meets " + format_time(*o.answer.max_time_s));
-  const bool model = o.scenario.model.has_value();
-  if (model) header.insert(header.end(), {"tokens/s/GPU", "MFU"});
+  const PointColumns shown = table_columns(sweep_columns(), kTerminal, o);
+  std::vector<std::string> header{""};
+  for (const auto& h : point_headers(o, shown, unit)) header.push_back(h);
   // Too many ops for a terminal line: their times summed by group instead.
   const std::vector<std::string> groups = work_groups(columns);
   if (groups.empty())
@@ -509,17 +421,9 @@ std::string sweep_terminal_text(const SweepOutcome& o) {
   TextTable table(header);
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
-    std::vector<std::string> row{o.answer.best == i ? "*" : "", std::to_string(p.nodes),
-                                 std::to_string(p.gpus), point_layout_text(p)};
-    if (!p.simulated()) {
-      row.push_back("skipped");
-    } else {
-      row.push_back(unit.cell(p.total_time_s()));
-      if (o.answer.max_time_s) row.push_back(meets_cell(o, p));
-      if (model) {
-        const std::vector<std::string> cells = model_cells(p);
-        row.insert(row.end(), cells.begin(), cells.end());
-      }
+    std::vector<std::string> row{o.answer.best == i ? "*" : ""};
+    for (const auto& cell : point_cells(o, p, shown, unit)) row.push_back(cell);
+    if (p.simulated()) {
       if (groups.empty())
         for (const auto& c : columns) {
           const OpReport* op = op_in(p, c.name);
