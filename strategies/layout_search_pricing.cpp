@@ -1,0 +1,245 @@
+// Pricing an op's strategies from a beam state (layout_search_beam.hpp).
+#include "strategies/layout_search_beam.hpp"
+
+namespace symmesh::strategies::layout_search_detail {
+
+int Search::signature_of(const Candidate& c) {
+  std::string text;
+  for (const Placements& p : c.input_placements) text += to_string(p) + "|";
+  text += "->" + to_string(c.output_placements);
+  return signatures_.try_emplace(text, static_cast<int>(signatures_.size())).first->second;
+}
+
+bool Search::over_capacity(int64_t bytes) const {
+  return options_.memory_capacity_bytes > 0 && bytes > options_.memory_capacity_bytes;
+}
+
+std::optional<Placements> Search::read_placements(const State& state, const GraphInput& in) const {
+  const int id = placed_after(state, nullptr, in.tensor);
+  if (id < 0) {
+    if (g_.tensors[in.tensor].kind != GraphTensor::Kind::parameter)
+      throw InvalidArgument(
+          "tensor '" + g_.tensors[in.tensor].name + "' is read before it is placed",
+          "layout search");
+    return std::nullopt;
+  }
+  return as_read(table_.at(id), in);
+}
+
+Placements Search::as_read(const Placements& p, const GraphInput& in) const {
+  return in.transposed
+             ? transposed_placements(p, static_cast<int>(g_.tensors[in.tensor].shape.size()))
+             : p;
+}
+
+std::optional<Placements> Search::output_target(const GraphTensor& out,
+                                                const Placements& produced) const {
+  if (out.required) return out.required;
+  if (out.is_parameter_gradient || !out.consumers.empty()) return std::nullopt;
+  // A step output (or a step input's gradient) ends non-Partial.
+  if (has_partial(produced)) return without_partial(produced);
+  return std::nullopt;
+}
+
+const std::vector<std::shared_ptr<const Option>>& Search::options_for(const State& state, int i,
+                                                                      int held) {
+  const GraphOp& op = g_.ops[i];
+  std::vector<std::optional<Placements>> current;
+  std::vector<std::vector<Placements>> copies;  // per input, as read
+  std::string key = std::to_string(i);
+  if (held >= 0) key += "#" + std::to_string(held);
+  for (const GraphInput& in : op.inputs) {
+    current.push_back(read_placements(state, in));
+    key += "|" + (current.back() ? to_string(*current.back()) : std::string("?"));
+    copies.emplace_back();
+    for (const Copy& c : state.copies)
+      if (c.tensor == in.tensor && c.stage == stage_of(i)) {
+        copies.back().push_back(as_read(table_.at(c.id), in));
+        key += "+" + std::to_string(c.id);
+      }
+  }
+  const GraphTensor& produced = g_.tensors[op.output];
+  if (produced.is_parameter_gradient && produced.consumers.empty())
+    key += "|param " + std::to_string(state.placed[produced.of]);  // its reduction's target
+  auto hit = memo_.find(key);
+  if (hit != memo_.end()) return hit->second;
+  auto& options = memo_[key];
+
+  OpProblem base;
+  base.op = op.kind;
+  base.mesh = mesh_;
+  // A causal op's backward products are causal too (FlashAttention's dq, dk, dv).
+  base.work_fraction = op.source != nullptr ? op.source->work_fraction() : 1.0;
+  base.attrs = op.attrs;
+  for (size_t k = 0; k < op.inputs.size(); ++k)
+    base.inputs.push_back(
+        TensorSpec{g_.shape_read(op.inputs[k]), op.dtype,
+                   current[k].value_or(Placements(mesh_.ndim(), Placement::replicate()))});
+  const GraphTensor& out = g_.tensors[op.output];
+  std::vector<Candidate> candidates =
+      expand_candidates(base, op_single_dim_rules(base, /*any_input_sharded=*/true));
+  // Each kept candidate's problem: free inputs where it wants them, copies read free,
+  // its own output target. Candidates whose problems agree are priced in one call (the
+  // model vectorises over candidates).
+  struct Pending {
+    std::shared_ptr<Option> option;
+    OpProblem problem;
+    Candidate candidate;
+  };
+  std::vector<Pending> pending;
+  std::map<std::string, std::vector<size_t>> groups;  // problem text -> pending indices
+  for (Candidate& c : candidates) {
+    if (!c.kept()) continue;
+    const int signature = slot_of_[i] >= 0 ? signature_of(c) : -1;
+    if (held >= 0 && signature != held) continue;
+    Pending item{std::make_shared<Option>(), base, c};
+    Option& option = *item.option;
+    option.signature = signature;
+    OpProblem& problem = item.problem;
+    std::string group;
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      if (current[k]) {
+        if (std::find(copies[k].begin(), copies[k].end(), c.input_placements[k]) !=
+            copies[k].end())
+          problem.inputs[k].placements = c.input_placements[k];  // a copy made earlier
+      } else {
+        problem.inputs[k].placements = c.input_placements[k];
+        const GraphInput& in = op.inputs[k];
+        const Placements stored = as_read(c.input_placements[k], in);
+        option.places.emplace_back(in.tensor, table_.intern(stored));
+        option.new_static_bytes += parameter_static_bytes(g_, in.tensor, stored, mesh_);
+        if (has_gradient_[in.tensor])  // a bias has none derived: nothing to foresee
+          option.foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
+      }
+      group += to_string(problem.inputs[k].placements) + "|";
+    }
+    problem.output_target = output_target(out, c.output_placements);
+    if (problem.output_target) group += "->" + to_string(*problem.output_target);
+    groups[group].push_back(pending.size());
+    pending.push_back(std::move(item));
+  }
+  for (const auto& [text, members] : groups) {
+    std::vector<Candidate> priced;
+    for (size_t m : members) priced.push_back(pending[m].candidate);
+    try {
+      model_.price(pending[members.front()].problem, priced);
+    } catch (const Unsupported& e) {
+      // No candidate of this group fits in memory (the model throws rather than return
+      // them all infinite): e.g. a free weight stored Partial makes every output whole.
+      // Other groups — the free inputs placed elsewhere — may fit; what this one needed
+      // is said only if none does.
+      if (!refusal_.contains(i)) refusal_.emplace(i, e);
+      for (Candidate& c : priced) c.cost_us = kInfiniteCost;
+    }
+    priced_ += static_cast<int64_t>(priced.size());
+    for (size_t j = 0; j < members.size(); ++j) pending[members[j]].candidate = priced[j];
+  }
+  for (Pending& item : pending) {
+    const Candidate& priced = item.candidate;
+    if (!(priced.cost_us < kInfiniteCost)) continue;
+    const OpProblem& problem = item.problem;
+    Option& option = *item.option;
+    const Placements ends = problem.output_target.value_or(priced.output_placements);
+    option.places.emplace_back(op.output, table_.intern(ends));
+    option.cost_us = priced.cost_us;
+    option.compute_us = priced.compute_us;
+    for (int d = 0; d < mesh_.ndim(); ++d) {
+      bool moves = ends[d] != priced.output_placements[d];
+      for (size_t k = 0; k < op.inputs.size(); ++k)
+        moves = moves || problem.inputs[k].placements[d] != priced.input_placements[k][d];
+      if (moves) option.net_links |= links(d);
+    }
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      if (problem.inputs[k].placements != priced.input_placements[k]) {
+        option.transient_bytes +=
+            local_bytes(problem.inputs[k].shape, op.dtype, priced.input_placements[k], mesh_);
+        if (g_.tensors[op.inputs[k].tensor].consumers.size() > 1)
+          option.copies.push_back(
+              {op.inputs[k].tensor,
+               table_.intern(as_read(priced.input_placements[k], op.inputs[k])), stage_of(i)});
+      }
+    if (problem.output_target && *problem.output_target != priced.output_placements)
+      option.transient_bytes +=
+          local_bytes(problem.output_shape(), op.dtype, priced.output_placements, mesh_);
+    if (out.is_parameter_gradient && out.consumers.empty()) {
+      if (!add_reduction(option, state, op, i, ends)) continue;
+      option.settles = out.of;
+    }
+    option.layout = std::make_shared<const OpLayout>(OpLayout{problem, priced});
+    options.push_back(std::move(item.option));
+  }
+  return options;
+}
+
+double Search::foreseen_reduction_us(const GraphOp& op, size_t k, const Candidate& c,
+                                     const Placements& stored) const {
+  const GraphTensor& param = g_.tensors[op.inputs[k].tensor];
+  double us = 0;
+  for (int d = 0; d < mesh_.ndim(); ++d) {
+    if (!stored[d].is_replicate() || mesh_.shape()[d] == 1) continue;
+    bool data_split = false;
+    for (size_t j = 0; j < op.inputs.size(); ++j)
+      if (j != k && c.input_placements[j][d].is_shard()) data_split = true;
+    if (!data_split) continue;
+    Placements partial = stored;
+    partial[d] = Placement::partial();
+    const TensorSpec spec{param.shape, param.dtype, partial};
+    for (double step :
+         model_.step_costs_us(spec, plan_transitions(partial, stored, mesh_), mesh_))
+      us += step;
+  }
+  return us;
+}
+
+bool Search::add_reduction(Option& option, const State& state, const GraphOp& op, int i,
+                           const Placements& grad) {
+  const GraphTensor& out = g_.tensors[op.output];
+  const TensorId param = out.of;
+  int id = state.placed[param];
+  for (const auto& [t, placed] : option.places)
+    if (t == param) id = placed;
+  const Placements& placed = table_.at(id);
+  // The update runs where the optimizer state is, at the roofline's HBM time (memoised:
+  // the beam asks for the same parameter at the same placements many times).
+  if (options_.gpu) {
+    const uint64_t key = static_cast<uint64_t>(param) << 32 | static_cast<uint32_t>(id);
+    auto [at, fresh] = update_us_.try_emplace(key, 0.0);
+    if (fresh) at->second = 1e6 * optimizer_update_s(g_, param, placed, mesh_, *options_.gpu);
+    option.update_us = at->second;
+  }
+  // ZeRO: the gradient goes to where the optimizer state is, and the updated shard of
+  // the parameter comes back.
+  const Placements target = optimizer_state_placements(g_, param, placed, mesh_);
+  if (grad == target && target == placed) return true;
+  GradientReduction r;
+  r.parameter = param;
+  r.gradient = op.output;
+  r.after_op = i;
+  const TensorSpec spec{out.shape, out.dtype, grad};
+  try {
+    r.redistribution = plan_redistribution(spec, target, mesh_);
+  } catch (const InvalidArgument&) {
+    return false;  // e.g. a sharded gradient for a Partial parameter: not this strategy
+  }
+  r.step_cost_us = model_.step_costs_us(spec, plan_transitions(grad, target, mesh_), mesh_);
+  if (target != placed) {
+    const TensorSpec state{out.shape, out.dtype, target};
+    r.parameter_gather = plan_redistribution(state, placed, mesh_);
+    r.gather_step_cost_us =
+        model_.step_costs_us(state, plan_transitions(target, placed, mesh_), mesh_);
+  }
+  option.cost_us += r.cost_us();
+  option.reduction_us = r.cost_us();
+  const auto uses_links = [&](const Redistribution& moves) {
+    for (const RedistributionStep& step : moves.steps)
+      if (step.collective != CollectiveKind::local_chunk &&
+          step.collective != CollectiveKind::none)
+        option.reduction_links |= links(step.mesh_dim);
+  };
+  uses_links(r.redistribution);
+  if (r.parameter_gather) uses_links(*r.parameter_gather);
+  option.reduction = std::move(r);
+  return true;
+}
+
+}  // namespace symmesh::strategies::layout_search_detail
