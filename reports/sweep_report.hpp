@@ -1,8 +1,9 @@
 #pragma once
 // What `symmesh sweep` writes and prints: summary.md (the answer, then one table row per
-// point with per-op times and strategies), results.csv (one row per point and op; columns
-// below, documented in the README), results.json (per point the keys of
-// `symmesh simulate --json`, plus the answer), and the terminal summary.
+// point with per-op times and strategies), results.csv (one row per point and op),
+// results.json (per point the keys of `symmesh simulate --json`, plus the answer), and the
+// terminal summary. The points' columns in all four are report_columns.hpp's
+// sweep_columns(), documented in docs/commands.md.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,7 +27,7 @@ struct SweepOutcome {
 using SweepTimeUnit = TimeUnit;
 SweepTimeUnit sweep_time_unit(const evaluation::SweepRun& run);
 
-// The stable CSV columns, in order.
+// The stable CSV columns, in order: the CSV keys of sweep_columns().
 const std::vector<std::string>& sweep_csv_columns();
 
 // Scenario text (a name) safe in Markdown: no raw HTML, no markup (sweep_report.cpp says how).
