@@ -2,8 +2,10 @@
 // What `symmesh simulate` reports per workload op, from a simulated run: time,
 // communication and compute time, memory, strategy, and (emulation) the error against the
 // unsharded result. The same shape serves the hardware backend later.
+#include <concepts>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -16,6 +18,14 @@
 
 namespace symmesh::evaluation {
 
+// Each report struct's fields are named once, in a `fields(io, s)` beside it: `io` is
+// called with every field's name and member, by a writer (into JSON) or a reader (back
+// from it) alike, so that an MPI sweep's processes (evaluation/sweep_point_codec.cpp) send
+// every field and none is encoded and then forgotten when decoding. A new field is its
+// member and one line in its list.
+template <typename T, typename U>
+concept FieldsOf = std::same_as<std::remove_const_t<T>, U>;
+
 // A redistribution an op paid for: one of its inputs (or its output) moved to the
 // placements its strategy needs (or the output to where it must end up).
 struct PaidRedistribution {
@@ -24,6 +34,11 @@ struct PaidRedistribution {
   std::string steps;        // "all_reduce over tp (32.00 MiB)"
   double estimated_us = 0;  // the cost model's figure
 };
+template <typename Io>
+void fields(Io& io, FieldsOf<PaidRedistribution> auto& r) {
+  io("tensor", r.tensor), io("from", r.from), io("to", r.to), io("steps", r.steps);
+  io("estimated_us", r.estimated_us);
+}
 
 struct OpReport {
   std::string name;
@@ -59,6 +74,20 @@ struct OpReport {
   // ran before the last, whose ops are the other rows.
   int micro_batches = 0;
 };
+template <typename Io>
+void fields(Io& io, FieldsOf<OpReport> auto& op) {
+  io("name", op.name), io("op", op.op), io("time_s", op.time_s), io("start_s", op.start_s);
+  io("end_s", op.end_s), io("exposed_comm_s", op.exposed_comm_s);
+  io("on_comm_stream", op.on_comm_stream), io("comm_time_s", op.comm_time_s);
+  io("compute_time_s", op.compute_time_s);
+  io("peak_memory_bytes_per_rank", op.peak_memory_bytes_per_rank), io("bytes", op.bytes);
+  io("group_size", op.group_size), io("bandwidth", op.bandwidth);
+  io("input_placements", op.input_placements), io("output_placements", op.output_placements);
+  io("out_placements", op.out_placements), io("implementation", op.implementation);
+  io("chunks", op.chunks), io("max_abs_error", op.max_abs_error);
+  io("error_bound", op.error_bound), io("redistributions", op.redistributions);
+  io("micro_batches", op.micro_batches);
+}
 
 // A version-2 step: its memory and what the layout search did.
 struct StepReport {
@@ -84,6 +113,18 @@ struct StepReport {
   double bubble_fraction = 0;
   std::vector<int64_t> stage_peak_bytes;
 };
+template <typename Io>
+void fields(Io& io, FieldsOf<StepReport> auto& s) {
+  io("peak_memory_bytes", s.peak_memory_bytes), io("memory_breakdown", s.memory_breakdown);
+  io("peak_op", s.peak_op), io("capacity_bytes", s.capacity_bytes), io("gpu", s.gpu);
+  io("serial_estimate_s", s.serial_estimate_s);
+  io("overlapped_estimate_s", s.overlapped_estimate_s);
+  io("layouts_priced", s.layouts_priced), io("states_expanded", s.states_expanded);
+  io("search_s", s.search_s), io("beam_width", s.beam_width);
+  io("gradient_reductions", s.gradient_reductions), io("pipeline_stages", s.pipeline_stages);
+  io("virtual_stages", s.virtual_stages), io("micro_batches", s.micro_batches);
+  io("bubble_fraction", s.bubble_fraction), io("stage_peak_bytes", s.stage_peak_bytes);
+}
 
 // A model scenario's step as a training run reads it: tokens, throughput and MFU (model
 // FLOPs per token as PaLM defines them, core/transformer_spec.hpp, over the GPUs' peak in
@@ -97,6 +138,13 @@ struct ModelThroughput {
   double mfu = 0;
   Recompute recompute = Recompute::none;  // the step's (model.recompute): none or full
 };
+template <typename Io>
+void fields(Io& io, FieldsOf<ModelThroughput> auto& m) {
+  io("model", m.model), io("tokens_per_step", m.tokens_per_step);
+  io("tokens_per_s", m.tokens_per_s), io("tokens_per_s_per_gpu", m.tokens_per_s_per_gpu);
+  io("model_flops_per_s_per_gpu", m.model_flops_per_s_per_gpu), io("mfu", m.mfu);
+  io("recompute", m.recompute);
+}
 // Of the scenario's model at its mesh, for a step of `step_s` seconds (nullopt without a
 // model or a time).
 std::optional<ModelThroughput> model_throughput(const Scenario& scenario, double step_s);
@@ -118,6 +166,16 @@ struct SimulationReport {
   std::optional<StepReport> step;        // version 2
   std::optional<ModelThroughput> model;  // a model: scenario
 };
+// The simulation's results; the cluster's numbers and the cost-model note are the
+// scenario's, which every process has.
+template <typename Io>
+void fields(Io& io, FieldsOf<SimulationReport> auto& r) {
+  io("scenario", r.scenario), io("backend", r.backend), io("cluster", r.cluster);
+  io("mesh", r.mesh), io("cost_model", r.cost_model);
+  io("placement_search", r.placement_search), io("total_time_s", r.total_time_s);
+  io("ops", r.ops), io("collectives", r.collectives), io("warnings", r.warnings);
+  io("step", r.step), io("model", r.model);
+}
 
 // `collectives` is what the run was asked for: on hardware, which collectives went to NCCL;
 // in the simulator, which ran as NCCL's (core/library_collectives.hpp), named with the

@@ -45,71 +45,20 @@ struct IsVector : std::false_type {};
 template <typename T>
 struct IsVector<std::vector<T>> : std::true_type {};
 
-template <typename T, typename U>
-concept Is = std::same_as<std::remove_const_t<T>, U>;
 
-// Each struct's fields, named once for both ways: `io` is a Writer (into JSON) or a Reader
-// (back from it), so a field cannot be encoded and then forgotten when decoding. A new
-// field of these structs is one line here.
+// The fields of the structs that are not evaluation's own (a simulation report's are
+// listed beside it, evaluation/simulation_report.hpp), named once for both ways.
 template <typename Io>
-void fields(Io& io, Is<PaidRedistribution> auto& r) {
-  io("tensor", r.tensor), io("from", r.from), io("to", r.to), io("steps", r.steps);
-  io("estimated_us", r.estimated_us);
-}
-template <typename Io>
-void fields(Io& io, Is<CollectiveBandwidth> auto& b) {
+void fields(Io& io, FieldsOf<CollectiveBandwidth> auto& b) {
   io("algbw_bytes_per_s", b.algbw_bytes_per_s), io("busbw_bytes_per_s", b.busbw_bytes_per_s);
 }
 template <typename Io>
-void fields(Io& io, Is<OpReport> auto& op) {
-  io("name", op.name), io("op", op.op), io("time_s", op.time_s), io("start_s", op.start_s);
-  io("end_s", op.end_s), io("exposed_comm_s", op.exposed_comm_s);
-  io("on_comm_stream", op.on_comm_stream), io("comm_time_s", op.comm_time_s);
-  io("compute_time_s", op.compute_time_s);
-  io("peak_memory_bytes_per_rank", op.peak_memory_bytes_per_rank), io("bytes", op.bytes);
-  io("group_size", op.group_size), io("bandwidth", op.bandwidth);
-  io("input_placements", op.input_placements), io("output_placements", op.output_placements);
-  io("out_placements", op.out_placements), io("implementation", op.implementation);
-  io("chunks", op.chunks), io("max_abs_error", op.max_abs_error);
-  io("error_bound", op.error_bound), io("redistributions", op.redistributions);
-  io("micro_batches", op.micro_batches);
-}
-template <typename Io>
-void fields(Io& io, Is<StepReport> auto& s) {
-  io("peak_memory_bytes", s.peak_memory_bytes), io("memory_breakdown", s.memory_breakdown);
-  io("peak_op", s.peak_op), io("capacity_bytes", s.capacity_bytes), io("gpu", s.gpu);
-  io("serial_estimate_s", s.serial_estimate_s);
-  io("overlapped_estimate_s", s.overlapped_estimate_s);
-  io("layouts_priced", s.layouts_priced), io("states_expanded", s.states_expanded);
-  io("search_s", s.search_s), io("beam_width", s.beam_width);
-  io("gradient_reductions", s.gradient_reductions), io("pipeline_stages", s.pipeline_stages);
-  io("virtual_stages", s.virtual_stages), io("micro_batches", s.micro_batches);
-  io("bubble_fraction", s.bubble_fraction), io("stage_peak_bytes", s.stage_peak_bytes);
-}
-template <typename Io>
-void fields(Io& io, Is<ModelThroughput> auto& m) {
-  io("model", m.model), io("tokens_per_step", m.tokens_per_step);
-  io("tokens_per_s", m.tokens_per_s), io("tokens_per_s_per_gpu", m.tokens_per_s_per_gpu);
-  io("model_flops_per_s_per_gpu", m.model_flops_per_s_per_gpu), io("mfu", m.mfu);
-  io("recompute", m.recompute);
-}
-template <typename Io>
-void fields(Io& io, Is<CollectiveCount> auto& c) {
+void fields(Io& io, FieldsOf<CollectiveCount> auto& c) {
   io("op", c.op), io("implementation", c.implementation), io("count", c.count);
   io("bytes", c.bytes);
 }
-// The simulation's results; the cluster's numbers and the cost-model note are the
-// scenario's, which every process has.
 template <typename Io>
-void fields(Io& io, Is<SimulationReport> auto& r) {
-  io("scenario", r.scenario), io("backend", r.backend), io("cluster", r.cluster);
-  io("mesh", r.mesh), io("cost_model", r.cost_model);
-  io("placement_search", r.placement_search), io("total_time_s", r.total_time_s);
-  io("ops", r.ops), io("collectives", r.collectives), io("warnings", r.warnings);
-  io("step", r.step), io("model", r.model);
-}
-template <typename Io>
-void fields(Io& io, Is<SweepPoint> auto& p) {
+void fields(Io& io, FieldsOf<SweepPoint> auto& p) {
   io("nodes", p.nodes), io("gpus", p.gpus), io("mesh", p.mesh);
   io("recompute_fallback", p.recompute_fallback), io("micro_batch", p.micro_batch);
   io("zero", p.zero), io("skip_reason", p.skip_reason);
