@@ -19,14 +19,6 @@ bool looks_numeric(const std::string& cell) {
 
 }  // namespace
 
-std::string format_fixed(double value, int digits) {
-  if (std::isnan(value)) return "-";
-  if (std::isinf(value)) return "inf";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
-}
-
 TimeUnit time_unit_for(const std::vector<double>& seconds) {
   double largest = 0;
   for (double s : seconds)

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/text.hpp"  // format_fixed, which every table uses
+
 namespace symmesh::reports {
 
 class TextTable {
@@ -16,8 +18,6 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// Fixed-point with `digits` decimals; "inf" for infinity, "-" for NaN.
-std::string format_fixed(double value, int digits);
 
 // The one time unit of a table, chosen by one rule for every table the CLI prints: the
 // unit in which the table's largest time is at least 1 and under 1000 — us below 1 ms,

@@ -127,13 +127,13 @@ int run_compare(const CompareArgs& args) {
                    {"predicted busbw (GB/s)", "measured busbw (GB/s)", "measured algbw (GB/s)"});
   reports::TextTable table(headers);
   const auto gbps = [](const std::optional<CollectiveBandwidth>& bw, bool bus) {
-    return bw ? reports::format_fixed(
+    return bw ? format_fixed(
                     (bus ? bw->busbw_bytes_per_s : bw->algbw_bytes_per_s) * 1e-9, 2)
               : std::string();
   };
   for (const Row& r : rows) {
     std::vector<std::string> cells{r.name, r.op, unit.cell(r.predicted_s), unit.cell(r.measured_s),
-                                   reports::format_fixed(r.error_percent(), 1)};
+                                   format_fixed(r.error_percent(), 1)};
     if (any_collective)
       cells.insert(cells.end(), {gbps(r.predicted_bw, true), gbps(r.measured_bw, true),
                                  gbps(r.measured_bw, false)});
