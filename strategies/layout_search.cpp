@@ -136,10 +136,14 @@ std::vector<State> Search::advance(const std::vector<State>& beam, int i) {
     throw Unsupported("op '" + g_.ops[i].name + "' has no strategy left",
                       g_.ops[i].source ? g_.ops[i].source->where.to_string() : "layout search");
   }
+  // Equal ranks are common: while the comm stream is behind, main-stream work is hidden in
+  // step_us, so a state that spends more on the main stream ranks the same as one that
+  // spends less. The less busy main stream is the better future (every later op starts
+  // after it), and the one kept: periodic_layers holds every later layer to the choice.
   const auto better = [this](const Successor& a, const Successor& b) {
-    return leanest_
-               ? std::make_pair(a.peak_bytes, a.rank_us) < std::make_pair(b.peak_bytes, b.rank_us)
-               : a.rank_us < b.rank_us;
+    if (leanest_ && a.peak_bytes != b.peak_bytes) return a.peak_bytes < b.peak_bytes;
+    return std::tie(a.rank_us, a.streams.main_us, a.cost_us) <
+           std::tie(b.rank_us, b.streams.main_us, b.cost_us);
   };
   std::stable_sort(next.begin(), next.end(), better);
   // Merge successors with the same future (the better kept), then keep the best. With a
