@@ -28,9 +28,16 @@ Search::Search(const DataflowGraph& graph, const DeviceMesh& mesh, const CostMod
   for (TensorId t = 0; t < n; ++t)
     if (seed_of_[t] >= 0) last_use_[t] = std::max(last_use_[t], last_use_[seed_of_[t]]);
   has_gradient_.assign(n, false);
+  has_input_gradient_.assign(n, false);
   for (const GraphTensor& x : g_.tensors)
-    if (x.is_parameter_gradient) has_gradient_[x.of] = true;
+    if (x.is_parameter_gradient)
+      has_gradient_[x.of] = true;
+    else if (x.kind == GraphTensor::Kind::gradient)
+      has_input_gradient_[x.of] = true;
   const int ops = static_cast<int>(g_.ops.size());
+  for (int i = 0; i < ops; ++i)
+    if (g_.ops[i].pass == Pass::forward && g_.ops[i].source != nullptr)
+      forward_index_.try_emplace(g_.ops[i].source, i);
   slot_of_.assign(ops, -1);
   if (options_.periodic_layers) assign_layer_slots();
   last_.resize(ops);

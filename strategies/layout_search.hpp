@@ -26,10 +26,12 @@
 // updates, the roofline's HBM time of where each parameter's state is; with gradient
 // accumulation (graph.micro_batches = m) every op's main-stream time counts m times, the
 // reductions overlapping the last micro-batch only; the serial time (everything
-// in series) is reported beside it. States the objective ranks equal (main-stream work
-// hidden while the comm stream runs behind) are ordered by the main stream's time, then the
-// serial time. Placements that differ only on mesh dims of size 1 are one
-// state. Layouts whose static memory (parameters, gradients, optimizer state) already exceeds the
+// in series) is reported beside it. Costs the backward will pay for a forward choice are
+// foreseen in the ranking from the forward op on: a parameter's gradient reduction, and an
+// input's gradient made Partial where the input is read whole against a split operand.
+// States the objective ranks equal (main-stream work hidden while the comm stream runs
+// behind) are ordered by the main stream's time, then the serial time. Placements that
+// differ only on mesh dims of size 1 are one state. Layouts whose static memory (parameters, gradients, optimizer state) already exceeds the
 // GPU are dropped, and of the finished ones the cheapest whose whole-step peak fits is taken.
 // With pipeline stages (graph.stages > 1) the memory is counted per stage, as step_memory
 // counts it (the micro-batches in flight included), each op against its own stage's; the

@@ -58,10 +58,16 @@ struct Option {
   double compute_us = 0;         // the op's local matmul (the rest of its cost moves data)
   uint32_t net_links = 0;        // link classes the op's own redistributions use
   uint32_t reduction_links = 0;  // and its gradient reduction
-  // Training: the gradient reductions the parameters placed here will need, foreseen
-  // (ranking only), and the parameter whose foreseen reduction this op settles.
-  std::vector<std::pair<TensorId, double>> foreseen_us;
+  // Training: the reductions this op's strategy will need in the backward, foreseen
+  // (ranking only) under a key: a parameter's gradient reduction under the parameter's
+  // tensor id; an activation input's gradient reduction (the input read whole where another
+  // input is split, so its gradient comes back Partial) under foreseen_input_key of this
+  // forward op. `settles`: the parameter whose reduction this op makes; `settles_input`:
+  // the forward op's key whose input gradients this backward op makes (-1 for none).
+  std::vector<std::pair<int, double>> foreseen_us;
+  double foreseen_total_us = 0;  // foreseen_us's sum
   TensorId settles = -1;
+  int settles_input = -1;
   // Inputs redistributed here: the copies stay for later readers of the same tensor.
   std::vector<Copy> copies;
   // The strategy as placements (inputs as computed, output as made), interned: what a later
@@ -121,8 +127,10 @@ struct State {
   uint64_t key = 0;        // hash of the placements still to be read (see Search::contribution)
   std::shared_ptr<const Choice> history;
   // Foreseen gradient reductions not yet priced: ranking by cost alone would take, in the
-  // forward, the layouts whose price comes only in the backward (replicated weights).
-  std::vector<std::pair<TensorId, double>> foreseen_us;
+  // forward, the layouts whose price comes only in the backward (replicated weights,
+  // activations read whole against a split operand). Keys as Option::foreseen_us's.
+  std::vector<std::pair<int, double>> foreseen_us;
+  double foreseen_total_us = 0;  // foreseen_us's sum
   std::vector<Copy> copies;  // also held, sorted
   // periodic_layers: per layer slot, the signature of the strategy chosen (-1: not yet).
   std::vector<int> slot_choice;
@@ -198,6 +206,17 @@ class Search {
   double foreseen_reduction_us(const GraphOp& op, size_t k, const Candidate& c,
                                const Placements& stored) const;
 
+  // What reducing the gradient of activation input `k` of forward op `op` will cost when
+  // the strategy `c` runs: on each mesh dim where `c` reads the input whole but another
+  // input split (a column-parallel matmul's input, a vocabulary-parallel projection's), the
+  // backward's mirror of `c` makes the input's gradient Partial there, and at least a
+  // reduce-scatter of it follows. Seen only when the backward reads it, this cost would
+  // let the forward choose a strategy whose backward reduces a whole activation over nodes.
+  double foreseen_input_reduction_us(const GraphOp& op, size_t k, const Candidate& c) const;
+
+  // The foreseen key of the forward op that `op` (any pass) derives from; -1 for none.
+  int foreseen_input_key(const GraphOp& op) const;
+
   // The final gradient of a parameter, at `grad`, brought to the parameter's placements.
   bool add_reduction(Option& option, const State& state, const GraphOp& op, int i,
                      const Placements& grad);
@@ -252,6 +271,7 @@ class Search {
   State materialise(const State& s, const Successor& n, int i);
 
   static double foreseen_sum(const State& s, const Option& o);
+  static bool settled_by(const Option& o, int key);  // a foreseen key `o` settles
 
   // Past an op with no tensors (put_signal, collectives): only lifetimes move, and a
   // barrier waits for the reductions issued before it.
@@ -275,6 +295,9 @@ class Search {
   std::vector<MemoryEntry> entries_;
   std::vector<std::vector<int>> entries_of_;  // by tensor
   std::vector<bool> has_gradient_;            // by parameter: a wgrad derives its gradient
+  std::vector<bool> has_input_gradient_;      // by activation or input: a gradient is derived
+  // By forward file op: the index of its first graph op (the key's offset, foreseen_us).
+  std::unordered_map<const WorkloadOp*, int> forward_index_;
   // By op index: tensors born there, dying there (alive before, not at it), read there
   // for the last time.
   std::vector<std::vector<int>> born_, dying_;  // by op: memory entries

@@ -180,19 +180,23 @@ State Search::materialise(const State& s, const Successor& n, int i) {
   out.foreseen_us = s.foreseen_us;
   out.foreseen_us.insert(out.foreseen_us.end(), option.foreseen_us.begin(),
                          option.foreseen_us.end());
-  if (option.settles >= 0)
-    out.foreseen_us.erase(
-        std::remove_if(out.foreseen_us.begin(), out.foreseen_us.end(),
-                       [&](const auto& f) { return f.first == option.settles; }),
-        out.foreseen_us.end());
+  if (option.settles >= 0 || option.settles_input >= 0)
+    out.foreseen_us.erase(std::remove_if(out.foreseen_us.begin(), out.foreseen_us.end(),
+                                         [&](const auto& f) { return settled_by(option, f.first); }),
+                          out.foreseen_us.end());
+  out.foreseen_total_us = foreseen_sum(s, option);
   return out;
 }
 
+bool Search::settled_by(const Option& o, int key) {
+  return (o.settles >= 0 && key == o.settles) || (o.settles_input >= 0 && key == o.settles_input);
+}
+
 double Search::foreseen_sum(const State& s, const Option& o) {
-  double sum = 0;
-  for (const auto& f : s.foreseen_us)
-    if (f.first != o.settles) sum += f.second;
-  for (const auto& f : o.foreseen_us) sum += f.second;
+  double sum = s.foreseen_total_us + o.foreseen_total_us;
+  if (o.settles >= 0 || o.settles_input >= 0)  // only a backward op settles any
+    for (const auto& f : s.foreseen_us)
+      if (settled_by(o, f.first)) sum -= f.second;
   return sum;
 }
 

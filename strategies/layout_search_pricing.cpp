@@ -111,8 +111,13 @@ const std::vector<std::shared_ptr<const Option>>& Search::options_for(const Stat
         if (has_gradient_[in.tensor])  // a bias has none derived: nothing to foresee
           option.foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
       }
+      if (op.pass == Pass::forward && current[k] && has_input_gradient_[op.inputs[k].tensor])
+        if (const double us = foreseen_input_reduction_us(op, k, c); us > 0)
+          option.foreseen_us.emplace_back(foreseen_input_key(op), us);
       group += to_string(problem.inputs[k].placements) + "|";
     }
+    for (const auto& f : option.foreseen_us) option.foreseen_total_us += f.second;
+    if (op.pass == Pass::dgrad) option.settles_input = foreseen_input_key(op);
     problem.output_target = output_target(out, c.output_placements);
     if (problem.output_target) group += "->" + to_string(*problem.output_target);
     groups[group].push_back(pending.size());
@@ -189,6 +194,44 @@ double Search::foreseen_reduction_us(const GraphOp& op, size_t k, const Candidat
       us += step;
   }
   return us;
+}
+
+double Search::foreseen_input_reduction_us(const GraphOp& op, size_t k,
+                                           const Candidate& c) const {
+  const Placements& read = c.input_placements[k];
+  const Shape shape = g_.shape_read(op.inputs[k]);
+  double us = 0;
+  for (int d = 0; d < mesh_.ndim(); ++d) {
+    if (!read[d].is_replicate() || mesh_.shape()[d] == 1) continue;
+    bool split_elsewhere = false;
+    for (size_t j = 0; j < op.inputs.size(); ++j)
+      if (j != k && c.input_placements[j][d].is_shard()) split_elsewhere = true;
+    if (!split_elsewhere) continue;
+    // The least the backward can do with a Partial gradient: reduce-scatter it over d
+    // along a dim that divides (all-reduce when none does).
+    Placements partial = read;
+    partial[d] = Placement::partial();
+    Placements target = read;
+    for (int dim = 0; dim < static_cast<int>(shape.size()); ++dim) {
+      int64_t local = shape[dim];
+      for (int e = 0; e < mesh_.ndim(); ++e)
+        if (read[e].is_shard(dim)) local /= mesh_.shape()[e];
+      if (local % mesh_.shape()[d] == 0) {
+        target[d] = Placement::shard(dim);
+        break;
+      }
+    }
+    const TensorSpec spec{shape, op.dtype, partial};
+    for (double step : model_.step_costs_us(spec, plan_transitions(partial, target, mesh_), mesh_))
+      us += step;
+  }
+  return us;
+}
+
+int Search::foreseen_input_key(const GraphOp& op) const {
+  if (op.source == nullptr) return -1;
+  const auto at = forward_index_.find(op.source);
+  return at == forward_index_.end() ? -1 : static_cast<int>(g_.tensors.size()) + at->second;
 }
 
 bool Search::add_reduction(Option& option, const State& state, const GraphOp& op, int i,
