@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -263,6 +264,29 @@ TEST(ReportSchema, ALayoutColumnSaysInCsvWhatItSaysInJson) {
   EXPECT_NE(text.str().find("GPUs  layout"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("1.5 (1.0+0.0+0.0+0.5)"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("4/5"), std::string::npos) << text.str();
+}
+
+// The manual lists the layouts CSV's columns (docs/scenario-format.md, `symmesh sweep` of a
+// model's layouts): the list is the schema's, in its order, so a new column cannot land
+// without its documentation.
+TEST(ReportSchema, TheManualListsTheLayoutCsvColumnsInOrder) {
+  std::ifstream in(source_file("docs/scenario-format.md"));
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string start = "`results.csv` (one row per GPU count and layout kept:";
+  const size_t from = doc.find(start);
+  ASSERT_NE(from, std::string::npos);
+  const size_t to = doc.find("the last two", from);
+  ASSERT_NE(to, std::string::npos);
+  std::vector<std::string> listed;
+  for (size_t at = doc.find('`', from + start.size()); at < to; at = doc.find('`', at + 1)) {
+    const size_t end = doc.find('`', at + 1);
+    listed.push_back(doc.substr(at + 1, end - at - 1));
+    at = end;
+  }
+  std::vector<std::string> keys;
+  for (const auto& c : layout_columns())
+    if (c.outputs & kCsv) keys.push_back(c.key);
+  EXPECT_EQ(listed, keys);
 }
 
 }  // namespace
