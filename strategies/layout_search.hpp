@@ -31,8 +31,9 @@
 // input's gradient made Partial where the input is read whole against a split operand.
 // States the objective ranks equal (main-stream work hidden while the comm stream runs
 // behind) are ordered by the main stream's time, then the serial time. Placements that
-// differ only on mesh dims of size 1 are one state. Layouts whose static memory (parameters, gradients, optimizer state) already exceeds the
-// GPU are dropped, and of the finished ones the cheapest whose whole-step peak fits is taken.
+// differ only on mesh dims of size 1 are one state. Layouts whose static memory
+// (parameters, gradients, optimizer state) already exceeds the GPU are dropped, and of the
+// finished ones the cheapest whose whole-step peak fits is taken.
 // With pipeline stages (graph.stages > 1) the memory is counted per stage, as step_memory
 // counts it (the micro-batches in flight included), each op against its own stage's; the
 // objective still adds every stage's ops in series (a layout choice is the same trade-off on

@@ -62,8 +62,9 @@ struct Option {
   // (ranking only) under a key: a parameter's gradient reduction under the parameter's
   // tensor id; an activation input's gradient reduction (the input read whole where another
   // input is split, so its gradient comes back Partial) under foreseen_input_key of this
-  // forward op. `settles`: the parameter whose reduction this op makes; `settles_input`:
-  // the forward op's key whose input gradients this backward op makes (-1 for none).
+  // forward op; each key once. `settles`: the parameter whose reduction this op makes;
+  // `settles_input`: the forward op's key whose input gradients this backward op makes (-1
+  // for none).
   std::vector<std::pair<int, double>> foreseen_us;
   double foreseen_total_us = 0;  // foreseen_us's sum
   TensorId settles = -1;
@@ -271,7 +272,10 @@ class Search {
   State materialise(const State& s, const Successor& n, int i);
 
   static double foreseen_sum(const State& s, const Option& o);
-  static bool settled_by(const Option& o, int key);  // a foreseen key `o` settles
+  // The entry of `key` (each key is held once), searched from the back: the backward settles
+  // the last forward ops' entries first. rend() for none or a negative key.
+  static std::vector<std::pair<int, double>>::const_reverse_iterator last_foreseen(
+      const std::vector<std::pair<int, double>>& foreseen, int key);
 
   // Past an op with no tensors (put_signal, collectives): only lifetimes move, and a
   // barrier waits for the reductions issued before it.

@@ -180,23 +180,25 @@ State Search::materialise(const State& s, const Successor& n, int i) {
   out.foreseen_us = s.foreseen_us;
   out.foreseen_us.insert(out.foreseen_us.end(), option.foreseen_us.begin(),
                          option.foreseen_us.end());
-  if (option.settles >= 0 || option.settles_input >= 0)
-    out.foreseen_us.erase(std::remove_if(out.foreseen_us.begin(), out.foreseen_us.end(),
-                                         [&](const auto& f) { return settled_by(option, f.first); }),
-                          out.foreseen_us.end());
+  for (const int key : {option.settles, option.settles_input})
+    if (const auto at = last_foreseen(out.foreseen_us, key); at != out.foreseen_us.rend())
+      out.foreseen_us.erase(std::next(at).base());
   out.foreseen_total_us = foreseen_sum(s, option);
   return out;
 }
 
-bool Search::settled_by(const Option& o, int key) {
-  return (o.settles >= 0 && key == o.settles) || (o.settles_input >= 0 && key == o.settles_input);
+std::vector<std::pair<int, double>>::const_reverse_iterator Search::last_foreseen(
+    const std::vector<std::pair<int, double>>& foreseen, int key) {
+  if (key < 0) return foreseen.rend();
+  return std::find_if(foreseen.rbegin(), foreseen.rend(),
+                      [key](const auto& f) { return f.first == key; });
 }
 
 double Search::foreseen_sum(const State& s, const Option& o) {
   double sum = s.foreseen_total_us + o.foreseen_total_us;
-  if (o.settles >= 0 || o.settles_input >= 0)  // only a backward op settles any
-    for (const auto& f : s.foreseen_us)
-      if (settled_by(o, f.first)) sum -= f.second;
+  for (const int key : {o.settles, o.settles_input})
+    if (const auto at = last_foreseen(s.foreseen_us, key); at != s.foreseen_us.rend())
+      sum -= at->second;
   return sum;
 }
 

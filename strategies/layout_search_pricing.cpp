@@ -97,6 +97,7 @@ const std::vector<std::shared_ptr<const Option>>& Search::options_for(const Stat
     option.signature = signature;
     OpProblem& problem = item.problem;
     std::string group;
+    double inputs_us = 0;  // the activation inputs' foreseen gradient reductions
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       if (current[k]) {
         if (std::find(copies[k].begin(), copies[k].end(), c.input_placements[k]) !=
@@ -112,10 +113,10 @@ const std::vector<std::shared_ptr<const Option>>& Search::options_for(const Stat
           option.foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
       }
       if (op.pass == Pass::forward && current[k] && has_input_gradient_[op.inputs[k].tensor])
-        if (const double us = foreseen_input_reduction_us(op, k, c); us > 0)
-          option.foreseen_us.emplace_back(foreseen_input_key(op), us);
+        inputs_us += foreseen_input_reduction_us(op, k, c);
       group += to_string(problem.inputs[k].placements) + "|";
     }
+    if (inputs_us > 0) option.foreseen_us.emplace_back(foreseen_input_key(op), inputs_us);
     for (const auto& f : option.foreseen_us) option.foreseen_total_us += f.second;
     if (op.pass == Pass::dgrad) option.settles_input = foreseen_input_key(op);
     problem.output_target = output_target(out, c.output_placements);
