@@ -70,6 +70,11 @@ struct WorkloadOp {
   // [0, pp·v): the ranks of stage N % pp run it, as their chunk N / pp (Megatron-LM's
   // interleaved schedule: chunk c of stage s is model chunk c·pp + s).
   int stage = 0;
+  // Version 2 `layer: N`: the op belongs to layer N of a stack of alike layers (a model's
+  // expansion writes it on every decoder-layer op). The layout search plans the layers
+  // once: the op at the same position of every layer is held to one strategy
+  // (strategies/layout_search.hpp, periodic_layers). -1 for none.
+  int layer = -1;
   bool reads_tensors() const { return !output_tensor.empty(); }
 };
 

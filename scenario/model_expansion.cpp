@@ -5,8 +5,8 @@
 //   embed          w_embed [vocab, h] looked up for the T tokens        -> x0 [T, h]
 // per layer l, the ops of the layer table (core/transformer_layer.hpp) that the dataflow
 // has (all but rotary, which its attention op applies), in the table's order, each named
-// l<l>_<op> (l0_norm1 … l0_residual2) and reading its parameters l<l>_w_…, from x_l to
-// x_(l+1);
+// l<l>_<op> (l0_norm1 … l0_residual2), marked `layer: l` (the layout search plans the
+// alike layers once), and reading its parameters l<l>_w_…, from x_l to x_(l+1);
 // then norm (rms_norm with w_norm), output (@ w_out [h, vocab] -> logits; with tied
 // embeddings `linear` over w_embed, logits = xn · w_embedᵀ, as Hugging Face ties lm_head to
 // embed_tokens: one table, its gradient the sum of both readers') and loss
@@ -153,8 +153,11 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
   // splits them (chunk_layer_counts), the head on the last.
   const int stages = pipeline_dim_size(mesh_shape, names) * std::max(1, virtual_stages);
   int stage = 0;
-  // The keys every op ends with: its checkpoint segment and stage, when there are.
+  // The decoder layer of the ops being written (-1 outside the layers).
+  int layer_index = -1;
+  // The keys every op ends with: its layer, checkpoint segment and stage, when there are.
   const auto end_op = [&] {
+    if (layer_index >= 0) ops.append(", layer: ").append(std::to_string(layer_index));
     if (!segment.empty()) ops.append(", checkpoint: ").append(segment);
     if (stages > 1) ops.append(", stage: ").append(std::to_string(stage));
     ops.append("}\n");
@@ -185,6 +188,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
     const std::string x = "x" + std::to_string(l);
     const std::string next = "x" + std::to_string(l + 1);
     if (spec.full_recompute) segment = "l" + std::to_string(l);
+    layer_index = l;
     // The layer table's ops: their parameters first, then each op that the dataflow has,
     // its tensors named for this layer.
     for (const LayerOp& layer_op : layer)
@@ -207,6 +211,7 @@ std::string model_dataflow_yaml(const TransformerSpec& spec, const std::vector<i
     }
   }
   segment.clear();
+  layer_index = -1;
   parameter("w_norm", {h});
   if (!spec.tie_embeddings) parameter("w_out", {h, spec.vocab});
   op("norm", "rms_norm", {{"a", "x" + std::to_string(spec.layers)}, {"b", "w_norm"}}, "xn");

@@ -27,7 +27,7 @@ std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
   std::vector<std::string> keys{"name", "op"};
   if (is_tensor_op(kind)) {
     for (std::string_view input : tensor_op_signature(kind).inputs) keys.emplace_back(input);
-    keys.insert(keys.end(), {"output", "dtype", "checkpoint", "stage"});
+    keys.insert(keys.end(), {"output", "dtype", "checkpoint", "stage", "layer"});
     if (kind == OpKind::attention)
       keys.insert(keys.end(), {"heads", "kv_heads", "head_dim", "seq", "causal"});
     if (kind == OpKind::embedding) keys.push_back("tokens");
@@ -36,7 +36,7 @@ std::vector<std::string> keys_of(OpKind kind, bool dataflow) {
     if (dataflow) {
       keys.insert(keys.end(), {"a", "b"});
       if (bias) keys.push_back("bias");
-      keys.insert(keys.end(), {"output", "dtype", "causal", "checkpoint", "stage"});
+      keys.insert(keys.end(), {"output", "dtype", "causal", "checkpoint", "stage", "layer"});
     } else {
       keys.insert(keys.end(),
                   {"a", "b", "a_placements", "b_placements", "out_placements", "dtype", "causal"});
@@ -419,6 +419,11 @@ class OpReader {
     if (op.checkpoint.empty()) v->fail(v->path() + ": a checkpoint segment needs a name");
   }
 
+  // `layer: N` (version 2): the layer of alike layers the op belongs to.
+  void read_layer(WorkloadOp& op) const {
+    if (const auto v = map_.get("layer")) op.layer = v->as_int(0, "a layer (an integer >= 0)");
+  }
+
   // `stage: N` (version 2): the pipeline stage that runs the op.
   void read_stage(WorkloadOp& op) const {
     const auto v = map_.get("stage");
@@ -488,6 +493,7 @@ class OpReader {
     read_dtype(op);
     read_checkpoint(op);
     read_stage(op);
+    read_layer(op);
   }
 
   // A tensor op (core/tensor_op.hpp): its inputs by name (a, and b when it takes two), its
@@ -545,6 +551,7 @@ class OpReader {
     read_dtype(op);
     read_checkpoint(op);
     read_stage(op);
+    read_layer(op);
   }
 
   int read_rank(const std::string& key) const {

@@ -79,8 +79,8 @@ struct LayoutSearchOptions {
   // The GPU whose HBM prices each parameter's optimizer update (after every reduction, in
   // the objective); none: updates are not priced (a model of communication only, dtensor).
   std::optional<GpuSpec> gpu;
-  // A model's layers are alike (ops named "l<k>_<op>", derived ops "l<k>_<op>.dgrad.a", …):
-  // plan each layer slot once. The first layer the search reaches in a pass (layer 0 in the
+  // A model's layers are alike (file ops marked `layer: k`, WorkloadOp::layer; what the
+  // backward derives from them goes with them): plan each layer slot once. The first layer the search reaches in a pass (layer 0 in the
   // forward, the last in the backward) chooses its strategies freely; every other layer's op
   // in the same slot is held to the strategy (input and output placements) its state chose
   // there, unless that strategy is impossible where it stands (then every one is open and

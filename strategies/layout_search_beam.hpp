@@ -171,8 +171,9 @@ class Search {
 
   int stage_of(int op) const { return g_.stages > 1 ? g_.ops[op].stage : 0; }
 
-  // Ops named "l<k>_<rest>" share the slot <rest> with every other layer's (the model
-  // expansion's names: scenario/model_expansion.hpp); other ops have none (-1).
+  // Ops of a layer (WorkloadOp::layer, which a model's expansion writes) share a slot with
+  // the op at the same position of every other layer, and what each derives (its dgrad,
+  // wgrad, recomputation) with theirs; ops of no layer have none (-1).
   void assign_layer_slots();
 
   // The interned signature of a strategy: its inputs' placements as computed and its output's.

@@ -30,14 +30,22 @@ Lifetime Search::life_on(TensorId t, int stage) const {
 }
 
 void Search::assign_layer_slots() {
+  // A file op's slot: its position among its layer's ops, in file order.
+  std::unordered_map<const WorkloadOp*, int> position;
+  std::unordered_map<int, int> ops_in_layer;
   std::unordered_map<std::string, int> slots;
   for (size_t i = 0; i < g_.ops.size(); ++i) {
+    const WorkloadOp* source = g_.ops[i].source;
+    if (source == nullptr || source->layer < 0) continue;
+    const auto [at, fresh] = position.try_emplace(source, 0);
+    if (fresh) at->second = ops_in_layer[source->layer]++;
+    // A graph op's slot: its file op's slot and what it derives (the forward, ".dgrad.a",
+    // ".wgrad", a recomputation), by the suffix the graph appends to the file op's name.
     const std::string& name = g_.ops[i].name;
-    size_t k = 1;
-    while (k < name.size() && name[k] >= '0' && name[k] <= '9') ++k;
-    if (name.empty() || name[0] != 'l' || k == 1 || k >= name.size() || name[k] != '_') continue;
-    slot_of_[i] = slots.try_emplace(name.substr(k + 1), static_cast<int>(slots.size()))
-                      .first->second;
+    const std::string derived =
+        name.rfind(source->name, 0) == 0 ? name.substr(source->name.size()) : name;
+    const std::string key = std::to_string(at->second) + derived;
+    slot_of_[i] = slots.try_emplace(key, static_cast<int>(slots.size())).first->second;
   }
   slots_ = static_cast<int>(slots.size());
 }

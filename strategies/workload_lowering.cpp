@@ -105,8 +105,10 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   search.beam_width = options.beam_width;
   search.memory_capacity_bytes = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
   search.gpus_per_node = scenario.cluster.gpus_per_node;
-  // A model's layers are generated alike: each layer slot is planned once.
-  search.periodic_layers = scenario.model.has_value();
+  // Ops marked with their layer (a model's expansion marks every decoder-layer op): each
+  // layer slot is planned once.
+  search.periodic_layers = std::any_of(scenario.workload.begin(), scenario.workload.end(),
+                                       [](const WorkloadOp& op) { return op.layer >= 0; });
   if (explainer_of(model)) search.gpu = scenario.cluster.gpu;  // a model that prices compute
   StepLayout layout = search_layout(graph, out.mesh, model, search);
   if (!layout.fits)

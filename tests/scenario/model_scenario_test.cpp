@@ -41,7 +41,8 @@ const std::string kTinyModel =
 // The embedding's output x0 must end split by tokens over dp and (sequence parallel) tp:
 // ["S(0)", "S(0)"] (an output declaration: no shape). Parameters leave their placements
 // to the planner. Per layer: norm, qkv, attention, out, residual add, norm, gate, up,
-// SwiGLU, down, residual add; then the final norm, the output projection and the loss.
+// SwiGLU, down, residual add, each marked with its layer (the layout search plans alike
+// layers once); then the final norm, the output projection and the loss.
 const char* kTinyByHand = R"yaml(version: 2
 cluster: clusters/dgx-h100.yaml
 mesh: {shape: [2, 4], names: [dp, tp]}
@@ -67,28 +68,28 @@ tensors:
   w_out:      {shape: [64, 256], parameter: true}
 workload:
   - {name: embed,        op: embedding, a: w_embed, output: x0, tokens: 48}
-  - {name: l0_norm1,     op: rms_norm,  a: x0,          b: l0_w_norm1, output: l0_n1}
-  - {name: l0_qkv,       op: mm,        a: l0_n1,       b: l0_w_qkv,   output: l0_qkv_out}
-  - {name: l0_attention, op: attention, a: l0_qkv_out,  output: l0_ctx, heads: 4, kv_heads: 2, head_dim: 16, seq: 24}
-  - {name: l0_out,       op: mm,        a: l0_ctx,      b: l0_w_o,     output: l0_attn_out}
-  - {name: l0_residual1, op: add,       a: x0,          b: l0_attn_out, output: l0_h}
-  - {name: l0_norm2,     op: rms_norm,  a: l0_h,        b: l0_w_norm2, output: l0_n2}
-  - {name: l0_gate,      op: mm,        a: l0_n2,       b: l0_w_gate,  output: l0_gate_out}
-  - {name: l0_up,        op: mm,        a: l0_n2,       b: l0_w_up,    output: l0_up_out}
-  - {name: l0_act,       op: swiglu,    a: l0_gate_out, b: l0_up_out,  output: l0_act_out}
-  - {name: l0_down,      op: mm,        a: l0_act_out,  b: l0_w_down,  output: l0_mlp_out}
-  - {name: l0_residual2, op: add,       a: l0_h,        b: l0_mlp_out, output: x1}
-  - {name: l1_norm1,     op: rms_norm,  a: x1,          b: l1_w_norm1, output: l1_n1}
-  - {name: l1_qkv,       op: mm,        a: l1_n1,       b: l1_w_qkv,   output: l1_qkv_out}
-  - {name: l1_attention, op: attention, a: l1_qkv_out,  output: l1_ctx, heads: 4, kv_heads: 2, head_dim: 16, seq: 24}
-  - {name: l1_out,       op: mm,        a: l1_ctx,      b: l1_w_o,     output: l1_attn_out}
-  - {name: l1_residual1, op: add,       a: x1,          b: l1_attn_out, output: l1_h}
-  - {name: l1_norm2,     op: rms_norm,  a: l1_h,        b: l1_w_norm2, output: l1_n2}
-  - {name: l1_gate,      op: mm,        a: l1_n2,       b: l1_w_gate,  output: l1_gate_out}
-  - {name: l1_up,        op: mm,        a: l1_n2,       b: l1_w_up,    output: l1_up_out}
-  - {name: l1_act,       op: swiglu,    a: l1_gate_out, b: l1_up_out,  output: l1_act_out}
-  - {name: l1_down,      op: mm,        a: l1_act_out,  b: l1_w_down,  output: l1_mlp_out}
-  - {name: l1_residual2, op: add,       a: l1_h,        b: l1_mlp_out, output: x2}
+  - {name: l0_norm1,     op: rms_norm,  a: x0,          b: l0_w_norm1, output: l0_n1, layer: 0}
+  - {name: l0_qkv,       op: mm,        a: l0_n1,       b: l0_w_qkv,   output: l0_qkv_out, layer: 0}
+  - {name: l0_attention, op: attention, a: l0_qkv_out,  output: l0_ctx, heads: 4, kv_heads: 2, head_dim: 16, seq: 24, layer: 0}
+  - {name: l0_out,       op: mm,        a: l0_ctx,      b: l0_w_o,     output: l0_attn_out, layer: 0}
+  - {name: l0_residual1, op: add,       a: x0,          b: l0_attn_out, output: l0_h, layer: 0}
+  - {name: l0_norm2,     op: rms_norm,  a: l0_h,        b: l0_w_norm2, output: l0_n2, layer: 0}
+  - {name: l0_gate,      op: mm,        a: l0_n2,       b: l0_w_gate,  output: l0_gate_out, layer: 0}
+  - {name: l0_up,        op: mm,        a: l0_n2,       b: l0_w_up,    output: l0_up_out, layer: 0}
+  - {name: l0_act,       op: swiglu,    a: l0_gate_out, b: l0_up_out,  output: l0_act_out, layer: 0}
+  - {name: l0_down,      op: mm,        a: l0_act_out,  b: l0_w_down,  output: l0_mlp_out, layer: 0}
+  - {name: l0_residual2, op: add,       a: l0_h,        b: l0_mlp_out, output: x1, layer: 0}
+  - {name: l1_norm1,     op: rms_norm,  a: x1,          b: l1_w_norm1, output: l1_n1, layer: 1}
+  - {name: l1_qkv,       op: mm,        a: l1_n1,       b: l1_w_qkv,   output: l1_qkv_out, layer: 1}
+  - {name: l1_attention, op: attention, a: l1_qkv_out,  output: l1_ctx, heads: 4, kv_heads: 2, head_dim: 16, seq: 24, layer: 1}
+  - {name: l1_out,       op: mm,        a: l1_ctx,      b: l1_w_o,     output: l1_attn_out, layer: 1}
+  - {name: l1_residual1, op: add,       a: x1,          b: l1_attn_out, output: l1_h, layer: 1}
+  - {name: l1_norm2,     op: rms_norm,  a: l1_h,        b: l1_w_norm2, output: l1_n2, layer: 1}
+  - {name: l1_gate,      op: mm,        a: l1_n2,       b: l1_w_gate,  output: l1_gate_out, layer: 1}
+  - {name: l1_up,        op: mm,        a: l1_n2,       b: l1_w_up,    output: l1_up_out, layer: 1}
+  - {name: l1_act,       op: swiglu,    a: l1_gate_out, b: l1_up_out,  output: l1_act_out, layer: 1}
+  - {name: l1_down,      op: mm,        a: l1_act_out,  b: l1_w_down,  output: l1_mlp_out, layer: 1}
+  - {name: l1_residual2, op: add,       a: l1_h,        b: l1_mlp_out, output: x2, layer: 1}
   - {name: norm,         op: rms_norm,  a: x2,          b: w_norm,     output: xn}
   - {name: output,       op: mm,        a: xn,          b: w_out,      output: logits}
   - {name: loss,         op: cross_entropy, a: logits,  output: loss}
@@ -205,6 +206,7 @@ TEST(ModelScenario, TinyModelEqualsTheStepWrittenByHand) {
     EXPECT_EQ(got.causal, want.causal) << got.name;
     EXPECT_EQ(got.dtype, want.dtype);
     EXPECT_EQ(got.attrs, want.attrs) << got.name;
+    EXPECT_EQ(got.layer, want.layer) << got.name;  // `layer: l` on layer l's ops, else -1
   }
 
   // And a few of the hand-worked figures, as the loader filled them.

@@ -100,6 +100,11 @@ class DataflowScenario {
     s_.workload.push_back(op);
     return *this;
   }
+  // The op added last belongs to layer `k` (`layer: k`, WorkloadOp::layer).
+  DataflowScenario& in_layer(int k) {
+    s_.workload.back().layer = k;
+    return *this;
+  }
   Scenario build() const { return s_; }
 
  private:

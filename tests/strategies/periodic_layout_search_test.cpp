@@ -1,7 +1,8 @@
 // The layout search planning a model's layers once (LayoutSearchOptions::periodic_layers):
-// alike layers named "l<k>_<op>" share one plan. Expectations: Megatron-LM's layout of each
-// MLP block (Shoeybi et al. 2019, §3: the first weight split by columns, the second by rows),
-// the same in every layer; and that the later layers price one strategy, not all of them.
+// ops marked with their layer (`layer: k`, as a model's expansion marks them) share one plan
+// per position in the layer. Expectations: Megatron-LM's layout of each MLP block (Shoeybi et
+// al. 2019, §3: the first weight split by columns, the second by rows), the same in every
+// layer; and that the later layers price one strategy, not all of them.
 #include <gtest/gtest.h>
 
 #include "strategies/cost_model.hpp"
@@ -15,18 +16,18 @@ using testing::DataflowScenario;
 using testing::tensor_named;
 
 // `layers` Megatron MLP blocks in a chain on [tp 8], trained: x_k · w1 [4096, 16384] -> h,
-// h · w2 [16384, 4096] -> x_(k+1); weights left to the planner. Ops named as a model's
-// expansion names them ("l3_up") when `model_names`, else without the layer prefix ("up3").
-Scenario mlp_chain(int layers, bool model_names) {
+// h · w2 [16384, 4096] -> x_(k+1); weights left to the planner. Ops named up<k> and down<k>,
+// each marked `layer: k` when `marked`.
+Scenario mlp_chain(int layers, bool marked) {
   DataflowScenario s({8}, {"tp"});
   s.input("x0", {4096, 4096}, "R");
   for (int l = 0; l < layers; ++l) {
     const std::string k = std::to_string(l);
     s.parameter("w1_" + k, {4096, 16384}).parameter("w2_" + k, {16384, 4096});
-    const std::string up = model_names ? "l" + k + "_up" : "up" + k;
-    const std::string down = model_names ? "l" + k + "_down" : "down" + k;
-    s.op(up, OpKind::mm, "x" + k, "w1_" + k, "h" + k)
-        .op(down, OpKind::mm, "h" + k, "w2_" + k, "x" + std::to_string(l + 1));
+    s.op("up" + k, OpKind::mm, "x" + k, "w1_" + k, "h" + k);
+    if (marked) s.in_layer(l);
+    s.op("down" + k, OpKind::mm, "h" + k, "w2_" + k, "x" + std::to_string(l + 1));
+    if (marked) s.in_layer(l);
   }
   s.output("x" + std::to_string(layers), "R");
   s.training();
@@ -55,22 +56,33 @@ TEST(PeriodicLayoutSearch, EveryLayerGetsMegatronsPlanOnce) {
     EXPECT_EQ(to_string(periodic.placements[tensor_named(g, "w2_" + k)]), "S(0)") << l;
   }
   // Every layer's ops run the strategy of layer 0's (forward) and of the last layer's
-  // (backward, searched first there): same inputs and output placements per slot.
+  // (backward, searched first there): same inputs and output placements per slot — the op
+  // at the same position of its layer, and what the backward derives from it.
+  const auto slot_of = [](const std::string& name) {  // "up3.dgrad.a" -> "up.dgrad.a"
+    const size_t digits = name.find_first_of("0123456789");
+    const size_t end = name.find_first_not_of("0123456789", digits);
+    return name.substr(0, digits) + (end == std::string::npos ? "" : name.substr(end));
+  };
+  const auto layer_of = [](const std::string& name) {
+    return std::stoi(name.substr(name.find_first_of("0123456789")));
+  };
+  int compared = 0;
   for (size_t i = 0; i < g.ops.size(); ++i) {
-    if (!periodic.ops[i]) continue;
-    const std::string& name = g.ops[i].name;
-    if (name.rfind("l", 0) != 0 || name.rfind("l0_", 0) == 0) continue;
-    const std::string slot = name.substr(name.find('_'));
+    if (!periodic.ops[i] || layer_of(g.ops[i].name) == 0) continue;
     for (size_t j = 0; j < g.ops.size(); ++j)
-      if (g.ops[j].name == "l0" + slot && periodic.ops[j]) {
+      if (periodic.ops[j] && layer_of(g.ops[j].name) == 0 &&
+          slot_of(g.ops[j].name) == slot_of(g.ops[i].name)) {
+        ++compared;
         EXPECT_EQ(periodic.ops[i]->candidate.input_placements,
                   periodic.ops[j]->candidate.input_placements)
-            << name;
+            << g.ops[i].name;
         EXPECT_EQ(periodic.ops[i]->candidate.output_placements,
                   periodic.ops[j]->candidate.output_placements)
-            << name;
+            << g.ops[i].name;
       }
   }
+  // Layers 1..7: up and down, each forward, dgrad and wgrad (down's dgrad reads h, up's x).
+  EXPECT_EQ(compared, 7 * 2 * 3);
   // Layers 1..7 price only the strategy their state holds them to, where the unconstrained
   // search prices every strategy of every layer: fewer pricings, though the periodic search
   // runs twice (its states merged with and without their slot choices).
@@ -81,7 +93,8 @@ TEST(PeriodicLayoutSearch, EveryLayerGetsMegatronsPlanOnce) {
   EXPECT_LE(periodic.step_cost_us, free.step_cost_us * (1 + 1e-9));
 }
 
-TEST(PeriodicLayoutSearch, OpsNotNamedByLayerAreSearchedFreely) {
+// Named alike but not marked with their layer: nothing is held.
+TEST(PeriodicLayoutSearch, OpsOfNoLayerAreSearchedFreely) {
   const Scenario scenario = mlp_chain(4, false);
   const StepLayout periodic = searched(scenario, true);
   const StepLayout free = searched(scenario, false);
