@@ -201,6 +201,14 @@ class Search {
   const std::vector<std::shared_ptr<const Option>>& options_for(const State& state, int i,
                                                                 int held = -1);
 
+  // The mesh dims (of size > 1) where input `k`, `held` there, is Replicate while `c` splits
+  // another input: the backward's mirror of `c` makes the input's gradient Partial there.
+  std::vector<int> broadcast_dims(const GraphOp& op, size_t k, const Candidate& c,
+                                  const Placements& held) const;
+  // The cost model's time to bring a tensor of `shape` from `from` to `to`.
+  double moves_us(const Shape& shape, DType dtype, const Placements& from,
+                  const Placements& to) const;
+
   // What reducing the gradient of parameter input `k` of forward op `op` will cost when the
   // parameter is stored at `stored` and the strategy `c` runs: on each mesh dim where the
   // parameter is replicated but another input is sharded (the data is split there), the

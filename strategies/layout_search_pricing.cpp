@@ -177,22 +177,37 @@ const std::vector<std::shared_ptr<const Option>>& Search::options_for(const Stat
   return options;
 }
 
+std::vector<int> Search::broadcast_dims(const GraphOp& op, size_t k, const Candidate& c,
+                                       const Placements& held) const {
+  std::vector<int> dims;
+  for (int d = 0; d < mesh_.ndim(); ++d) {
+    if (!held[d].is_replicate() || mesh_.shape()[d] == 1) continue;
+    for (size_t j = 0; j < op.inputs.size(); ++j)
+      if (j != k && c.input_placements[j][d].is_shard()) {
+        dims.push_back(d);
+        break;
+      }
+  }
+  return dims;
+}
+
+double Search::moves_us(const Shape& shape, DType dtype, const Placements& from,
+                        const Placements& to) const {
+  const TensorSpec spec{shape, dtype, from};
+  double us = 0;
+  for (double step : model_.step_costs_us(spec, plan_transitions(from, to, mesh_), mesh_))
+    us += step;
+  return us;
+}
+
 double Search::foreseen_reduction_us(const GraphOp& op, size_t k, const Candidate& c,
                                      const Placements& stored) const {
   const GraphTensor& param = g_.tensors[op.inputs[k].tensor];
   double us = 0;
-  for (int d = 0; d < mesh_.ndim(); ++d) {
-    if (!stored[d].is_replicate() || mesh_.shape()[d] == 1) continue;
-    bool data_split = false;
-    for (size_t j = 0; j < op.inputs.size(); ++j)
-      if (j != k && c.input_placements[j][d].is_shard()) data_split = true;
-    if (!data_split) continue;
+  for (int d : broadcast_dims(op, k, c, stored)) {
     Placements partial = stored;
     partial[d] = Placement::partial();
-    const TensorSpec spec{param.shape, param.dtype, partial};
-    for (double step :
-         model_.step_costs_us(spec, plan_transitions(partial, stored, mesh_), mesh_))
-      us += step;
+    us += moves_us(param.shape, param.dtype, partial, stored);
   }
   return us;
 }
@@ -202,12 +217,7 @@ double Search::foreseen_input_reduction_us(const GraphOp& op, size_t k,
   const Placements& read = c.input_placements[k];
   const Shape shape = g_.shape_read(op.inputs[k]);
   double us = 0;
-  for (int d = 0; d < mesh_.ndim(); ++d) {
-    if (!read[d].is_replicate() || mesh_.shape()[d] == 1) continue;
-    bool split_elsewhere = false;
-    for (size_t j = 0; j < op.inputs.size(); ++j)
-      if (j != k && c.input_placements[j][d].is_shard()) split_elsewhere = true;
-    if (!split_elsewhere) continue;
+  for (int d : broadcast_dims(op, k, c, read)) {
     // The least the backward can do with a Partial gradient: reduce-scatter it over d
     // along a dim that divides (all-reduce when none does).
     Placements partial = read;
@@ -222,9 +232,7 @@ double Search::foreseen_input_reduction_us(const GraphOp& op, size_t k,
         break;
       }
     }
-    const TensorSpec spec{shape, op.dtype, partial};
-    for (double step : model_.step_costs_us(spec, plan_transitions(partial, target, mesh_), mesh_))
-      us += step;
+    us += moves_us(shape, op.dtype, partial, target);
   }
   return us;
 }
