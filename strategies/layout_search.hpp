@@ -28,7 +28,8 @@
 // reductions overlapping the last micro-batch only; the serial time (everything
 // in series) is reported beside it. Costs the backward will pay for a forward choice are
 // foreseen in the ranking from the forward op on: a parameter's gradient reduction, and an
-// input's gradient made Partial where the input is read whole against a split operand.
+// input's gradient made Partial where the input is gathered between nodes against a split
+// operand.
 // States the objective ranks equal (main-stream work hidden while the comm stream runs
 // behind) are ordered by the main stream's time, then the serial time. Placements that
 // differ only on mesh dims of size 1 are one state. Layouts whose static memory
@@ -80,13 +81,14 @@ struct LayoutSearchOptions {
   // the objective); none: updates are not priced (a model of communication only, dtensor).
   std::optional<GpuSpec> gpu;
   // A model's layers are alike (file ops marked `layer: k`, WorkloadOp::layer; what the
-  // backward derives from them goes with them): plan each layer slot once. The first layer the search reaches in a pass (layer 0 in the
-  // forward, the last in the backward) chooses its strategies freely; every other layer's op
-  // in the same slot is held to the strategy (input and output placements) its state chose
-  // there, unless that strategy is impossible where it stands (then every one is open and
-  // the fallback is counted). A state's choices for the slots are part of its future, so
-  // states that differ in them are not merged. Identical layers so share one plan, and the
-  // search prices each later layer's one strategy instead of all of them.
+  // backward derives from them goes with them): plan each layer slot once. The first layer
+  // the search reaches in a pass (layer 0 in the forward, the last in the backward) chooses
+  // its strategies freely; every other layer's op in the same slot is held to the strategy
+  // (input and output placements) its state chose there, unless that strategy is impossible
+  // where it stands (then every one is open and the fallback is counted). A state's choices
+  // for the slots are part of its future, so states that differ in them are not merged.
+  // Identical layers so share one plan, and the search prices each later layer's one
+  // strategy instead of all of them.
   bool periodic_layers = false;
 };
 

@@ -217,12 +217,14 @@ class Search {
                                const Placements& stored) const;
 
   // What reducing the gradient of activation input `k` of forward op `op` will cost when
-  // the strategy `c` runs: on each mesh dim where `c` reads the input whole but another
-  // input split (a column-parallel matmul's input, a vocabulary-parallel projection's), the
-  // backward's mirror of `c` makes the input's gradient Partial there, and at least a
-  // reduce-scatter of it follows. Seen only when the backward reads it, this cost would
-  // let the forward choose a strategy whose backward reduces a whole activation over nodes.
-  double foreseen_input_reduction_us(const GraphOp& op, size_t k, const Candidate& c) const;
+  // the strategy `c` runs on the input as it `arrives`: on each mesh dim between nodes
+  // where `c` gathers the input whole but splits another input (a vocabulary-parallel
+  // projection over dp), the backward's mirror of `c` makes the input's gradient Partial
+  // there, and a reduce-scatter of it follows. Seen only when the backward reads it, this
+  // cost let the forward choose a strategy whose backward reduces a whole activation over
+  // the nodes.
+  double foreseen_input_reduction_us(const GraphOp& op, size_t k, const Candidate& c,
+                                     const Placements& arrives) const;
 
   // The foreseen key of the forward op that `op` (any pass) derives from; -1 for none.
   int foreseen_input_key(const GraphOp& op) const;
