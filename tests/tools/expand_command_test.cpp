@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "scenario/scenario_loader.hpp"
 #include "tests/tools/run_symmesh.hpp"
 
@@ -42,6 +44,7 @@ TEST(ExpandCommand, TheWrittenOutStepLoadsBackToTheSameStep) {
     EXPECT_EQ(a.b, b.b) << a.name;
     EXPECT_EQ(a.output_tensor, b.output_tensor) << a.name;
     EXPECT_EQ(a.attrs, b.attrs) << a.name;
+    EXPECT_EQ(a.layer, b.layer) << a.name;
   }
   ASSERT_EQ(expanded.tensors.size(), original.tensors.size());
   EXPECT_EQ(expanded.cluster.num_gpus(), original.cluster.num_gpus());
@@ -57,6 +60,29 @@ TEST(ExpandCommand, AScenarioWithoutAModelIsRefused) {
   const auto r = run_symmesh("expand " + kScenarios + "/quickstart.yaml");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("has no model: block to expand"));
+}
+
+// The written-out file is planned as its model is: its layers are marked (`layer: N`), so
+// the layout search plans them once there too. Bug: the marks were the ops' names, read
+// only for a model: scenario, and the expanded 2-layer step searched every layer freely
+// (27,529 layouts priced where its model priced 29,844).
+TEST(ExpandCommand, TheWrittenOutStepIsPlannedAsItsModelIs) {
+  const std::string source =
+      std::string(SYMMESH_SOURCE_DIR) + "/tests/python/llama3-8b-2layer-tp8.yaml";
+  const auto r = run_symmesh("expand " + source);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto path =
+      (std::filesystem::temp_directory_path() / "symmesh_expanded_plan.yaml").string();
+  std::ofstream(path) << r.out;
+  const auto model = run_symmesh("simulate --json " + source);
+  const auto expanded = run_symmesh("simulate --json " + path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(model.exit_code, 0) << model.err;
+  ASSERT_EQ(expanded.exit_code, 0) << expanded.err;
+  const auto a = nlohmann::json::parse(model.out);
+  const auto b = nlohmann::json::parse(expanded.out);
+  EXPECT_EQ(a["step"]["layouts_priced"], b["step"]["layouts_priced"]);
+  EXPECT_EQ(a["total_time_s"], b["total_time_s"]);
 }
 
 // --torch-plan: the planned step's tp layout as Python source. The two-layer Llama 8B step
