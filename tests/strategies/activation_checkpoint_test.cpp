@@ -12,18 +12,13 @@ namespace symmesh::strategies {
 namespace {
 
 using testing::DataflowScenario;
+using testing::op_index;
 using testing::tensor_named;
 
 std::vector<std::string> op_names(const DataflowGraph& g) {
   std::vector<std::string> names;
   for (const GraphOp& op : g.ops) names.push_back(op.name);
   return names;
-}
-
-int op_index(const DataflowGraph& g, const std::string& name) {
-  for (size_t i = 0; i < g.ops.size(); ++i)
-    if (g.ops[i].name == name) return static_cast<int>(i);
-  throw std::runtime_error("no op " + name);
 }
 
 std::string read_text(const DataflowGraph& g, const GraphInput& in) {

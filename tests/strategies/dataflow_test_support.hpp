@@ -21,6 +21,13 @@ inline TensorId tensor_named(const DataflowGraph& g, const std::string& name) {
   throw std::runtime_error("no tensor " + name);
 }
 
+// The index of the graph's op of that name (throws when there is none).
+inline int op_index(const DataflowGraph& g, const std::string& name) {
+  for (size_t i = 0; i < g.ops.size(); ++i)
+    if (g.ops[i].name == name) return static_cast<int>(i);
+  throw std::runtime_error("no op " + name);
+}
+
 class DataflowScenario {
  public:
   DataflowScenario(std::vector<int> mesh_shape, std::vector<std::string> mesh_names,
