@@ -96,11 +96,10 @@ std::string read_name(const DataflowGraph& graph, const GraphInput& in) {
   return graph.tensors.at(in.tensor).name + (in.transposed ? "^T" : "");
 }
 
-// The graph's ops with the searched layout, as workload ops with plans; each gradient
-// reduction follows the op that made its gradient, one collective per step that moves data.
-void plan_dataflow(const Scenario& scenario, const CostModel& model, const PlanningOptions& options,
-                   PlannedWorkload& out) {
-  const DataflowGraph graph = build_dataflow_graph(scenario);
+}  // namespace
+
+LayoutSearchOptions layout_search_options(const Scenario& scenario, const CostModel& model,
+                                          const PlanningOptions& options) {
   LayoutSearchOptions search;
   search.beam_width = options.beam_width;
   search.memory_capacity_bytes = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
@@ -110,7 +109,18 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   search.periodic_layers = std::any_of(scenario.workload.begin(), scenario.workload.end(),
                                        [](const WorkloadOp& op) { return op.layer >= 0; });
   if (explainer_of(model)) search.gpu = scenario.cluster.gpu;  // a model that prices compute
-  StepLayout layout = search_layout(graph, out.mesh, model, search);
+  return search;
+}
+
+namespace {
+
+// The graph's ops with the searched layout, as workload ops with plans; each gradient
+// reduction follows the op that made its gradient, one collective per step that moves data.
+void plan_dataflow(const Scenario& scenario, const CostModel& model, const PlanningOptions& options,
+                   PlannedWorkload& out) {
+  const DataflowGraph graph = build_dataflow_graph(scenario);
+  StepLayout layout =
+      search_layout(graph, out.mesh, model, layout_search_options(scenario, model, options));
   if (!layout.fits)
     throw DoesNotFit(
         "scenario '" + scenario.name + "' " +

@@ -141,6 +141,12 @@ struct PlanningOptions {
 PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
                               const PlanningOptions& options = {});
 
+// The layout search plan_workload runs on a version-2 scenario's dataflow: the options'
+// beam, the GPU's memory and node size, each marked layer planned once, and the GPU's
+// optimizer updates priced when `model` prices compute (explainer_of).
+LayoutSearchOptions layout_search_options(const Scenario& scenario, const CostModel& model,
+                                          const PlanningOptions& options = {});
+
 // The message of a step or op that does not fit: "needs 94.20 GiB per GPU (what);
 // H100-SXM has 80.00 GiB".
 std::string does_not_fit_text(int64_t need_bytes, const std::string& what,

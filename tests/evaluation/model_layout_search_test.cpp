@@ -1,19 +1,22 @@
 // The layout search (strategies/layout_search.hpp) on a model scenario's generated step,
-// searched as plan_workload searches it (periodic layers, the GPU's memory, the analytic
-// model pricing compute). In tests/evaluation because it loads a model: scenario (the
-// strategies tests link no scenario reader).
+// searched as plan_workload searches it (layout_search_options: periodic layers, the GPU's
+// memory, the analytic model pricing compute). In tests/evaluation because it loads a
+// model: scenario (the strategies tests link no scenario reader).
 #include <gtest/gtest.h>
 
-#include <stdexcept>
 #include <string>
 
 #include "scenario/scenario_loader.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/dataflow_graph.hpp"
 #include "strategies/layout_search.hpp"
+#include "strategies/workload_lowering.hpp"
+#include "tests/strategies/dataflow_test_support.hpp"
 
 namespace symmesh::strategies {
 namespace {
+
+using testing::op_index;
 
 // Llama 3.1 8B cut to `layers` layers on 32 DGX H100 nodes, [dp 32, tp 8], one 8192-token
 // sequence per replica, trained with Adam.
@@ -36,18 +39,9 @@ StepLayout searched(const Scenario& scenario, const DataflowGraph& g) {
   options.cluster = scenario.cluster;
   options.devices_per_host = scenario.cluster.gpus_per_node;
   const auto model = make_cost_model("analytic", options);
-  LayoutSearchOptions search;
-  search.memory_capacity_bytes = static_cast<int64_t>(scenario.cluster.gpu.memory_capacity_bytes);
-  search.gpus_per_node = scenario.cluster.gpus_per_node;
-  search.periodic_layers = true;
-  search.gpu = scenario.cluster.gpu;
+  const LayoutSearchOptions search = layout_search_options(scenario, *model);
+  EXPECT_TRUE(search.periodic_layers);  // the expansion marks every decoder-layer op
   return search_layout(g, DeviceMesh({32, 8}, {"dp", "tp"}), *model, search);
-}
-
-int op_named(const DataflowGraph& g, const std::string& name) {
-  for (size_t i = 0; i < g.ops.size(); ++i)
-    if (g.ops[i].name == name) return static_cast<int>(i);
-  throw std::runtime_error("no op " + name);
 }
 
 // Bug: over 32 nodes the weights' gradient all-reduces over dp keep the comm stream behind
@@ -97,7 +91,7 @@ TEST(ModelLayoutSearch, AnInputGradientsReductionIsForeseenInTheForward) {
   const DataflowGraph g = build_dataflow_graph(scenario);
   const StepLayout layout = searched(scenario, g);
   constexpr int kDp = 0;  // the mesh dim
-  const int output = op_named(g, "output");
+  const int output = op_index(g, "output");
   ASSERT_TRUE(layout.ops[output]);
   const auto& reads = layout.ops[output]->candidate.input_placements;
   EXPECT_TRUE(reads[0][kDp].is_shard(0)) << to_string(reads[0]);
