@@ -27,6 +27,7 @@
 #include "core/dtype.hpp"
 #include "core/errors.hpp"
 #include "core/matmul_signature.hpp"
+#include "core/replica_folding.hpp"
 #include "core/tensor_op.hpp"
 #include "core/tensor_op_reference.hpp"
 
@@ -337,6 +338,17 @@ class Program {
 
   int world_size() const { return world_size_; }
 
+  // Folds identical replicas (core/replica_folding.hpp): from now on the ops appended to a
+  // folded rank are checked, then dropped (counted in neither counts() nor the bound);
+  // groups, buffers, streams and events are kept for every rank. Throws InvalidArgument
+  // once an op has been appended, or for a folding that does not tile the world.
+  void fold_replicas(const ReplicaFolding& folding);
+  const ReplicaFolding& folding() const { return folding_; }
+  // Whether `rank`'s ops are held: every rank's unless folded.
+  bool holds(int rank) const { return folding_.represented(rank); }
+  // The members of `group` whose ops are held: all of them unless the Program folds.
+  int held_members(GroupId group) const;
+
   // Groups and buffers. Adding a group whose rank list already exists returns that group.
   GroupId add_group(std::vector<int> world_ranks);  // distinct ranks in [0, world)
   GroupId world_group();                            // all ranks
@@ -477,7 +489,8 @@ class Program {
 
  private:
   void check_rank(int rank, const char* where) const;
-  void append(int rank, StreamId stream, const StreamOp& op);
+  // Checks and appends; false when the rank is folded and the op dropped.
+  bool append(int rank, StreamId stream, const StreamOp& op);
   // An op whose work sits in a side table (matmuls, copies, tensor ops).
   template <typename Work>
   void append_work(int rank, StreamId stream, StreamOp::Kind kind, LabelId label,
@@ -494,6 +507,7 @@ class Program {
 
   int world_size_;
   bool counting_ = false;
+  ReplicaFolding folding_;
   int64_t max_stream_ops_ = kDefaultMaxStreamOps;
   std::vector<Group> groups_;
   std::map<std::vector<int>, GroupId> group_ids_;

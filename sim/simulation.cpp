@@ -244,6 +244,10 @@ RunResult simulate_in_this_process(const Program& program, const ClusterSpec& cl
                               " ranks but the cluster only " + std::to_string(cluster.num_gpus()) +
                               " GPUs",
                           "simulation");
+  if (options.carry_data && program.folding().folds())
+    throw InvalidArgument("a Program that folds replicas (core/replica_folding.hpp) holds no "
+                          "folded rank's ops, so it carries no data: emulate it unfolded",
+                          "simulation");
   // A dtype the cluster has no peak for is a clear error before anything runs.
   for (int rank = 0; rank < program.world_size(); ++rank)
     for (const Stream& s : program.streams(rank))

@@ -74,6 +74,7 @@ class Simulation {
   int64_t compute(int rank, const StreamOp& op);
   void record_event(const StreamOp& op);
   void wait_event(int rank, int stream, const StreamOp& op);
+  SignalPair& wait_pair(int receiver, GroupId group, int sender, int signal);
   void barrier(int rank, int stream, const StreamOp& op);
   void free_buffer(int rank, const StreamOp& op);
   void busy_for(double duration_s);

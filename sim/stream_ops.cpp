@@ -142,7 +142,7 @@ void Simulation::wait_signal(int rank, int stream, const StreamOp& op, StreamLin
     links.wait_peer = wait.peer;
     links.wait_signal = wait.signal;
     links.sender = program_.group(wait.group).ranks.at(wait.peer);
-    links.wait_pair = &signals_.pair(wait.group, links.sender, rank, wait.signal);
+    links.wait_pair = &wait_pair(rank, wait.group, links.sender, wait.signal);
   }
   SignalPair& pair = *links.wait_pair;
   waits_.block_until(
@@ -160,6 +160,27 @@ void Simulation::wait_signal(int rank, int stream, const StreamOp& op, StreamLin
                               std::to_string(came_with);
   }
   hazard_tracker_.on_consumed(pair.consumed, pair.pending);
+}
+
+// The counter a wait of `receiver` on `sender` reads. From a folded sender p it is, by the
+// replicas' symmetry (core/replica_folding.hpp), the counter of the put that p's mirror
+// makes to `receiver` moved back by p's replica: the n-th put p makes to the receiver is
+// the n-th the mirror makes there, at the same time.
+SignalPair& Simulation::wait_pair(int receiver, GroupId group, int sender, int signal) {
+  const ReplicaFolding& folding = program_.folding();
+  if (program_.holds(sender)) return signals_.pair(group, sender, receiver, signal);
+  const int mirror = folding.mirror(sender);
+  const int image = folding.shifted(receiver, -folding.replica_of(sender));
+  const Group& members = program_.group(group);
+  if (members.index_of(mirror) < 0 || members.index_of(image) < 0)
+    throw InvalidArgument("rank " + std::to_string(receiver) + " waits on folded rank " +
+                              std::to_string(sender) + " of a group that does not hold its " +
+                              "copy in replica 0 (rank " + std::to_string(mirror) + " → " +
+                              std::to_string(image) +
+                              "): only groups a translation of the replicas maps onto "
+                              "themselves can be folded",
+                          "simulation", receiver);
+  return signals_.pair(group, mirror, image, signal);
 }
 
 // get: the bytes flow from the peer's GPU to the reader's (Comm::sendto: no actor on the
@@ -252,7 +273,8 @@ void Simulation::wait_event(int rank, int stream, const StreamOp& op) {
 
 // barrier: a member's k-th barrier on a group meets every other member's k-th one.
 void Simulation::barrier(int rank, int stream, const StreamOp& op) {
-  const int size = static_cast<int>(program_.group(op.group()).ranks.size());
+  // Folded members reach it when their mirrors do: the held ones are the whole meeting.
+  const int size = program_.held_members(op.group());
   const int round = barrier_rounds_[pair_key(rank, op.group())]++;
   BarrierRound& state = barrier_arrived_[pair_key(op.group(), round)];
   ++state.arrived;
