@@ -65,7 +65,7 @@ std::vector<CollectiveSpan> emit_each(Program& program, const std::vector<Member
   std::vector<CollectiveSpan> spans;
   for (const Member& m : ring) {
     const int first = program.op_count(m.rank, m.stream);
-    emit(m);
+    if (program.holds(m.rank)) emit(m);  // a folded rank's ops would be dropped
     spans.push_back({m.rank, m.stream, first, program.op_count(m.rank, m.stream) - first});
   }
   return spans;

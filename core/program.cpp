@@ -318,6 +318,9 @@ BufferRef Program::local_alloc(int rank, int64_t bytes) {
   check_rank(rank, "Program::local_alloc");
   if (bytes < 0) throw InvalidArgument("negative size", "Program::local_alloc");
   add_bytes(allocated_[rank], bytes, "Program::local_alloc");
+  // A folded rank's buffer is only counted in its allocated bytes (what it would hold):
+  // no op of it is kept, so no buffer is made (id -1).
+  if (!holds(rank)) return {BufferRef::Space::local, -1, 0, bytes};
   add_bytes(counts_.buffer_bytes, bytes, "Program::local_alloc");
   const int id = static_cast<int>(local_.size());
   local_.push_back({id, rank, bytes, {}});
@@ -552,6 +555,7 @@ void Program::append_work(int rank, StreamId stream, StreamOp::Kind kind, LabelI
 void Program::put_signal(int rank, StreamId stream, const BufferRef& src,
                          const SymmetricHandle& handle, int64_t dst_offset, int peer, LabelId label,
                          int signal) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   check_range(rank, src, "put_signal src");
   check_peer(handle, peer, "put_signal", rank);
   check_signal_index(signal, "put_signal", rank);
@@ -566,6 +570,7 @@ void Program::put_signal(int rank, StreamId stream, const BufferRef& src,
 
 void Program::wait_signal(int rank, StreamId stream, const SymmetricHandle& handle, int peer,
                           LabelId label, int signal) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   check_range(rank, handle.whole(), "wait_signal handle");
   check_peer(handle, peer, "wait_signal", rank);
   append_wait(rank, stream, WaitSignalArgs{handle.id, handle.group, peer, signal}, label);
@@ -573,6 +578,7 @@ void Program::wait_signal(int rank, StreamId stream, const SymmetricHandle& hand
 
 void Program::wait_signal(int rank, StreamId stream, GroupId group, int peer, LabelId label,
                           int signal) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   check_group_peer(group, peer, "wait_signal", rank);
   append_wait(rank, stream, WaitSignalArgs{-1, group, peer, signal}, label);
 }
@@ -588,6 +594,7 @@ void Program::append_wait(int rank, StreamId stream, const WaitSignalArgs& wait,
 
 void Program::signal(int rank, StreamId stream, GroupId group, int peer, LabelId label,
                      int signal) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   check_group_peer(group, peer, "signal", rank);
   check_signal_index(signal, "signal", rank);
   StreamOp op;
@@ -599,6 +606,7 @@ void Program::signal(int rank, StreamId stream, GroupId group, int peer, LabelId
 
 void Program::get(int rank, StreamId stream, const BufferRef& dst, const SymmetricHandle& handle,
                   int64_t src_offset, int peer, LabelId label) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   check_range(rank, dst, "get dst");
   check_range(rank, handle.whole(), "get handle");  // rank is a member of the handle's group
   check_peer(handle, peer, "get", rank);
@@ -611,6 +619,7 @@ void Program::get(int rank, StreamId stream, const BufferRef& dst, const Symmetr
 }
 
 void Program::matmul(int rank, StreamId stream, const MatmulWork& work, LabelId label) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   const int64_t e = element_size_bytes(work.dtype);
   if (work.batch < 0 || work.m < 0 || work.n < 0 || work.k < 0)
     throw InvalidArgument("negative matmul dims", "matmul", rank);
@@ -636,6 +645,7 @@ void Program::matmul(int rank, StreamId stream, const MatmulWork& work, LabelId 
 }
 
 void Program::reduce(int rank, StreamId stream, const ReduceWork& work, LabelId label) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   const int64_t bytes = work.elements * element_size_bytes(work.dtype);
   if (work.elements < 0 || work.dst.size_bytes < bytes || work.src.size_bytes < bytes)
     throw InvalidArgument("reduce ranges are smaller than " + std::to_string(bytes) + " bytes",
@@ -652,6 +662,7 @@ void Program::reduce(int rank, StreamId stream, const ReduceWork& work, LabelId 
 }
 
 void Program::copy(int rank, StreamId stream, const CopyWork& work, LabelId label) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   check_range(rank, work.dst, "copy dst");
   check_range(rank, work.src, "copy src");
   auto reach = [&](int64_t plane_stride, int64_t row_stride) {
@@ -668,6 +679,7 @@ void Program::copy(int rank, StreamId stream, const CopyWork& work, LabelId labe
 }
 
 void Program::tensor_op(int rank, StreamId stream, const TensorOpWork& work, LabelId label) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   if (!is_tensor_op(work.op))
     throw InvalidArgument("'" + to_string(work.op) + "' is not a tensor op", "tensor_op", rank);
   if (work.inputs < 1 || work.inputs > TensorOpWork::kMaxInputs)
@@ -699,6 +711,7 @@ EventId Program::record_event(int rank, StreamId stream, LabelId label) {
 }
 
 void Program::wait_event(int rank, StreamId stream, EventId event, LabelId label) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   if (event_owner_rank(event) != rank)
     throw InvalidArgument("event " + std::to_string(event) + " was recorded on rank " +
                               std::to_string(event_owner_rank(event)) +
@@ -721,6 +734,7 @@ void Program::barrier(GroupId group_id, const std::string& stream_name, const Op
 }
 
 void Program::barrier(int rank, StreamId stream, GroupId group_id, LabelId label) {
+  if (!holds(rank)) return;  // folded: its ops are its mirror's (checked there)
   check_group_peer(group_id, 0, "barrier", rank);  // rank is a member
   StreamOp op;
   op.kind_ = StreamOp::Kind::barrier;

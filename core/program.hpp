@@ -339,8 +339,10 @@ class Program {
   int world_size() const { return world_size_; }
 
   // Folds identical replicas (core/replica_folding.hpp): from now on the ops appended to a
-  // folded rank are checked, then dropped (counted in neither counts() nor the bound);
-  // groups, buffers, streams and events are kept for every rank. Throws InvalidArgument
+  // folded rank are dropped unchecked (its mirror's, the same ops, are checked) and counted
+  // in neither counts() nor the bound; its local_alloc only adds to allocated_bytes() and
+  // returns a buffer of id -1. Groups, symmetric buffers, streams and events are kept for
+  // every rank. Throws InvalidArgument
   // once an op has been appended, or for a folding that does not tile the world.
   void fold_replicas(const ReplicaFolding& folding);
   const ReplicaFolding& folding() const { return folding_; }

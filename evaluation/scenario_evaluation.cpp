@@ -10,15 +10,23 @@
 #include "core/trace_writer.hpp"
 #include "evaluation/backends.hpp"
 #include "evaluation/dtype_values.hpp"
+#include "scenario/model_expansion.hpp"
 #include "sim/sim_options.hpp"
 
 namespace symmesh::evaluation {
 
 namespace {
 
-strategies::WorkloadOptions workload_options(const EvaluationOptions& options) {
+// `planned`'s mesh is the scenario's less its pp dim: the dim to fold is found in it.
+strategies::WorkloadOptions workload_options(const strategies::PlannedWorkload& planned,
+                                             const EvaluationOptions& options) {
   strategies::WorkloadOptions out;
   out.emulate = options.emulate;
+  const std::vector<std::string>& names = planned.mesh.dim_names();
+  if (options.fold_replicas)
+    for (size_t d = 0; d < names.size(); ++d)
+      if (names[d] == scenario::kDataParallelDim && planned.mesh.shape()[d] > 1)
+        out.fold_dim = static_cast<int>(d);
   out.encode = encode_values;
   out.decode = decode_values;
   return out;
@@ -47,10 +55,10 @@ std::unique_ptr<SizedScenario> size_scenario(const Scenario& scenario,
   sized->scenario = scenario;
   sized->planned = std::make_shared<const strategies::PlannedWorkload>(
       strategies::plan_workload(sized->scenario, *scenario_cost_model(scenario, options.fuse)));
-  sized->counted =
-      strategies::lower_workload(sized->scenario, sized->planned, workload_options(options),
-                                 Program::counting(sized->planned->world_size()))
-          .program;
+  sized->counted = strategies::lower_workload(sized->scenario, sized->planned,
+                                              workload_options(*sized->planned, options),
+                                              Program::counting(sized->planned->world_size()))
+                       .program;
   sized->estimate = estimate_host_memory(sized->counted, *sized->planned, options.emulate,
                                          options.record_timeline);
   return sized;
@@ -68,8 +76,9 @@ std::unique_ptr<PreparedScenario> lower_sized(std::unique_ptr<SizedScenario> siz
   Program program(sized->counted.world_size());
   program.reserve_like(sized->counted);
   sized->counted = Program(1);  // the count is no longer needed
+  const strategies::WorkloadOptions lowering = workload_options(*sized->planned, options);
   prepared->workload = strategies::lower_workload(prepared->scenario, std::move(sized->planned),
-                                                  workload_options(options), std::move(program));
+                                                  lowering, std::move(program));
   prepared->request.carry_data = options.emulate;
   prepared->request.wall_clock_limit_s = options.wall_clock_limit_s;
   prepared->request.record_timeline = options.record_timeline;

@@ -26,6 +26,10 @@ struct EvaluationOptions {
   bool fuse = true;  // false: `--no-fuse`, every matmul runs unfused
   // `--collectives`: which plain collectives run as NCCL's (core/library_collectives.hpp).
   CollectivesChoice collectives;
+  // Fold the step's data-parallel replicas into the first (core/replica_folding.hpp): the
+  // Program holds one replica's ops and the simulator reads the others off it by symmetry.
+  // Only what the mesh's dp dim (of more than one) replicates is folded; not with emulation.
+  bool fold_replicas = false;
   // What the host memory guard compares with (evaluation/host_memory.hpp): unset, this
   // machine's MemAvailable when the scenario is prepared; set, that figure (the sweep reads
   // it once; tests inject one). An unset figure that cannot be read guards nothing.

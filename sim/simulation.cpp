@@ -110,6 +110,9 @@ void Simulation::spawn_actors() {
   for (int rank = 0; rank < program_.world_size(); ++rank) {
     const auto& streams = program_.streams(rank);
     for (size_t s = 0; s < streams.size(); ++s) {
+      // An empty stream (every stream of a folded rank, core/replica_folding.hpp) has
+      // nothing to run: no actor, whose stack would cost a mapping for nothing.
+      if (streams[s].ops.empty()) continue;
       const int stream = static_cast<int>(s);
       waits_.actor_started();
       ++live_streams_[rank];

@@ -157,6 +157,10 @@ void overlapped_allgather_matmul(Program& program, const GatherMatmulSpec& spec)
   for (int i = 0; i < p; ++i) {
     const GatherMatmulMember& m = spec.members[i];
     record.begin_member(m.rank, m.compute_stream, m.comm_stream);
+    if (!program.holds(m.rank)) {  // folded: its ops would be dropped
+      record.end_member();
+      continue;
+    }
     const int right = wrap(i + 1), left = wrap(i - 1);
     auto label = [&](OpCategory category, const std::string& detail) {
       return OpLabel{spec.name, category, detail};
@@ -247,10 +251,19 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
   };
 
   std::vector<BufferRef> out;
+  // Member i's summed block: where the last step's accumulator lands.
+  auto block_of = [&](int i) {
+    return slots.whole().slice((p - 2) * slot_bytes, spec.block_rows[i] * spec.c_row_bytes);
+  };
   FusedRecord record(program, CollectiveOp::matmul_reducescatter, spec.group, spec.name);
   for (int i = 0; i < p; ++i) {
     const ScatterMatmulMember& m = spec.members[i];
     record.begin_member(m.rank, m.compute_stream, m.comm_stream);
+    if (!program.holds(m.rank)) {  // folded: its ops would be dropped, its block is its own
+      record.end_member();
+      out.push_back(block_of(i));
+      continue;
+    }
     const int64_t e = element_size_bytes(m.work.dtype);
     const int right = wrap(i + 1), left = wrap(i - 1);
     auto label = [&](OpCategory category, const std::string& detail) {
@@ -334,7 +347,7 @@ std::vector<BufferRef> overlapped_matmul_reducescatter(Program& program,
         program.record_event(m.rank, m.comm_stream, label(OpCategory::sync, "comm done"));
     program.wait_event(m.rank, m.compute_stream, done, label(OpCategory::sync, "comm done"));
     record.end_member();
-    out.push_back(slots.whole().slice((p - 2) * slot_bytes, spec.block_rows[i] * spec.c_row_bytes));
+    out.push_back(block_of(i));
   }
   record.finish(std::accumulate(spec.block_rows.begin(), spec.block_rows.end(), int64_t{0}) *
                     spec.c_row_bytes,

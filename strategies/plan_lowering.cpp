@@ -44,6 +44,10 @@ class Lowerer {
 
  private:
   int world(int mesh_rank) const { return options_.first_rank + mesh_rank; }
+  // Whether the Program holds the rank's ops. A folded rank (core/replica_folding.hpp) keeps
+  // the shapes of its pieces, which later steps read, and its buffers' sizes (its memory);
+  // it gets no op.
+  bool held(int mesh_rank) const { return program_.holds(world(mesh_rank)); }
   StreamId stream(int mesh_rank) { return program_.stream(world(mesh_rank), options_.stream); }
   OpLabel label(OpCategory category, const std::string& detail) const {
     return {options_.name, category, detail};
@@ -102,7 +106,7 @@ LocalTensor Lowerer::new_local(int mesh_rank, const Shape& shape) {
 void Lowerer::copy_box(int mesh_rank, const LocalTensor& src, const Shape& src_origin,
                        const BufferRef& dst, const Shape& dst_shape, const Shape& dst_origin,
                        const Shape& box, const std::string& detail) {
-  if (numel(box) == 0) return;
+  if (numel(box) == 0 || !held(mesh_rank)) return;
   const Dims3 s = as3(src.shape, 1), so = as3(src_origin, 0);
   const Dims3 t = as3(dst_shape, 1), to = as3(dst_origin, 0);
   const Dims3 b = as3(box, 1);
@@ -549,15 +553,17 @@ LoweredPlan Lowerer::run() {
       lowered.outputs.push_back(new_local(r, local_view(out_spec, mesh_, r).shape));
     if (problem.is_tensor_op()) {
       for (int r = 0; r < mesh_.size(); ++r)
-        program_.tensor_op(world(r), stream(r),
-                           local_tensor_op(r, inputs, out_spec, lowered.outputs[r]),
-                           label(OpCategory::compute, to_string(problem.op)));
+        if (held(r))
+          program_.tensor_op(world(r), stream(r),
+                             local_tensor_op(r, inputs, out_spec, lowered.outputs[r]),
+                             label(OpCategory::compute, to_string(problem.op)));
     } else if (fusion) {
       fused_allgather_matmul(*fusion, inputs, lowered.outputs);
     } else {
       for (int r = 0; r < mesh_.size(); ++r)
-        program_.matmul(world(r), stream(r), local_matmul(r, inputs, lowered.outputs[r]),
-                        label(OpCategory::compute, to_string(problem.op)));
+        if (held(r))
+          program_.matmul(world(r), stream(r), local_matmul(r, inputs, lowered.outputs[r]),
+                          label(OpCategory::compute, to_string(problem.op)));
     }
     // Then to where the output must end up.
     if (plan_.output_redistribution) {

@@ -320,6 +320,16 @@ PlannedWorkload plan_workload(const Scenario& scenario, const CostModel& model,
   return out;
 }
 
+ReplicaFolding replica_folding(const DeviceMesh& mesh, int dim) {
+  const std::vector<int>& shape = mesh.shape();
+  if (dim < 0 || dim >= static_cast<int>(shape.size()))
+    throw InvalidArgument("no mesh dim " + std::to_string(dim) + " to fold", "workload");
+  ReplicaFolding folding;
+  folding.replicas = shape[dim];
+  for (size_t d = dim + 1; d < shape.size(); ++d) folding.stride *= shape[d];
+  return folding;
+}
+
 namespace {
 
 // lower_workload; `current` is the index of the op being lowered.
@@ -334,6 +344,18 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
     throw InvalidArgument("a program of " + std::to_string(program.world_size()) +
                               " ranks for a mesh of " + std::to_string(planned->world_size()),
                           "workload");
+  if (options.fold_dim >= 0 && options.emulate)
+    throw InvalidArgument("a folded step carries no data: emulate it unfolded", "workload");
+  if (options.fold_dim >= 0) {
+    for (const WorkloadOp& op : planned->ops)
+      if (op.kind == OpKind::put_signal)
+        throw InvalidArgument("op '" + op.name + "': a put_signal from rank " +
+                                  std::to_string(op.src) + " to rank " + std::to_string(op.dst) +
+                                  " is not the same in every replica, so the step cannot be "
+                                  "folded; simulate it unfolded",
+                              where_of(op));
+    program.fold_replicas(replica_folding(mesh, options.fold_dim));
+  }
   LoweredWorkload out{std::move(program), mesh, {}, planned};
   out.ops.resize(planned->ops.size());
   Program& p = out.program;

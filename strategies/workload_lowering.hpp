@@ -51,7 +51,16 @@ struct WorkloadOptions {
   uint64_t seed = 20261130;
   // Emulation refuses ops whose buffers would exceed this many bytes over all ranks.
   int64_t max_emulated_bytes = int64_t{2} << 30;
+  // The mesh dim whose replicas are folded into its first (core/replica_folding.hpp: the
+  // Program holds their ops only, the simulator reads the others off them); -1 folds
+  // nothing. Every replica along a data-parallel dim runs the same ops, so that is the dim
+  // to fold. Not with emulation, which computes every rank's values.
+  int fold_dim = -1;
 };
+
+// The folding of `mesh`'s dim `dim` in a step of `stages` pipeline stages, whose world rank
+// is stage · mesh.size() + the mesh rank (row-major).
+ReplicaFolding replica_folding(const DeviceMesh& mesh, int dim);
 
 // The report row of the micro-batches before the last (gradient accumulation).
 inline constexpr const char* kEarlierMicroBatches = "earlier micro-batches";

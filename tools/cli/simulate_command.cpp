@@ -29,6 +29,7 @@ struct SimulateArgs {
   double time_limit_s = 0;
   bool no_fuse = false;
   bool folded = false;  // --folded: the model's step folded at any size
+  bool fold_replicas = false;  // --fold-replicas: the planned step, one dp replica simulated
   std::string collectives;  // empty: the default (core/library_collectives.hpp)
   // --nccl-tests
   std::string nccl_tests;
@@ -99,8 +100,18 @@ int run_simulate(const SimulateArgs& args) {
         "--cluster and --gpus go with --nccl-tests (a scenario names its cluster)", "--cluster");
   Scenario scenario = load_scenario(args.scenario);
   check_output_path(args.trace, "--trace", files_read_for(scenario));
-  if (args.folded || simulated_folded(scenario)) return run_folded(args, scenario);
+  if (args.folded && args.fold_replicas)
+    throw InvalidArgument("--folded simulates the closed form's layer, --fold-replicas the "
+                          "planned step: give one",
+                          "--fold-replicas");
+  if (args.fold_replicas && args.emulate)
+    throw InvalidArgument("a step with its replicas folded carries no data: emulate it without "
+                          "--fold-replicas",
+                          "--fold-replicas");
+  if (args.folded || (!args.fold_replicas && simulated_folded(scenario)))
+    return run_folded(args, scenario);
   EvaluationOptions options;
+  options.fold_replicas = args.fold_replicas;
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;
   options.fuse = !args.no_fuse;
@@ -135,6 +146,9 @@ void add_simulate_command(CLI::App& app, CommandAction& selected) {
   cmd->add_flag("--folded", args->folded,
                 "a model's step folded at any size: one data-parallel replica and one stage's "
                 "data-parallel rings simulated (the default beyond 256 GPUs)");
+  cmd->add_flag("--fold-replicas", args->fold_replicas,
+                "the planned step with its data-parallel replicas folded into one: replica 0 "
+                "simulated op by op, the others read off it by symmetry (any size)");
   cmd->add_option("--collectives", args->collectives, kCollectivesHelp);
   cmd->add_option("--time-limit", args->time_limit_s,
                   "wall-clock limit for the simulation, in seconds (0: none)")
