@@ -16,6 +16,13 @@ LabelSpans::LabelSpans(const Program& program) : program_(program) {
     i = next++;
     names_.emplace_back().span.name = name;
   }
+  slot_of_rank_.assign(program.world_size(), -1);
+  for (int rank = 0; rank < program.world_size(); ++rank)
+    for (const Stream& stream : program.streams(rank))
+      if (!stream.ops.empty()) {
+        slot_of_rank_[rank] = ranks_with_ops_++;
+        break;
+      }
   slot_of_label_.resize(labels);
   for (LabelId id = 0; id < static_cast<LabelId>(labels); ++id) {
     const OpLabel& l = program.label_of(id);
@@ -30,8 +37,8 @@ void LabelSpans::add(int rank, int stream, int op_index, double start_s, double 
   if (slot < 0) return;
   Accumulator& a = names_[slot / 2];
   auto& per_rank = slot % 2 ? a.comm_s_per_rank : a.compute_s_per_rank;
-  if (per_rank.empty()) per_rank.assign(program_.world_size(), 0.0);
-  per_rank[rank] += end_s - start_s;
+  if (per_rank.empty()) per_rank.assign(ranks_with_ops_, 0.0);
+  per_rank[slot_of_rank_[rank]] += end_s - start_s;
   a.span.start_s = a.seen ? std::min(a.span.start_s, start_s) : start_s;
   a.span.end_s = a.seen ? std::max(a.span.end_s, end_s) : end_s;
   a.seen = true;

@@ -22,11 +22,17 @@ class LabelSpans {
   struct Accumulator {
     LabelSpan span;
     bool seen = false;
-    std::vector<double> comm_s_per_rank, compute_s_per_rank;  // sized on first use
+    // By slot_of_rank_, sized on first use.
+    std::vector<double> comm_s_per_rank, compute_s_per_rank;
   };
   const Program& program_;
   // Per label id: 2 * name index + (1 for a "comm" label), or -1 for a "sync" one.
   std::vector<int> slot_of_label_;
+  // Per world rank: its index among the ranks that hold ops, which size the per-rank
+  // totals (a Program that folds replicas holds one replica's: 128 of 16,384 ranks, and
+  // 64 k labels · 16,384 ranks of doubles would be 16 GB).
+  std::vector<int> slot_of_rank_;
+  int ranks_with_ops_ = 0;
   std::vector<Accumulator> names_;
 };
 

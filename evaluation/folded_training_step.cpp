@@ -124,6 +124,29 @@ void check_folded_request(const FoldedRequest& r) {
                           "time limit");
 }
 
+bool simulates_closed_form_step(const Scenario& s, bool folded, bool fold_replicas,
+                                bool emulate) {
+  if (folded && fold_replicas)
+    throw InvalidArgument("--folded simulates the closed form's layer, --fold-replicas the "
+                          "planned step: give one",
+                          "fold-replicas");
+  if (fold_replicas && emulate)
+    throw InvalidArgument("a step with its replicas folded carries no data: emulate it without "
+                          "--fold-replicas",
+                          "fold-replicas");
+  if (!folded && emulate && simulated_folded(s))
+    throw InvalidArgument("a model's step on more than " +
+                              std::to_string(kMaxRankByRankModelGpus) +
+                              " GPUs is simulated with its data-parallel replicas folded into "
+                              "one, which carries no data: emulate on fewer GPUs",
+                          "emulate");
+  return folded;
+}
+
+bool folds_replicas(const Scenario& s, bool fold_replicas) {
+  return fold_replicas || simulated_folded(s);
+}
+
 void refuse_folded_on_hardware(const Scenario& s, const std::string& command) {
   if (!simulated_folded(s)) return;
   throw InvalidArgument(command +

@@ -28,8 +28,10 @@ namespace symmesh::evaluation {
 // 1,024 (CPU ∝ GPUs^1.5, memory ∝ GPUs^1.8 past 256). Beyond, the step is folded.
 inline constexpr int kMaxRankByRankModelGpus = 256;
 
-// Whether `simulate` and `validate` fold this scenario's step: a model: scenario whose mesh
-// holds more than kMaxRankByRankModelGpus GPUs.
+// Whether `simulate` and `validate` fold this scenario's step by default: a model: scenario
+// whose mesh holds more than kMaxRankByRankModelGpus GPUs. Its planned step is then lowered
+// with the data-parallel replicas folded into one (core/replica_folding.hpp); `--folded`
+// simulates the closed form's step instead (run_folded_step).
 bool simulated_folded(const Scenario& scenario);
 
 // The layout the scenario declares (above). Throws InvalidArgument, at the scenario's path
@@ -61,6 +63,17 @@ struct FoldedRequest {
 // choice of collectives (its are rings over put_signal) and a wall-clock limit (its bound
 // is the op cap).
 void check_folded_request(const FoldedRequest& request);
+
+// Which step `simulate` runs: true for the closed form's folded step (`folded`), false for
+// the planned step. Throws InvalidArgument, at "fold-replicas", for `folded` with
+// `fold_replicas` (two different steps), and for emulation of a step whose replicas are
+// folded (folds_replicas: it carries no data).
+bool simulates_closed_form_step(const Scenario& scenario, bool folded, bool fold_replicas,
+                                bool emulate);
+// Whether the planned step is simulated with its data-parallel replicas folded into one
+// (EvaluationOptions::fold_replicas): when asked (`--fold-replicas`), and for a model's step
+// on more than kMaxRankByRankModelGpus GPUs (simulated_folded).
+bool folds_replicas(const Scenario& scenario, bool fold_replicas);
 
 // `run` and `compare` write a step rank by rank, one rank per GPU: a step simulate folds is
 // refused (InvalidArgument at the scenario, naming `command`) before anything is planned —

@@ -17,22 +17,25 @@ namespace symmesh::evaluation {
 
 namespace {
 
-// `planned`'s mesh is the scenario's less its pp dim: the dim to fold is found in it.
 strategies::WorkloadOptions workload_options(const strategies::PlannedWorkload& planned,
                                              const EvaluationOptions& options) {
   strategies::WorkloadOptions out;
   out.emulate = options.emulate;
-  const std::vector<std::string>& names = planned.mesh.dim_names();
-  if (options.fold_replicas)
-    for (size_t d = 0; d < names.size(); ++d)
-      if (names[d] == scenario::kDataParallelDim && planned.mesh.shape()[d] > 1)
-        out.fold_dim = static_cast<int>(d);
+  if (options.fold_replicas) out.fold_dim = replica_fold_dim(planned);
   out.encode = encode_values;
   out.decode = decode_values;
   return out;
 }
 
 }  // namespace
+
+int replica_fold_dim(const strategies::PlannedWorkload& planned) {
+  const std::vector<std::string>& names = planned.mesh.dim_names();
+  for (size_t d = 0; d < names.size(); ++d)
+    if (names[d] == scenario::kDataParallelDim && planned.mesh.shape()[d] > 1)
+      return static_cast<int>(d);
+  return -1;
+}
 
 // It only matters for planned ops: a workload of transfers needs none.
 std::unique_ptr<strategies::CostModel> scenario_cost_model(const Scenario& s, bool fuse) {

@@ -36,6 +36,10 @@ struct EvaluationOptions {
   std::optional<HostMemory> host_memory;
 };
 
+// The mesh dim EvaluationOptions::fold_replicas folds in `planned`'s step: its dp dim (the
+// scenario's mesh less pp) when of more than one, else -1 (nothing to fold).
+int replica_fold_dim(const strategies::PlannedWorkload& planned);
+
 struct Evaluation {
   SimulationReport report;
   RunResult result;

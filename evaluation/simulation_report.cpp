@@ -178,6 +178,9 @@ SimulationReport build_simulation_report(const Scenario& scenario,
   report.cost_model = scenario.cost_model;
   report.cost_model_note = scenario.cost_model_note();
   report.placement_search = scenario.placement_search;
+  const Program& program = workload.program;
+  report.folded_replicas = program.folding().replicas;
+  report.simulated_ranks = program.world_size() / report.folded_replicas;
   report.total_time_s = result.makespan_s;
   report.warnings = result.warnings;
   for (const auto& h : result.hazards) report.warnings.push_back("hazard: " + h.to_string());

@@ -158,6 +158,10 @@ struct SimulationReport {
   std::string cost_model;
   std::string cost_model_note;  // Scenario::cost_model_note: "" when the file gave it
   std::string placement_search;  // Scenario::placement_search
+  // The data-parallel replicas folded into one (core/replica_folding.hpp; 1: rank by rank)
+  // and the ranks whose ops were simulated (every rank when not folded).
+  int folded_replicas = 1;
+  int simulated_ranks = 0;
   double total_time_s = 0;
   std::vector<OpReport> ops;
   // From the Program's collective records: how many of each kind ran, and how.
@@ -172,7 +176,8 @@ template <typename Io>
 void fields(Io& io, FieldsOf<SimulationReport> auto& r) {
   io("scenario", r.scenario), io("backend", r.backend), io("cluster", r.cluster);
   io("mesh", r.mesh), io("cost_model", r.cost_model);
-  io("placement_search", r.placement_search), io("total_time_s", r.total_time_s);
+  io("placement_search", r.placement_search), io("folded_replicas", r.folded_replicas);
+  io("simulated_ranks", r.simulated_ranks), io("total_time_s", r.total_time_s);
   io("ops", r.ops), io("collectives", r.collectives), io("warnings", r.warnings);
   io("step", r.step), io("model", r.model);
 }

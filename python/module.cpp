@@ -100,18 +100,20 @@ evaluation::EvaluationOptions evaluation_options(bool emulate, double time_limit
   return options;
 }
 
-// A model's step beyond 256 GPUs (or `folded`) is folded as `symmesh simulate` folds it
-// (evaluation/folded_training_step.hpp), and returned as its JSON.
+// As `symmesh simulate --json`: `folded` runs the closed form's folded step; a model's step
+// beyond 256 GPUs (or any, with `fold_replicas`) is the planned step with its data-parallel
+// replicas folded into one (evaluation/folded_training_step.hpp).
 std::string simulate_json(const Scenario& scenario, bool emulate, double time_limit_s, bool fuse,
-                          bool folded) {
-  if (folded || evaluation::simulated_folded(scenario)) {
+                          bool folded, bool fold_replicas) {
+  if (evaluation::simulates_closed_form_step(scenario, folded, fold_replicas, emulate)) {
     evaluation::check_folded_request(
         {.emulate = emulate, .fuse = fuse, .time_limit_s = time_limit_s});
     py::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
     return reports::layouts_json(scenario, evaluation::run_folded_step(scenario, true)).dump();
   }
-  const auto options = evaluation_options(emulate, time_limit_s, fuse);
+  auto options = evaluation_options(emulate, time_limit_s, fuse);
+  options.fold_replicas = evaluation::folds_replicas(scenario, fold_replicas);
   py::gil_scoped_release unlocked;
   const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
   return reports::simulation_report_json(evaluation::evaluate_scenario(scenario, options).report)
@@ -317,7 +319,7 @@ PYBIND11_MODULE(_symmesh, m) {
         py::arg("gpus_per_host"), py::arg("cluster"), py::arg("rerank"), py::arg("cost_model"),
         py::arg("fuse"), py::arg("placement_search"));
   m.def("simulate_json", &python::simulate_json, py::arg("scenario"), py::arg("emulate"),
-        py::arg("time_limit_s"), py::arg("fuse"), py::arg("folded"));
+        py::arg("time_limit_s"), py::arg("fuse"), py::arg("folded"), py::arg("fold_replicas"));
   m.def("sweep_json", &python::sweep_json, py::arg("scenario"), py::arg("jobs"),
         py::arg("time_limit_s"), py::arg("fuse"));
   m.def("layouts_json", &python::layouts_json, py::arg("scenario"), py::arg("gpus"),

@@ -72,6 +72,15 @@ std::string step_text(const SimulationReport& report) {
   return out;
 }
 
+// ", 32 data-parallel replicas folded into one (8 of 256 ranks simulated)", or "".
+std::string folded_text(const SimulationReport& report) {
+  if (report.folded_replicas <= 1) return "";
+  return ", " + std::to_string(report.folded_replicas) +
+         " data-parallel replicas folded into one (" + std::to_string(report.simulated_ranks) +
+         " of " + std::to_string(report.simulated_ranks * report.folded_replicas) +
+         " ranks simulated)";
+}
+
 }  // namespace
 
 std::vector<double> report_times_s(const SimulationReport& report) {
@@ -92,7 +101,7 @@ std::string simulation_report_text(const SimulationReport& report) {
                     (report.placement_search == "priority-queue"
                          ? " (placement search: priority-queue, as PyTorch with PR 177799)"
                          : "") +
-                    ", backend " + report.backend + "\n";
+                    ", backend " + report.backend + folded_text(report) + "\n";
   const bool emulated = std::any_of(report.ops.begin(), report.ops.end(),
                                     [](const OpReport& r) { return r.max_abs_error.has_value(); });
   const bool collectives = std::any_of(report.ops.begin(), report.ops.end(),
@@ -222,6 +231,10 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
   j["cost_model_given"] = report.cost_model_note.empty();
   // Only where it is not the default, so that version-1 reports keep their keys.
   if (report.placement_search == "priority-queue") j["placement_search"] = report.placement_search;
+  if (report.folded_replicas > 1) {  // only then, so that the other reports keep their keys
+    j["folded_replicas"] = report.folded_replicas;
+    j["simulated_ranks"] = report.simulated_ranks;
+  }
   j["total_time_s"] = report.total_time_s;
   j["ops"] = nlohmann::json::array();
   for (const auto& r : report.ops) {

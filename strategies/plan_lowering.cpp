@@ -44,10 +44,22 @@ class Lowerer {
 
  private:
   int world(int mesh_rank) const { return options_.first_rank + mesh_rank; }
-  // Whether the Program holds the rank's ops. A folded rank (core/replica_folding.hpp) keeps
-  // the shapes of its pieces, which later steps read, and its buffers' sizes (its memory);
-  // it gets no op.
+  // Whether the Program holds the rank's ops. A folded rank (core/replica_folding.hpp) is
+  // skipped: its piece in a TensorState stays empty (shape_of gives its shape), it gets no
+  // buffer and no op, and a group of folded ranks only is not lowered at all. Its copy in
+  // replica 0 stands for it; only what differs from that copy is written for it (the
+  // zeros a local Partial keeps off coordinate 0, in its allocated bytes).
   bool held(int mesh_rank) const { return program_.holds(world(mesh_rank)); }
+  bool any_held(const std::vector<int>& group) const {
+    for (int r : group)
+      if (held(r)) return true;
+    return false;
+  }
+  // A rank's piece's shape, held or folded (pieces are always their placement's view).
+  Shape shape_of(const TensorState& state, int mesh_rank) const {
+    return held(mesh_rank) ? state.local[mesh_rank].shape
+                           : local_view(state.spec, mesh_, mesh_rank).shape;
+  }
   StreamId stream(int mesh_rank) { return program_.stream(world(mesh_rank), options_.stream); }
   OpLabel label(OpCategory category, const std::string& detail) const {
     return {options_.name, category, detail};
@@ -129,6 +141,10 @@ TensorState Lowerer::initial_state(int input) {
   TensorState state{plan_.problem.inputs[input], {}};
   const Shape& global = state.spec.shape;
   for (int r = 0; r < mesh_.size(); ++r) {
+    if (!held(r)) {
+      state.local.emplace_back();
+      continue;
+    }
     const LocalView view = local_view(state.spec, mesh_, r);
     LocalTensor piece = new_local(r, view.shape);
     if (data_ && program_.is_counting()) {
@@ -161,11 +177,12 @@ void Lowerer::all_gather(TensorState& state, const TensorSpec& after, int d,
                          const std::vector<int>& group, GroupId gid) {
   const int p = static_cast<int>(group.size());
   const int t = state.spec.placements[d].shard_dim();
-  const Shape padded = state.local[group[0]].shape;  // chunk 0 is the largest
+  const Shape padded = shape_of(state, group[0]);  // chunk 0 is the largest
   const int64_t chunk = bytes_of(padded);
   const SymmetricHandle data = program_.symm_alloc(gid, p * chunk);
   for (int i = 0; i < p; ++i) {
     const int r = group[i];
+    if (!held(r)) continue;
     copy_box(r, state.local[r], Shape(padded.size(), 0), data.whole().slice(i * chunk, chunk),
              padded, Shape(padded.size(), 0), state.local[r].shape, "pad into all_gather slot");
   }
@@ -174,6 +191,7 @@ void Lowerer::all_gather(TensorState& state, const TensorSpec& after, int d,
   ring_all_gather(program_, spec, data);
   for (int i = 0; i < p; ++i) {
     const int r = group[i];
+    if (!held(r)) continue;
     const Shape full = local_view(after, mesh_, r).shape;
     if (t == 0) {  // chunks along the leading dim concatenate in place
       state.local[r] = {data.whole().slice(0, bytes_of(full)), full};
@@ -196,12 +214,13 @@ void Lowerer::reduce_scatter(TensorState& state, const TensorSpec& after, int d,
                              const std::vector<int>& group, GroupId gid, ReduceOp op) {
   const int p = static_cast<int>(group.size());
   const int t = after.placements[d].shard_dim();
-  const Shape full = state.local[group[0]].shape;
+  const Shape full = shape_of(state, group[0]);
   const Shape padded = local_view(after, mesh_, group[0]).shape;
   const int64_t chunk = bytes_of(padded);
   const SymmetricHandle data = program_.symm_alloc(gid, p * chunk);
   for (int i = 0; i < p; ++i) {
     const int r = group[i];
+    if (!held(r)) continue;
     if (t == 0) {  // the leading dim splits in place: one copy of the whole partial value
       copy_box(r, state.local[r], Shape(full.size(), 0), data.whole(), full, Shape(full.size(), 0),
                full, "stage reduce_scatter input");
@@ -220,6 +239,7 @@ void Lowerer::reduce_scatter(TensorState& state, const TensorSpec& after, int d,
   ring_reduce_scatter(program_, spec, data);
   for (int i = 0; i < p; ++i) {
     const int r = group[i];
+    if (!held(r)) continue;
     const Shape mine = local_view(after, mesh_, r).shape;
     if (t == 0 || mine == padded) {
       state.local[r] = {data.whole().slice(i * chunk, bytes_of(mine)), mine};
@@ -235,15 +255,17 @@ void Lowerer::reduce_scatter(TensorState& state, const TensorSpec& after, int d,
 void Lowerer::all_reduce(TensorState& state, const std::vector<int>& group, GroupId gid,
                          ReduceOp op) {
   const int p = static_cast<int>(group.size());
-  const Shape full = state.local[group[0]].shape;
+  const Shape full = shape_of(state, group[0]);
   CollectiveSpec spec{gid,           bytes_of(full), dtype_, op, options_.stream,
                       options_.name, options_.signal};
   const SymmetricHandle data = program_.symm_alloc(gid, p * spec.chunk_bytes(p));
   for (int r : group)
-    copy_box(r, state.local[r], Shape(full.size(), 0), data.whole(), full, Shape(full.size(), 0),
-             full, "stage all_reduce buffer");
+    if (held(r))
+      copy_box(r, state.local[r], Shape(full.size(), 0), data.whole(), full,
+               Shape(full.size(), 0), full, "stage all_reduce buffer");
   ring_all_reduce(program_, spec, data);
-  for (int r : group) state.local[r] = {data.whole().slice(0, bytes_of(full)), full};
+  for (int r : group)
+    if (held(r)) state.local[r] = {data.whole().slice(0, bytes_of(full)), full};
 }
 
 void Lowerer::all_to_all(TensorState& state, const TensorSpec& after, const std::vector<int>& group,
@@ -251,7 +273,7 @@ void Lowerer::all_to_all(TensorState& state, const TensorSpec& after, const std:
   const int p = static_cast<int>(group.size());
   // Every slot holds the largest piece: padded along the old shard dim (uneven ranks)
   // and cut along the new one.
-  Shape slot = state.local[group[0]].shape;
+  Shape slot = shape_of(state, group[0]);
   const int64_t cut_extent = slot[to_dim];
   slot[to_dim] = (cut_extent + p - 1) / p;
   const int64_t chunk = bytes_of(slot);
@@ -259,6 +281,7 @@ void Lowerer::all_to_all(TensorState& state, const TensorSpec& after, const std:
   const Shape zero(slot.size(), 0);
   for (int i = 0; i < p; ++i) {
     const int r = group[i];
+    if (!held(r)) continue;
     for (int k = 0; k < p; ++k) {
       const Chunk c = chunk_of(cut_extent, p, k);
       Shape box = state.local[r].shape, src_origin = zero;
@@ -272,9 +295,10 @@ void Lowerer::all_to_all(TensorState& state, const TensorSpec& after, const std:
                       options_.name, options_.signal};
   const CollectiveBuffers buffers = pairwise_all_to_all(program_, spec, data);
   std::vector<Shape> before(p);
-  for (int i = 0; i < p; ++i) before[i] = state.local[group[i]].shape;
+  for (int i = 0; i < p; ++i) before[i] = shape_of(state, group[i]);
   for (int i = 0; i < p; ++i) {
     const int r = group[i];
+    if (!held(r)) continue;
     const Shape mine = local_view(after, mesh_, r).shape;
     LocalTensor out = new_local(r, mine);
     for (int k = 0; k < p; ++k) {
@@ -314,6 +338,7 @@ void Lowerer::apply_step(TensorState& state, const RedistributionStep& step) {
   const auto groups = mesh_.groups(d);
   for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
     const auto& group = groups[g];
+    if (!any_held(group)) continue;
     switch (step.collective) {
       case CollectiveKind::all_gather:
         all_gather(state, after, d, group, group_of(d, g));
@@ -328,7 +353,8 @@ void Lowerer::apply_step(TensorState& state, const RedistributionStep& step) {
         all_to_all(state, after, group, group_of(d, g), step.from.shard_dim(), step.to.shard_dim());
         break;
       case CollectiveKind::local_chunk:
-        for (int r : group) state.local[r] = local_chunk(state, after, r, step.to.shard_dim());
+        for (int r : group)
+          if (held(r)) state.local[r] = local_chunk(state, after, r, step.to.shard_dim());
         break;
       case CollectiveKind::none:
         break;  // one rank per group: its bytes already are the new placement's
@@ -336,8 +362,14 @@ void Lowerer::apply_step(TensorState& state, const RedistributionStep& step) {
         // Sum: the value stays on coordinate 0 of this dim, the others hold zeros. Avg:
         // every rank keeps it (the mean of equal values is the value).
         if (step.to.reduce_op() == ReduceOp::sum)
-          for (size_t i = 1; i < group.size(); ++i)
-            state.local[group[i]] = new_local(group[i], state.local[group[i]].shape);
+          for (size_t i = 1; i < group.size(); ++i) {
+            const int r = group[i];
+            if (held(r))
+              state.local[r] = new_local(r, state.local[r].shape);
+            else  // its zeros are memory replica 0's copy does not hold (coordinate 0 keeps
+                  // the value): counted where it is
+              program_.local_alloc(world(r), bytes_of(shape_of(state, r)));
+          }
         break;
     }
   }
@@ -429,26 +461,32 @@ void Lowerer::fused_allgather_matmul(const AllGatherFusion& fusion,
     spec.group = group_of(fusion.mesh_dim, g);
     spec.leading_is_batch = equation_->leading_is_batch();
     spec.gemm_per_leading =
-        equation_->gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
+        equation_->gemm_extent_per_leading(shape_of(inputs[lhs], groups[g][0]));
     spec.chunks = plan_.chosen_candidate().chunks;
     spec.name = options_.name;
     spec.signal = options_.signal + 1;
+    if (!any_held(groups[g])) continue;
     for (int r : groups[g]) {
+      GatherMatmulMember m;
+      m.rank = world(r);
+      m.compute_stream = stream(r);
+      m.comm_stream = program_.stream(world(r), options_.stream + "-comm");
+      if (!held(r)) {  // its shard's rows only: the blocks of the ring
+        spec.shard_rows.push_back(shape_of(inputs[lhs], r)[0]);
+        spec.members.push_back(m);
+        continue;
+      }
       const LocalTensor& shard = inputs[lhs].local[r];
       Shape a_row = shard.shape, c_row = outputs[r].shape;
       a_row[0] = c_row[0] = 1;
       spec.shard_rows.push_back(shard.shape[0]);
       spec.a_row_bytes = bytes_of(a_row);
-      GatherMatmulMember m;
       m.c_row_bytes = bytes_of(c_row);
       if (spec.leading_is_batch) {
         Shape b_row = inputs[plan_.problem.rhs_index()].local[r].shape;
         b_row[0] = 1;
         m.b_row_bytes = bytes_of(b_row);
       }
-      m.rank = world(r);
-      m.compute_stream = stream(r);
-      m.comm_stream = program_.stream(world(r), options_.stream + "-comm");
       m.a_shard = shard.ref;
       m.c = outputs[r].ref;
       m.work = local_matmul(r, inputs, outputs[r]);
@@ -471,11 +509,12 @@ std::vector<LocalTensor> Lowerer::fused_matmul_reducescatter(
   std::vector<LocalTensor> outputs(mesh_.size());
   const auto groups = mesh_.groups(fusion.mesh_dim);
   for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+    if (!any_held(groups[g])) continue;
     ScatterMatmulSpec spec;
     spec.group = group_of(fusion.mesh_dim, g);
     spec.leading_is_batch = equation_->leading_is_batch();
     spec.gemm_per_leading =
-        equation_->gemm_extent_per_leading(inputs[lhs].local[groups[g][0]].shape);
+        equation_->gemm_extent_per_leading(shape_of(inputs[lhs], groups[g][0]));
     spec.chunks = plan_.chosen_candidate().chunks;
     spec.name = options_.name;
     spec.signal = options_.signal + 1;
@@ -490,6 +529,10 @@ std::vector<LocalTensor> Lowerer::fused_matmul_reducescatter(
       m.rank = world(r);
       m.compute_stream = stream(r);
       m.comm_stream = program_.stream(world(r), options_.stream + "-comm");
+      if (!held(r)) {
+        spec.members.push_back(m);
+        continue;
+      }
       m.a = inputs[lhs].local[r].ref;
       Shape a_row = inputs[lhs].local[r].shape, b_row = inputs[rhs].local[r].shape;
       a_row[0] = b_row[0] = 1;
@@ -501,7 +544,7 @@ std::vector<LocalTensor> Lowerer::fused_matmul_reducescatter(
     const std::vector<BufferRef> blocks = overlapped_matmul_reducescatter(program_, spec);
     for (size_t i = 0; i < groups[g].size(); ++i) {
       const int r = groups[g][i];
-      outputs[r] = {blocks[i], local_view(target, mesh_, r).shape};
+      if (held(r)) outputs[r] = {blocks[i], local_view(target, mesh_, r).shape};
     }
   }
   return outputs;
@@ -550,7 +593,8 @@ LoweredPlan Lowerer::run() {
   } else {
     const TensorSpec out_spec{lowered.output_shape, dtype_, chosen.output_placements};
     for (int r = 0; r < mesh_.size(); ++r)
-      lowered.outputs.push_back(new_local(r, local_view(out_spec, mesh_, r).shape));
+      lowered.outputs.push_back(held(r) ? new_local(r, local_view(out_spec, mesh_, r).shape)
+                                        : LocalTensor{});
     if (problem.is_tensor_op()) {
       for (int r = 0; r < mesh_.size(); ++r)
         if (held(r))

@@ -204,15 +204,19 @@ def plan(op, a, b, mesh, inputs, *, bias=None, bias_in=None, out=None, dtype="fp
     return _json.loads(text)
 
 
-def simulate(scenario, *, emulate=False, time_limit_s=0.0, fuse=True, folded=False):
+def simulate(scenario, *, emulate=False, time_limit_s=0.0, fuse=True, folded=False,
+             fold_replicas=False):
     """Plans and simulates a scenario (a path, dict or Scenario) as `symmesh simulate --json`
     does and returns that report as a dict (total_time_s, ops, ...). A model's step on more
-    than 256 GPUs (or any, with folded=True) is simulated folded, one data-parallel replica
-    and one stage's data-parallel rings, and the dict is `symmesh layouts --json`'s for that
-    one layout (sizes[0]["best"][0], with its "simulated" step)."""
+    than 256 GPUs (or any, with fold_replicas=True) is simulated with its data-parallel
+    replicas folded into one: one replica's ranks run op by op, the report is the same
+    ("folded_replicas" and "simulated_ranks" say so). folded=True simulates the closed
+    form's step instead (one replica and one stage's data-parallel rings), and the dict is
+    `symmesh layouts --json`'s for that one layout (sizes[0]["best"][0], with its
+    "simulated" step)."""
     s = load_scenario(scenario)
     return _json.loads(_symmesh.simulate_json(s, emulate, float(time_limit_s), fuse,
-                                              bool(folded)))
+                                              bool(folded), bool(fold_replicas)))
 
 
 def sweep(scenario, *, jobs=1, time_limit_s=0.0, fuse=True):

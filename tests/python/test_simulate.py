@@ -44,11 +44,11 @@ class Simulate(CliTestCase):
         self.assertIn("no strategy fits in memory", str(caught.exception))
 
     def test_a_model_on_16384_gpus_is_folded_as_the_cli_folds_it(self):
-        # Meta's Llama 3.1 405B mesh [pp 16, dp 128, tp 8]: beyond 256 GPUs the step is
-        # simulated as one replica of 128 ranks and one stage's rings of 1,024.
+        # Meta's Llama 3.1 405B mesh [pp 16, dp 128, tp 8]: the closed form's step (folded)
+        # is simulated as one replica of 128 ranks and one stage's rings of 1,024.
         path = os.path.join(SCENARIOS, "training", "llama3-405b-train.yaml")
-        ours = symmesh.simulate(path)
-        cli = cli_json("simulate", "--json", path)
+        ours = symmesh.simulate(path, folded=True)
+        cli = cli_json("simulate", "--folded", "--json", path)
         self.assertEqual(without_wall_times(ours), without_wall_times(cli))
         step = ours["sizes"][0]["best"][0]["simulated"]
         self.assertEqual(step["represented_ranks"], 16384)
@@ -60,6 +60,22 @@ class Simulate(CliTestCase):
             symmesh.simulate(path, folded=True, emulate=True)
         self.assertEqual(str(caught.exception), cli_error("simulate", "--folded", "--emulate",
                                                           path))
+
+    def test_fold_replicas_reports_what_the_cli_reports(self):
+        # The shipped 8B step at [dp 2, tp 8]: one replica simulated, the same report.
+        path = os.path.join(SCENARIOS, "llama3-8b-train.yaml")
+        ours = symmesh.simulate(path, fold_replicas=True)
+        cli = cli_json("simulate", "--json", "--fold-replicas", path)
+        self.assertEqual(without_wall_clock(ours), without_wall_clock(cli))
+        self.assertAlmostEqual(ours["total_time_s"], symmesh.simulate(path)["total_time_s"],
+                               delta=1e-9 * ours["total_time_s"])
+
+    def test_fold_replicas_refuses_emulation_as_the_cli_does(self):
+        path = os.path.join(SCENARIOS, "llama3-8b-train.yaml")
+        with self.assertRaises(symmesh.ScenarioError) as caught:
+            symmesh.simulate(path, fold_replicas=True, emulate=True)
+        self.assertEqual(str(caught.exception),
+                         cli_error("simulate", "--fold-replicas", "--emulate", path))
 
 
 if __name__ == "__main__":

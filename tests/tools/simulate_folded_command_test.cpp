@@ -17,11 +17,12 @@ using ::testing::HasSubstr;
 
 const std::string kScenarios = std::string(SYMMESH_SOURCE_DIR) + "/scenarios/";
 
-// Meta's 405B run on 16,384 GPUs (The Llama 3 Herd of Models, Table 4): the step stands for
-// every GPU, simulated as one replica of pp·tp = 16·8 ranks and one stage's rings of
-// tp·dp = 8·128 ranks.
-TEST(SimulateFolded, The405bScenarioSimulatesAtItsOwnMesh) {
-  const auto r = run_symmesh("simulate " + kScenarios + "training/llama3-405b-train.yaml --json");
+// Meta's 405B run on 16,384 GPUs (The Llama 3 Herd of Models, Table 4), the closed form's
+// step (--folded): it stands for every GPU, simulated as one replica of pp·tp = 16·8 ranks
+// and one stage's rings of tp·dp = 8·128 ranks.
+TEST(SimulateFolded, The405bClosedFormStepSimulatesAtItsOwnMesh) {
+  const auto r =
+      run_symmesh("simulate --folded " + kScenarios + "training/llama3-405b-train.yaml --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["sizes"].size(), 1u);
@@ -35,11 +36,36 @@ TEST(SimulateFolded, The405bScenarioSimulatesAtItsOwnMesh) {
 }
 
 TEST(SimulateFolded, TheTextSaysTheStepWasFolded) {
-  const auto r = run_symmesh("simulate " + kScenarios + "training/llama3-70b-train.yaml");
+  const auto r = run_symmesh("simulate --folded " + kScenarios + "training/llama3-70b-train.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("symmesh simulate (folded)"));
   EXPECT_THAT(r.out, HasSubstr("tp 8 pp 4 dp 32"));
   EXPECT_THAT(r.out, HasSubstr("identical copies, not simulated"));
+  // The planned step with its replicas folded says how many ranks ran.
+  const auto planned =
+      run_symmesh("simulate --fold-replicas " + kScenarios + "llama3-8b-train.yaml");
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  EXPECT_THAT(planned.out,
+              HasSubstr("2 data-parallel replicas folded into one (8 of 16 ranks simulated)"));
+}
+
+// By default a model's step beyond 256 GPUs is the planned step, its 32 data-parallel
+// replicas folded into one. Its independent check is the closed form's step, another
+// program written from the transformer layer's table, simulated on the same cluster: the
+// two agree within 3 % (8.23 against 8.35 s on 2026-12-07).
+TEST(SimulateFolded, The70bPlannedStepFoldedAgreesWithTheClosedFormsStep) {
+  const std::string file = kScenarios + "training/llama3-70b-train.yaml";
+  const auto planned = run_symmesh("simulate --json " + file);
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto p = nlohmann::json::parse(planned.out);
+  EXPECT_EQ(p["folded_replicas"], 32);
+  EXPECT_EQ(p["simulated_ranks"], 32);  // pp 4 · tp 8
+  EXPECT_TRUE(p["warnings"].empty()) << p["warnings"];
+  const auto closed = run_symmesh("simulate --folded --json " + file);
+  ASSERT_EQ(closed.exit_code, 0) << closed.err;
+  const double closed_s =
+      nlohmann::json::parse(closed.out)["sizes"][0]["best"][0]["simulated"]["step_s"];
+  EXPECT_NEAR(p["total_time_s"].get<double>(), closed_s, 0.03 * closed_s);
 }
 
 // --folded on 16 GPUs: the same layout the file declares (dp 2 x tp 8, the 4 sequences of
@@ -66,8 +92,8 @@ TEST(SimulateFolded, FoldedOnASmallMeshAndItsTrace) {
 TEST(SimulateFolded, ATraceTooLargeIsRefusedAndNothingWritten) {
   const std::string dir = symmesh::testing::write_temp_scenario("folded-big-trace", "");
   const std::string trace = dir + ".trace.json";
-  const auto r = run_symmesh("simulate " + kScenarios + "training/llama3-405b-train.yaml --trace " +
-                             trace);
+  const auto r = run_symmesh("simulate --folded " + kScenarios +
+                             "training/llama3-405b-train.yaml --trace " + trace);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--trace"));
   EXPECT_FALSE(std::filesystem::exists(trace));
@@ -77,14 +103,30 @@ TEST(SimulateFolded, ATraceTooLargeIsRefusedAndNothingWritten) {
 TEST(SimulateFolded, WhatOnlyTheRankByRankRunHasIsRefused) {
   const std::string file = kScenarios + "training/llama3-405b-train.yaml";
   for (const char* flag : {"--emulate", "--no-fuse", "--collectives nccl", "--time-limit 5"}) {
-    const auto r = run_symmesh("simulate " + file + " " + flag);
+    const auto r = run_symmesh("simulate --folded " + file + " " + flag);
     EXPECT_EQ(r.exit_code, 2) << flag;
     EXPECT_THAT(r.err, HasSubstr("folded")) << flag;
   }
+  // The planned step folds its replicas: it runs the others, but carries no data.
+  const auto emulated = run_symmesh("simulate " + file + " --emulate");
+  EXPECT_EQ(emulated.exit_code, 2);
+  EXPECT_THAT(emulated.err, HasSubstr("folded into one, which carries no data"));
   const auto r = run_symmesh("simulate --folded --nccl-tests all_reduce --cluster " + kScenarios +
                              "clusters/dgx-h100.yaml");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--folded"));
+}
+
+// --fold-replicas is the planned step with one replica simulated: not the closed form's
+// (--folded), and with no data to carry.
+TEST(SimulateFolded, FoldReplicasIsRefusedWithFoldedOrEmulate) {
+  const std::string file = kScenarios + "llama3-8b-train.yaml";
+  for (const char* flags : {"--folded --fold-replicas", "--fold-replicas --emulate"}) {
+    const auto r = run_symmesh("simulate " + std::string(flags) + " " + file);
+    EXPECT_EQ(r.exit_code, 2) << flags;
+    EXPECT_THAT(r.err, HasSubstr("fold-replicas")) << flags;
+    EXPECT_TRUE(r.out.empty()) << flags;
+  }
 }
 
 TEST(ValidateFolded, TheShippedWholeModelScenariosAreValidAtTheirMesh) {

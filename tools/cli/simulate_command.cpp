@@ -46,8 +46,9 @@ int run_nccl_tests(const SimulateArgs& args) {
     throw InvalidArgument("give a scenario file or --nccl-tests, not both", "--nccl-tests");
   if (args.cluster.empty())
     throw InvalidArgument("--nccl-tests needs --cluster FILE (a cluster YAML)", "--cluster");
-  if (args.emulate || !args.trace.empty() || args.folded)
-    throw InvalidArgument("--emulate, --folded and --trace are for scenarios, not --nccl-tests",
+  if (args.emulate || !args.trace.empty() || args.folded || args.fold_replicas)
+    throw InvalidArgument("--emulate, --folded, --fold-replicas and --trace are for scenarios, "
+                          "not --nccl-tests",
                           "--nccl-tests");
   CollectivePerfRequest request;
   request.op = parse_nccl_tests_collective(args.nccl_tests);
@@ -100,18 +101,10 @@ int run_simulate(const SimulateArgs& args) {
         "--cluster and --gpus go with --nccl-tests (a scenario names its cluster)", "--cluster");
   Scenario scenario = load_scenario(args.scenario);
   check_output_path(args.trace, "--trace", files_read_for(scenario));
-  if (args.folded && args.fold_replicas)
-    throw InvalidArgument("--folded simulates the closed form's layer, --fold-replicas the "
-                          "planned step: give one",
-                          "--fold-replicas");
-  if (args.fold_replicas && args.emulate)
-    throw InvalidArgument("a step with its replicas folded carries no data: emulate it without "
-                          "--fold-replicas",
-                          "--fold-replicas");
-  if (args.folded || (!args.fold_replicas && simulated_folded(scenario)))
+  if (simulates_closed_form_step(scenario, args.folded, args.fold_replicas, args.emulate))
     return run_folded(args, scenario);
   EvaluationOptions options;
-  options.fold_replicas = args.fold_replicas;
+  options.fold_replicas = folds_replicas(scenario, args.fold_replicas);
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;
   options.fuse = !args.no_fuse;

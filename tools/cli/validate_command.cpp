@@ -20,24 +20,8 @@
 namespace symmesh::cli {
 namespace {
 
-// A model's step beyond the rank-by-rank size: what simulate will fold, checked and priced
-// (its layout, that it fits), not simulated.
-void validate_folded(const std::string& path, const Scenario& scenario) {
-  const evaluation::TrainingLayoutsRun run = evaluation::run_folded_step(scenario, false);
-  const strategies::TrainingEstimate& e = run.sizes.front().best.front();
-  std::cout << path << ": valid — a model's training step (" << to_string(e.layout)
-            << "), peak " << format_bytes(static_cast<int64_t>(e.memory.total()))
-            << " per GPU on " << e.layout.gpus() << " GPUs, mesh "
-            << to_string(DeviceMesh(scenario.mesh_shape, scenario.mesh_names))
-            << "; simulate folds it (one data-parallel replica of " << e.layout.pp * e.layout.tp
-            << " ranks and one stage's data-parallel rings)"
-            << (scenario.sweep ? ", with a sweep" : "")
-            << (scenario.objective ? ", with an objective" : "") << "\n";
-}
-
 void validate_one(const std::string& path) {
   Scenario scenario = load_scenario(path);
-  if (evaluation::simulated_folded(scenario)) return validate_folded(path, scenario);
   // Planning needs a model. Version 1 plans with dtensor, which needs nothing beyond the
   // mesh (the named model is checked when it runs). Version 2 plans with the scenario's
   // own model, so that the layout — and whether the step fits in memory — is the one
@@ -53,7 +37,13 @@ void validate_one(const std::string& path) {
   auto planned = std::make_shared<const strategies::PlannedWorkload>(
       strategies::plan_workload(scenario, *model));
   const int ranks = planned->world_size();
-  const auto workload = strategies::lower_workload(scenario, planned, {}, Program::counting(ranks));
+  // A model's step beyond the rank-by-rank size is counted as simulate lowers it: one
+  // data-parallel replica's ops (evaluation/folded_training_step.hpp).
+  strategies::WorkloadOptions lowering;
+  if (evaluation::simulated_folded(scenario))
+    lowering.fold_dim = evaluation::replica_fold_dim(*planned);
+  const auto workload =
+      strategies::lower_workload(scenario, planned, lowering, Program::counting(ranks));
   // What simulate refuses for host memory, validate refuses too, with the same words.
   evaluation::check_host_memory(
       scenario, evaluation::estimate_host_memory(workload.program, *planned, false, false), false,
@@ -70,7 +60,13 @@ void validate_one(const std::string& path) {
                     : "")
             << " on " << scenario.cluster.num_gpus() << " GPUs, mesh "
             << to_string(DeviceMesh(scenario.mesh_shape, scenario.mesh_names)) << ", cost model "
-            << scenario.cost_model << (scenario.sweep ? ", with a sweep" : "")
+            << scenario.cost_model
+            << (workload.program.folding().folds()
+                    ? "; simulate folds its " +
+                          std::to_string(workload.program.folding().replicas) +
+                          " data-parallel replicas into one"
+                    : "")
+            << (scenario.sweep ? ", with a sweep" : "")
             << (scenario.objective ? ", with an objective" : "") << "\n";
 }
 
