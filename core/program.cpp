@@ -306,7 +306,8 @@ SymmetricHandle Program::symm_alloc(GroupId group_id, int64_t bytes) {
   const Group& g = group(group_id);
   if (bytes < 0) throw InvalidArgument("negative size", "Program::symm_alloc");
   const int64_t all_ranks = times(bytes, g.ranks.size(), "Program::symm_alloc");
-  for (int r : g.ranks) add_bytes(allocated_[r], bytes, "Program::symm_alloc");
+  for (int r : g.ranks)  // a folded member's copy is its copy's in replica 0 (local_alloc)
+    if (holds(r)) add_bytes(allocated_[r], bytes, "Program::symm_alloc");
   add_bytes(counts_.buffer_bytes, all_ranks, "Program::symm_alloc");
   SymmetricHandle handle{static_cast<int>(symmetric_.size()), group_id, bytes};
   symmetric_.push_back(handle);
@@ -317,10 +318,10 @@ SymmetricHandle Program::symm_alloc(GroupId group_id, int64_t bytes) {
 BufferRef Program::local_alloc(int rank, int64_t bytes) {
   check_rank(rank, "Program::local_alloc");
   if (bytes < 0) throw InvalidArgument("negative size", "Program::local_alloc");
-  add_bytes(allocated_[rank], bytes, "Program::local_alloc");
-  // A folded rank's buffer is only counted in its allocated bytes (what it would hold):
-  // no op of it is kept, so no buffer is made (id -1).
+  // A folded rank's buffer is its copy's in replica 0: no op of it is kept, so nothing is
+  // made (id -1) or counted (add_folded_bytes counts what differs).
   if (!holds(rank)) return {BufferRef::Space::local, -1, 0, bytes};
+  add_bytes(allocated_[rank], bytes, "Program::local_alloc");
   add_bytes(counts_.buffer_bytes, bytes, "Program::local_alloc");
   const int id = static_cast<int>(local_.size());
   local_.push_back({id, rank, bytes, {}});
@@ -530,6 +531,13 @@ void Program::fold_replicas(const ReplicaFolding& folding) {
     throw InvalidArgument("replicas are folded before any op is appended", "Program");
   folding.check(world_size_);
   folding_ = folding;
+}
+
+void Program::add_folded_bytes(int rank, int64_t bytes) {
+  check_rank(rank, "Program::add_folded_bytes");
+  if (holds(rank)) throw InvalidArgument("rank " + std::to_string(rank) + " is not folded",
+                                         "Program::add_folded_bytes");
+  add_bytes(allocated_[rank], bytes, "Program::add_folded_bytes");
 }
 
 int Program::held_members(GroupId group_id) const {

@@ -340,14 +340,17 @@ class Program {
 
   // Folds identical replicas (core/replica_folding.hpp): from now on the ops appended to a
   // folded rank are dropped unchecked (its mirror's, the same ops, are checked) and counted
-  // in neither counts() nor the bound; its local_alloc only adds to allocated_bytes() and
-  // returns a buffer of id -1. Groups, symmetric buffers, streams and events are kept for
-  // every rank. Throws InvalidArgument
+  // in neither counts() nor the bound; its local_alloc returns a buffer of id -1 and counts
+  // nothing (its copy in replica 0 holds the same). Groups, symmetric buffers, streams and
+  // events are kept for every rank. Throws InvalidArgument
   // once an op has been appended, or for a folding that does not tile the world.
   void fold_replicas(const ReplicaFolding& folding);
   const ReplicaFolding& folding() const { return folding_; }
   // Whether `rank`'s ops are held: every rank's unless folded.
   bool holds(int rank) const { return folding_.represented(rank); }
+  // What a folded rank holds beyond its copy in replica 0 (a local Partial's zeros off
+  // coordinate 0), added to its allocated_bytes(); throws InvalidArgument for a held rank.
+  void add_folded_bytes(int rank, int64_t bytes);
   // The members of `group` whose ops are held: all of them unless the Program folds.
   int held_members(GroupId group) const;
 
@@ -477,7 +480,8 @@ class Program {
   int event_count() const { return next_event_; }
   int event_owner_rank(EventId event) const;
   int group_count() const { return static_cast<int>(groups_.size()); }
-  // Bytes allocated on `rank` so far: its local buffers and its copies of symmetric ones.
+  // Bytes allocated on `rank` so far: its local buffers and its copies of symmetric ones (a
+  // folded rank: what it holds beyond its copy in replica 0).
   int64_t allocated_bytes(int rank) const { return allocated_.at(rank); }
 
   // What this Program holds or, counting, would hold.

@@ -1,15 +1,20 @@
 #pragma once
-// A model scenario's training step at its own mesh, simulated folded: what `symmesh
-// simulate` and `validate` run for a model: scenario on more GPUs than the rank-by-rank
-// dataflow serves (kMaxRankByRankModelGpus), or on any count with `simulate --folded`.
+// A model scenario's training step at its own mesh, folded. Rank by rank, a step is written
+// out for every GPU: Llama 3.1 405B on 16,384 GPUs holds about 970 M stream ops and would
+// need about 105 GB of host memory. Its dp replicas are identical copies of one another,
+// and two programs fold them:
 //
-// Rank by rank, a step is written out for every GPU: Llama 3.1 405B on 16,384 GPUs holds
-// about 970 M stream ops and would need about 105 GB of host memory (and 290 s only to
-// plan and count it). Folded, its dp replicas — identical copies of one another — are one
-// replica, simulated op by op (pp·tp ranks: every micro-batch's forward and backward on
-// every stage, the tensor-parallel collectives, the sends between stages, the optimizer
-// step), and the data-parallel rings of one stage are simulated side by side on their own
-// nodes (tp·dp ranks); evaluation/simulated_training_step.hpp says how the two compose.
+//   the planned step    what `symmesh simulate` and `validate` run for a model: scenario on
+//                       more GPUs than kMaxRankByRankModelGpus (or any with
+//                       `--fold-replicas`): the planner's step lowered with replica 0's ops
+//                       only (core/replica_folding.hpp, EvaluationOptions::fold_replicas).
+//   the closed form's   `simulate --folded` (run_folded_step below): one replica of the
+//                       closed form's layer, simulated op by op (pp·tp ranks: every
+//                       micro-batch's forward and backward on every stage, the
+//                       tensor-parallel collectives, the sends between stages, the
+//                       optimizer step), and the data-parallel rings of one stage side by
+//                       side on their own nodes (tp·dp ranks);
+//                       evaluation/simulated_training_step.hpp says how the two compose.
 //
 // The layout is the one the scenario declares, nothing searched: tp, pp and dp from the
 // mesh's dims of those names, model.micro_batch (or global_batch / dp), model.recompute,

@@ -10,6 +10,7 @@
 #include "core/trace_writer.hpp"
 #include "evaluation/backends.hpp"
 #include "evaluation/dtype_values.hpp"
+#include "evaluation/folded_training_step.hpp"
 #include "scenario/model_expansion.hpp"
 #include "sim/sim_options.hpp"
 
@@ -17,11 +18,14 @@ namespace symmesh::evaluation {
 
 namespace {
 
-strategies::WorkloadOptions workload_options(const strategies::PlannedWorkload& planned,
+// A model's step beyond the rank-by-rank size is always folded (simulated_folded), in a
+// sweep's points as in simulate.
+strategies::WorkloadOptions workload_options(const Scenario& scenario,
+                                             const strategies::PlannedWorkload& planned,
                                              const EvaluationOptions& options) {
   strategies::WorkloadOptions out;
   out.emulate = options.emulate;
-  if (options.fold_replicas) out.fold_dim = replica_fold_dim(planned);
+  if (folds_replicas(scenario, options.fold_replicas)) out.fold_dim = replica_fold_dim(planned);
   out.encode = encode_values;
   out.decode = decode_values;
   return out;
@@ -58,8 +62,9 @@ std::unique_ptr<SizedScenario> size_scenario(const Scenario& scenario,
   sized->scenario = scenario;
   sized->planned = std::make_shared<const strategies::PlannedWorkload>(
       strategies::plan_workload(sized->scenario, *scenario_cost_model(scenario, options.fuse)));
-  sized->counted = strategies::lower_workload(sized->scenario, sized->planned,
-                                              workload_options(*sized->planned, options),
+  const strategies::WorkloadOptions lowering =
+      workload_options(sized->scenario, *sized->planned, options);
+  sized->counted = strategies::lower_workload(sized->scenario, sized->planned, lowering,
                                               Program::counting(sized->planned->world_size()))
                        .program;
   sized->estimate = estimate_host_memory(sized->counted, *sized->planned, options.emulate,
@@ -79,7 +84,8 @@ std::unique_ptr<PreparedScenario> lower_sized(std::unique_ptr<SizedScenario> siz
   Program program(sized->counted.world_size());
   program.reserve_like(sized->counted);
   sized->counted = Program(1);  // the count is no longer needed
-  const strategies::WorkloadOptions lowering = workload_options(*sized->planned, options);
+  const strategies::WorkloadOptions lowering =
+      workload_options(prepared->scenario, *sized->planned, options);
   prepared->workload = strategies::lower_workload(prepared->scenario, std::move(sized->planned),
                                                   lowering, std::move(program));
   prepared->request.carry_data = options.emulate;

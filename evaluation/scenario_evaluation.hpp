@@ -29,6 +29,8 @@ struct EvaluationOptions {
   // Fold the step's data-parallel replicas into the first (core/replica_folding.hpp): the
   // Program holds one replica's ops and the simulator reads the others off it by symmetry.
   // Only what the mesh's dp dim (of more than one) replicates is folded; not with emulation.
+  // A model's step beyond kMaxRankByRankModelGpus (evaluation/folded_training_step.hpp) is
+  // folded whatever this says.
   bool fold_replicas = false;
   // What the host memory guard compares with (evaluation/host_memory.hpp): unset, this
   // machine's MemAvailable when the scenario is prepared; set, that figure (the sweep reads

@@ -113,7 +113,7 @@ std::string simulate_json(const Scenario& scenario, bool emulate, double time_li
     return reports::layouts_json(scenario, evaluation::run_folded_step(scenario, true)).dump();
   }
   auto options = evaluation_options(emulate, time_limit_s, fuse);
-  options.fold_replicas = evaluation::folds_replicas(scenario, fold_replicas);
+  options.fold_replicas = fold_replicas;
   py::gil_scoped_release unlocked;
   const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
   return reports::simulation_report_json(evaluation::evaluate_scenario(scenario, options).report)

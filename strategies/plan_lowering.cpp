@@ -48,7 +48,8 @@ class Lowerer {
   // skipped: its piece in a TensorState stays empty (shape_of gives its shape), it gets no
   // buffer and no op, and a group of folded ranks only is not lowered at all. Its copy in
   // replica 0 stands for it; only what differs from that copy is written for it (the
-  // zeros a local Partial keeps off coordinate 0, in its allocated bytes).
+  // zeros a local Partial keeps off coordinate 0, in its allocated bytes, which the
+  // workload lowering adds to its copy's).
   bool held(int mesh_rank) const { return program_.holds(world(mesh_rank)); }
   bool any_held(const std::vector<int>& group) const {
     for (int r : group)
@@ -368,7 +369,7 @@ void Lowerer::apply_step(TensorState& state, const RedistributionStep& step) {
               state.local[r] = new_local(r, state.local[r].shape);
             else  // its zeros are memory replica 0's copy does not hold (coordinate 0 keeps
                   // the value): counted where it is
-              program_.local_alloc(world(r), bytes_of(shape_of(state, r)));
+              program_.add_folded_bytes(world(r), bytes_of(shape_of(state, r)));
           }
         break;
     }

@@ -521,9 +521,14 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
     }
     // (An update's buffer stands for the optimizer state the step's memory already holds.)
     if (op.kind != OpKind::optimizer_step)
-      for (int r = first_rank; r < first_rank + stage_size; ++r)
-        lowered.peak_memory_bytes_per_rank =
-            std::max(lowered.peak_memory_bytes_per_rank, p.allocated_bytes(r) - before[r]);
+      for (int r = first_rank; r < first_rank + stage_size; ++r) {
+        // A folded rank holds what its copy in replica 0 holds (not allocated for it) and
+        // what differs from it (allocated: a local Partial's zeros off coordinate 0).
+        const int copy = p.folding().mirror(r);
+        const int64_t held = copy == r ? 0 : p.allocated_bytes(copy) - before[copy];
+        lowered.peak_memory_bytes_per_rank = std::max(lowered.peak_memory_bytes_per_rank,
+                                                      held + p.allocated_bytes(r) - before[r]);
+      }
     if (!planned->dataflow) {
       if (capacity > 0 && lowered.peak_memory_bytes_per_rank > capacity)
         throw InvalidArgument(

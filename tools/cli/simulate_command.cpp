@@ -104,7 +104,7 @@ int run_simulate(const SimulateArgs& args) {
   if (simulates_closed_form_step(scenario, args.folded, args.fold_replicas, args.emulate))
     return run_folded(args, scenario);
   EvaluationOptions options;
-  options.fold_replicas = folds_replicas(scenario, args.fold_replicas);
+  options.fold_replicas = args.fold_replicas;  // beyond 256 GPUs a model's step folds anyway
   options.emulate = args.emulate;
   options.wall_clock_limit_s = args.time_limit_s;
   options.fuse = !args.no_fuse;
