@@ -511,19 +511,18 @@ GroupId Program::group_of(const StreamOp& op) const {
   }
 }
 
-bool Program::append(int rank, StreamId stream, const StreamOp& op) {
+void Program::append(int rank, StreamId stream, const StreamOp& op) {
   check_rank(rank, "Program");
   if (stream < 0 || stream >= static_cast<int>(streams_[rank].size()))
     throw InvalidArgument("unknown stream " + std::to_string(stream), "Program", rank);
   if (op.label_ >= labels_.size())
     throw InvalidArgument("unknown label " + std::to_string(op.label_), "Program", rank);
-  if (!holds(rank)) return false;
+  if (!holds(rank)) return;
   if (counts_.stream_ops >= max_stream_ops_)
     throw TooManyStreamOps(too_many_text(counts_.stream_ops + 1, max_stream_ops_), "Program");
   ++stream_ops_[rank][stream];
   ++counts_.stream_ops;
   if (!counting_) streams_[rank][stream].ops.push_back(op);
-  return true;
 }
 
 void Program::fold_replicas(const ReplicaFolding& folding) {
@@ -555,7 +554,7 @@ void Program::append_work(int rank, StreamId stream, StreamOp::Kind kind, LabelI
   op.kind_ = kind;
   op.label_ = label;
   op.index_ = static_cast<int32_t>(counting_ ? 0 : table.size());
-  if (!append(rank, stream, op)) return;
+  append(rank, stream, op);
   ++count;
   if (!counting_) table.push_back(work);
 }

@@ -495,8 +495,9 @@ class Program {
 
  private:
   void check_rank(int rank, const char* where) const;
-  // Checks and appends; false when the rank is folded and the op dropped.
-  bool append(int rank, StreamId stream, const StreamOp& op);
+  // Checks and appends; drops the op of a folded rank (the ops every member of a group
+  // gets: barriers, frees; and events).
+  void append(int rank, StreamId stream, const StreamOp& op);
   // An op whose work sits in a side table (matmuls, copies, tensor ops).
   template <typename Work>
   void append_work(int rank, StreamId stream, StreamOp::Kind kind, LabelId label,

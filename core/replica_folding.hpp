@@ -32,7 +32,7 @@ struct ReplicaFolding {
   bool folds() const { return replicas > 1; }
   int replica_of(int rank) const { return (rank / stride) % replicas; }
   bool represented(int rank) const { return replica_of(rank) == 0; }
-  // The represented rank whose ops `rank`'s copy: its replica set to 0.
+  // The represented rank whose ops `rank`'s ops copy: `rank` with its replica set to 0.
   int mirror(int rank) const { return rank - replica_of(rank) * stride; }
   // τ_by(rank): its replica moved by `by` (any sign), its other coordinates kept.
   int shifted(int rank, int by) const {

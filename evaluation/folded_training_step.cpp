@@ -77,7 +77,7 @@ Scenario folded_step_scenario(const Scenario& s) {
   return step;
 }
 
-TrainingLayoutsRun run_folded_step(const Scenario& s, bool simulate) {
+TrainingLayoutsRun run_folded_step(const Scenario& s) {
   const strategies::TrainingLayout l = declared_training_layout(s);
   const Scenario step = folded_step_scenario(s);
   // The declared layout, every dimension held: the layouts search prices exactly it.
@@ -88,7 +88,7 @@ TrainingLayoutsRun run_folded_step(const Scenario& s, bool simulate) {
   only.virtual_stages = {l.virtual_stages};
   only.recomputes = {l.recompute};
   only.zero_stages = {l.zero_stage};
-  TrainingLayoutsRun run = run_training_layouts(step, {l.gpus()}, 1, simulate ? 1 : 0, only);
+  TrainingLayoutsRun run = run_training_layouts(step, {l.gpus()}, 1, 1, only);
   const TrainingLayoutsAtSize& at = run.sizes.front();
   if (at.best.empty()) {
     const strategies::TrainingEstimate e = strategies::estimate_training_step(
@@ -103,7 +103,7 @@ TrainingLayoutsRun run_folded_step(const Scenario& s, bool simulate) {
             " (symmesh layouts finds the layouts that fit)",
         s.model_where_text());
   }
-  if (simulate && !at.simulated.front().simulated())
+  if (!at.simulated.front().simulated())
     throw InvalidArgument("not simulated: " + at.simulated.front().not_simulated +
                               " (priced: " + format_fixed(at.best.front().step_s, 3) +
                               " s a step; symmesh layouts prints it)",

@@ -49,12 +49,12 @@ strategies::TrainingLayout declared_training_layout(const Scenario& scenario);
 // the folded simulation prices.
 Scenario folded_step_scenario(const Scenario& scenario);
 
-// The declared layout priced (`simulate`: and simulated; `validate`: priced only) as
-// `symmesh layouts` reports one layout (reports/layouts_report.hpp). Throws InvalidArgument
-// (exit 2) as declared_training_layout does; when the step does not fit in the GPU's memory
-// (naming what it needs, by kind); and, when simulating, when its replica holds more stream
-// ops than kMaxSimulatedStreamOps (with its priced step).
-TrainingLayoutsRun run_folded_step(const Scenario& scenario, bool simulate);
+// The declared layout priced and simulated (`simulate --folded`) as `symmesh layouts`
+// reports one layout (reports/layouts_report.hpp). Throws InvalidArgument (exit 2) as
+// declared_training_layout does; when the step does not fit in the GPU's memory (naming
+// what it needs, by kind); and when its replica holds more stream ops than
+// kMaxSimulatedStreamOps (with its priced step).
+TrainingLayoutsRun run_folded_step(const Scenario& scenario);
 
 // What a simulation is asked for beyond the scenario (the CLI's flags, the Python keywords).
 struct FoldedRequest {

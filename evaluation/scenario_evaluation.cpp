@@ -18,9 +18,21 @@ namespace symmesh::evaluation {
 
 namespace {
 
+// The dim folds_replicas folds in `planned`'s step: its dp dim (the scenario's mesh less
+// pp) when of more than one, else -1 (nothing to fold).
+int replica_fold_dim(const strategies::PlannedWorkload& planned) {
+  const std::vector<std::string>& names = planned.mesh.dim_names();
+  for (size_t d = 0; d < names.size(); ++d)
+    if (names[d] == scenario::kDataParallelDim && planned.mesh.shape()[d] > 1)
+      return static_cast<int>(d);
+  return -1;
+}
+
+}  // namespace
+
 // A model's step beyond the rank-by-rank size is always folded (simulated_folded), in a
 // sweep's points as in simulate.
-strategies::WorkloadOptions workload_options(const Scenario& scenario,
+strategies::WorkloadOptions lowering_options(const Scenario& scenario,
                                              const strategies::PlannedWorkload& planned,
                                              const EvaluationOptions& options) {
   strategies::WorkloadOptions out;
@@ -29,16 +41,6 @@ strategies::WorkloadOptions workload_options(const Scenario& scenario,
   out.encode = encode_values;
   out.decode = decode_values;
   return out;
-}
-
-}  // namespace
-
-int replica_fold_dim(const strategies::PlannedWorkload& planned) {
-  const std::vector<std::string>& names = planned.mesh.dim_names();
-  for (size_t d = 0; d < names.size(); ++d)
-    if (names[d] == scenario::kDataParallelDim && planned.mesh.shape()[d] > 1)
-      return static_cast<int>(d);
-  return -1;
 }
 
 // It only matters for planned ops: a workload of transfers needs none.
@@ -63,7 +65,7 @@ std::unique_ptr<SizedScenario> size_scenario(const Scenario& scenario,
   sized->planned = std::make_shared<const strategies::PlannedWorkload>(
       strategies::plan_workload(sized->scenario, *scenario_cost_model(scenario, options.fuse)));
   const strategies::WorkloadOptions lowering =
-      workload_options(sized->scenario, *sized->planned, options);
+      lowering_options(sized->scenario, *sized->planned, options);
   sized->counted = strategies::lower_workload(sized->scenario, sized->planned, lowering,
                                               Program::counting(sized->planned->world_size()))
                        .program;
@@ -85,7 +87,7 @@ std::unique_ptr<PreparedScenario> lower_sized(std::unique_ptr<SizedScenario> siz
   program.reserve_like(sized->counted);
   sized->counted = Program(1);  // the count is no longer needed
   const strategies::WorkloadOptions lowering =
-      workload_options(prepared->scenario, *sized->planned, options);
+      lowering_options(prepared->scenario, *sized->planned, options);
   prepared->workload = strategies::lower_workload(prepared->scenario, std::move(sized->planned),
                                                   lowering, std::move(program));
   prepared->request.carry_data = options.emulate;

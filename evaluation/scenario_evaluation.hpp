@@ -38,9 +38,13 @@ struct EvaluationOptions {
   std::optional<HostMemory> host_memory;
 };
 
-// The mesh dim EvaluationOptions::fold_replicas folds in `planned`'s step: its dp dim (the
-// scenario's mesh less pp) when of more than one, else -1 (nothing to fold).
-int replica_fold_dim(const strategies::PlannedWorkload& planned);
+// How `scenario`'s planned step is lowered for these options: emulated or not, and with
+// its data-parallel replicas folded when asked or beyond the rank-by-rank size
+// (folds_replicas, evaluation/folded_training_step.hpp). Simulate, sweep and validate lower
+// through it, so that they count and run the same Program.
+strategies::WorkloadOptions lowering_options(const Scenario& scenario,
+                                             const strategies::PlannedWorkload& planned,
+                                             const EvaluationOptions& options);
 
 struct Evaluation {
   SimulationReport report;

@@ -110,7 +110,7 @@ std::string simulate_json(const Scenario& scenario, bool emulate, double time_li
         {.emulate = emulate, .fuse = fuse, .time_limit_s = time_limit_s});
     py::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(library_mutex());
-    return reports::layouts_json(scenario, evaluation::run_folded_step(scenario, true)).dump();
+    return reports::layouts_json(scenario, evaluation::run_folded_step(scenario)).dump();
   }
   auto options = evaluation_options(emulate, time_limit_s, fuse);
   options.fold_replicas = fold_replicas;

@@ -58,8 +58,8 @@ struct WorkloadOptions {
   int fold_dim = -1;
 };
 
-// The folding of `mesh`'s dim `dim` in a step of `stages` pipeline stages, whose world rank
-// is stage · mesh.size() + the mesh rank (row-major).
+// The folding of `mesh`'s dim `dim` in a step whose world rank is stage · mesh.size() + the
+// mesh rank (row-major), whatever its pipeline stages.
 ReplicaFolding replica_folding(const DeviceMesh& mesh, int dim);
 
 // The report row of the micro-batches before the last (gradient accumulation).

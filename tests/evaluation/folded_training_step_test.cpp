@@ -65,7 +65,7 @@ TEST(FoldedTrainingStep, TheShipped405bDeclaresMetasLayout) {
 // are 2,048 sequences / 128 replicas.
 TEST(FoldedTrainingStep, The405bStepStandsForEveryGpu) {
   const Scenario s = load_scenario(kScenarios + "/training/llama3-405b-train.yaml");
-  const TrainingLayoutsRun run = run_folded_step(s, true);
+  const TrainingLayoutsRun run = run_folded_step(s);
   ASSERT_EQ(run.sizes.size(), 1u);
   const TrainingLayoutsAtSize& at = run.sizes.front();
   EXPECT_EQ(at.gpus, 16384);
@@ -139,7 +139,7 @@ TEST(FoldedTrainingStep, AStepThatDoesNotFitSaysWhatItNeeds) {
           kScenarios + "/models/llama3.1-8b.json, seq: 8192, global_batch: 32768}\n" +
           "training: {optimizer: adam}\n",
       "folded.yaml");
-  const std::string message = refusal([&] { run_folded_step(s, false); });
+  const std::string message = refusal([&] { run_folded_step(s); });
   EXPECT_THAT(message, HasSubstr("needs"));
   EXPECT_THAT(message, HasSubstr("activations"));
   EXPECT_THAT(message, HasSubstr("has 80.00 GiB"));

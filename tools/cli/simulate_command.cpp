@@ -83,7 +83,7 @@ int run_folded(const SimulateArgs& args, const Scenario& scenario) {
     trace = folded_step_trace_json(scenario, why);
     if (trace.empty()) throw InvalidArgument("no trace written: " + why, "--trace");
   }
-  const TrainingLayoutsRun run = run_folded_step(scenario, true);
+  const TrainingLayoutsRun run = run_folded_step(scenario);
   if (!args.trace.empty()) write_file_atomically(args.trace, trace, "--trace");
   if (args.json)
     std::cout << reports::layouts_json(scenario, run).dump(2) << "\n";

@@ -37,13 +37,11 @@ void validate_one(const std::string& path) {
   auto planned = std::make_shared<const strategies::PlannedWorkload>(
       strategies::plan_workload(scenario, *model));
   const int ranks = planned->world_size();
-  // A model's step beyond the rank-by-rank size is counted as simulate lowers it: one
-  // data-parallel replica's ops (evaluation/folded_training_step.hpp).
-  strategies::WorkloadOptions lowering;
-  if (evaluation::simulated_folded(scenario))
-    lowering.fold_dim = evaluation::replica_fold_dim(*planned);
-  const auto workload =
-      strategies::lower_workload(scenario, planned, lowering, Program::counting(ranks));
+  // Counted as simulate lowers it (beyond the rank-by-rank size, one data-parallel
+  // replica's ops).
+  const auto workload = strategies::lower_workload(
+      scenario, planned, evaluation::lowering_options(scenario, *planned, {}),
+      Program::counting(ranks));
   // What simulate refuses for host memory, validate refuses too, with the same words.
   evaluation::check_host_memory(
       scenario, evaluation::estimate_host_memory(workload.program, *planned, false, false), false,
