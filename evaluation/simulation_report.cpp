@@ -116,6 +116,7 @@ StepReport step_report(const strategies::PlannedWorkload& planned, const Cluster
   out.gpu = cluster.gpu.name;
   out.serial_estimate_s = layout.serial_cost_us * 1e-6;
   out.overlapped_estimate_s = layout.step_cost_us * 1e-6;
+  if (planned.price) out.priced_step_s = planned.price->step_us * 1e-6;
   out.layouts_priced = layout.stats.layouts_priced;
   out.states_expanded = layout.stats.states_expanded;
   out.search_s = layout.stats.seconds;

@@ -98,6 +98,9 @@ struct StepReport {
   std::string gpu;
   double serial_estimate_s = 0;      // every op and reduction in series
   double overlapped_estimate_s = 0;  // the search's objective: reductions on the comm stream
+  // The planned step priced in closed form, through its pipeline schedule
+  // (strategies/planned_step_price.hpp): the analytic reading of what was simulated.
+  double priced_step_s = 0;
   int64_t layouts_priced = 0;
   int64_t states_expanded = 0;
   double search_s = 0;
@@ -119,6 +122,7 @@ void fields(Io& io, FieldsOf<StepReport> auto& s) {
   io("peak_op", s.peak_op), io("capacity_bytes", s.capacity_bytes), io("gpu", s.gpu);
   io("serial_estimate_s", s.serial_estimate_s);
   io("overlapped_estimate_s", s.overlapped_estimate_s);
+  io("priced_step_s", s.priced_step_s);
   io("layouts_priced", s.layouts_priced), io("states_expanded", s.states_expanded);
   io("search_s", s.search_s), io("beam_width", s.beam_width);
   io("gradient_reductions", s.gradient_reductions), io("pipeline_stages", s.pipeline_stages);

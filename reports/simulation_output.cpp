@@ -60,6 +60,12 @@ std::string step_text(const SimulationReport& report) {
     out += "; " + std::to_string(step.gradient_reductions) + " gradient reduction" +
            (step.gradient_reductions == 1 ? "" : "s") + " on the communication stream";
   out += "\n";
+  if (step.priced_step_s > 0 && report.total_time_s > 0)
+    out += "priced: " + format_fixed(step.priced_step_s * 1e3, 4) +
+           " ms (the planned ops' prices through " +
+           (step.pipeline_stages > 1 ? "the pipeline schedule" : "the two streams") +
+           "); simulated " + format_fixed(report.total_time_s * 1e3, 4) + " ms, " +
+           format_fixed(100 * (report.total_time_s / step.priced_step_s - 1), 1) + "% off\n";
   if (report.model)
     out += "model: " + report.model->model + ", " + std::to_string(report.model->tokens_per_step) +
            " tokens per step: " + format_fixed(report.model->tokens_per_s, 0) + " tokens/s, " +
@@ -308,6 +314,7 @@ nlohmann::json simulation_report_json(const SimulationReport& report) {
                  {"gpu_memory_bytes", step.capacity_bytes},
                  {"serial_estimate_s", step.serial_estimate_s},
                  {"overlapped_estimate_s", step.overlapped_estimate_s},
+                 {"priced_step_s", step.priced_step_s},
                  {"layouts_priced", step.layouts_priced},
                  {"states_expanded", step.states_expanded},
                  {"search_s", step.search_s},

@@ -122,7 +122,7 @@ std::vector<State> Search::advance(const std::vector<State>& beam, int i) {
                   (g_.micro_batches - 1) * (option->cost_us - option->reduction_us);
       // Ranked by the overlapped time, plus the reductions foreseen for parameters placed
       // so far (counted whole: how much of them the backward will hide is not known yet).
-      n.streams = s.streams.after(*option, g_.micro_batches);
+      n.streams = s.streams.after(option->timing(), g_.micro_batches);
       n.rank_us = n.streams.step_us() + foreseen_sum(s, *option);
       move_past(s, option.get(), i, n.live_bytes, n.key);
       if (slots_keyed_ && slot >= 0 && s.slot_choice[slot] < 0)
@@ -185,6 +185,7 @@ StepLayout Search::layout_of(const State& s) const {
   StepLayout out;
   out.ops.resize(g_.ops.size());
   out.transient_bytes.assign(g_.ops.size(), 0);
+  out.timings.assign(g_.ops.size(), OpTiming{});
   out.placements.resize(g_.tensors.size());
   for (TensorId t = 0; t < static_cast<TensorId>(g_.tensors.size()); ++t)
     out.placements[t] = s.placed[t] >= 0 ? table_.at(s.placed[t])
@@ -192,6 +193,7 @@ StepLayout Search::layout_of(const State& s) const {
   for (const Choice* c = s.history.get(); c; c = c->parent.get()) {
     out.ops[c->op] = *c->option->layout;
     out.transient_bytes[c->op] = c->option->transient_bytes;
+    out.timings[c->op] = c->option->timing();
     if (c->option->reduction) out.reductions.push_back(*c->option->reduction);
   }
   std::reverse(out.reductions.begin(), out.reductions.end());

@@ -38,7 +38,8 @@
 // With pipeline stages (graph.stages > 1) the memory is counted per stage, as step_memory
 // counts it (the micro-batches in flight included), each op against its own stage's; the
 // objective still adds every stage's ops in series (a layout choice is the same trade-off on
-// every stage; the simulator times the pipeline).
+// every stage; the simulator times the pipeline, and strategies/planned_step_price.hpp
+// prices it). The two-stream rule is strategies/step_streams.hpp's.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -49,6 +50,7 @@
 #include "strategies/cost_model.hpp"
 #include "strategies/dataflow_graph.hpp"
 #include "strategies/step_memory.hpp"
+#include "strategies/step_streams.hpp"
 
 namespace symmesh::strategies {
 
@@ -108,6 +110,9 @@ struct StepLayout {
   std::vector<std::optional<OpLayout>> ops;  // per graph op; matrix ops only
   std::vector<GradientReduction> reductions;
   std::vector<int64_t> transient_bytes;  // per graph op
+  // Per graph op, what the objective ran of it on each stream (zero for an op without
+  // tensors): what strategies/planned_step_price.hpp schedules.
+  std::vector<OpTiming> timings;
   double serial_cost_us = 0;             // every op and reduction in series
   double step_cost_us = 0;  // the search's objective: reductions overlapped, as scheduled
   StepMemory memory;        // the busiest pipeline stage's

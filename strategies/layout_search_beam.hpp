@@ -17,6 +17,7 @@
 #include "core/errors.hpp"
 #include "strategies/layout_search.hpp"
 #include "strategies/op_rules.hpp"
+#include "strategies/step_streams.hpp"
 
 namespace symmesh::strategies::layout_search_detail {
 
@@ -74,45 +75,19 @@ struct Option {
   // The strategy as placements (inputs as computed, output as made), interned: what a later
   // layer's op in the same slot is held to (LayoutSearchOptions::periodic_layers).
   int signature = -1;
+  // What the streams (step_streams.hpp) run of it.
+  double reduction_link_us[2] = {0, 0};  // reduction_us by link class (step_streams.hpp)
+  OpTiming timing() const {
+    return {cost_us - reduction_us, compute_us,      reduction_us,
+            update_us,              net_links,       reduction_links,
+            {reduction_link_us[0], reduction_link_us[1]}};
+  }
 };
 
 struct Choice {
   std::shared_ptr<const Choice> parent;
   int op = -1;
   std::shared_ptr<const Option> option;
-};
-
-// The two streams of every rank as the lowering runs them: matrix ops one after another
-// on `main`; each gradient reduction on `comm` once its gradient is made (after its
-// wgrad's main-stream time) and after the reductions before it. A reduction hides under
-// main-stream compute, but not under main-stream communication over the same links
-// (NVLink, or the NICs between nodes): there the two share the bandwidth, so while both
-// run each goes at half speed (fair share) and the overlap is paid by both.
-// The optimizer updates run after both, once every gradient is reduced (tail_us). With
-// gradient accumulation the streams above are the last micro-batch's; the earlier ones
-// run before it, each op once per micro-batch on the main stream alone (earlier_us).
-struct Streams {
-  double main_us = 0;
-  double comm_us = 0;       // when the comm stream is free
-  uint32_t comm_links = 0;  // link classes the comm stream's work in flight uses
-  double tail_us = 0;       // the optimizer updates, after both streams
-  double earlier_us = 0;    // the micro-batches before the last
-  double busy_us() const { return std::max(main_us, comm_us); }
-  double step_us() const { return earlier_us + busy_us() + tail_us; }
-  Streams after(const Option& op, int micro_batches) const {
-    const double op_us = op.cost_us - op.reduction_us;
-    const double net_us = std::max(0.0, op_us - op.compute_us);
-    const double in_flight_us = std::max(0.0, comm_us - main_us);
-    const double shared_us = (op.net_links & comm_links) ? std::min(net_us, in_flight_us) : 0.0;
-    Streams n{main_us + op_us + shared_us, comm_us + shared_us, comm_links, tail_us + op.update_us,
-              earlier_us + (micro_batches - 1) * op_us};
-    if (op.reduction_us > 0) {
-      if (n.comm_us <= n.main_us) n.comm_links = 0;  // idle when the gradient is made
-      n.comm_us = std::max(n.comm_us, n.main_us) + op.reduction_us;
-      n.comm_links |= op.reduction_links;
-    }
-    return n;
-  }
 };
 
 struct State {

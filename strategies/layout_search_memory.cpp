@@ -64,10 +64,7 @@ uint64_t Search::mixed(int high, int low, uint64_t salt) {
 }
 
 uint32_t Search::links(int d) const {
-  if (options_.gpus_per_node <= 0) return 1;
-  int64_t stride = 1;
-  for (int e = d + 1; e < mesh_.ndim(); ++e) stride *= mesh_.shape()[e];
-  return stride * mesh_.shape()[d] > options_.gpus_per_node ? 2 : 1;
+  return mesh_dim_link_class(mesh_, d, options_.gpus_per_node);
 }
 
 int Search::canonical_id(int id) {

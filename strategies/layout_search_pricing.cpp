@@ -289,14 +289,18 @@ bool Search::add_reduction(Option& option, const State& state, const GraphOp& op
   }
   option.cost_us += r.cost_us();
   option.reduction_us = r.cost_us();
-  const auto uses_links = [&](const Redistribution& moves) {
-    for (const RedistributionStep& step : moves.steps)
-      if (step.collective != CollectiveKind::local_chunk &&
-          step.collective != CollectiveKind::none)
-        option.reduction_links |= links(step.mesh_dim);
+  const auto uses_links = [&](const Redistribution& moves, const std::vector<double>& costs_us) {
+    for (size_t k = 0; k < moves.steps.size(); ++k) {
+      const RedistributionStep& step = moves.steps[k];
+      if (step.collective == CollectiveKind::local_chunk || step.collective == CollectiveKind::none)
+        continue;
+      const uint32_t link = links(step.mesh_dim);
+      option.reduction_links |= link;
+      if (k < costs_us.size()) option.reduction_link_us[link_class_index(link)] += costs_us[k];
+    }
   };
-  uses_links(r.redistribution);
-  if (r.parameter_gather) uses_links(*r.parameter_gather);
+  uses_links(r.redistribution, r.step_cost_us);
+  if (r.parameter_gather) uses_links(*r.parameter_gather, r.gather_step_cost_us);
   option.reduction = std::move(r);
   return true;
 }

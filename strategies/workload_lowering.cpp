@@ -260,6 +260,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
                              x.read_in_forward});
   const int peak = layout.memory.peak_op;
   if (peak >= 0 && graph.ops[peak].output >= 0) out.peak_op = graph.ops[peak].name;
+  out.price = price_planned_step(graph, layout, out.mesh, scenario.cluster);
   out.layout = std::move(layout);
   out.micro_batches = graph.micro_batches;
 }

@@ -28,6 +28,7 @@
 #include "core/scenario.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/layout_search.hpp"
+#include "strategies/planned_step_price.hpp"
 #include "strategies/pipeline_transfers.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/plan_lowering.hpp"
@@ -94,6 +95,9 @@ struct PlannedWorkload {
   bool dataflow = false;                       // version 2: no barrier between ops
   std::vector<std::vector<TensorRead>> reads;  // version 2, by op: inputs in ATen order
   std::optional<StepLayout> layout;  // version 2: what the search chose, its memory, its stats
+  // Version 2: the same step priced through its pipeline schedule
+  // (strategies/planned_step_price.hpp), the analytic reading beside the simulated one.
+  std::optional<PlannedStepPrice> price;
   std::string peak_op;               // version 2: the matrix op where the step's memory peaks
   // Version 2, gradient accumulation: the graph's ops run this many times; the reductions,
   // the optimizer updates and ZeRO's gathers once, in the last.

@@ -1,0 +1,102 @@
+#pragma once
+// The overlap rule of a planned step: the two streams of every rank as the lowering runs
+// them (strategies/workload_lowering.hpp), in the layout search's objective and in the
+// planned step's price (strategies/planned_step_price.hpp). One owner, so that what the
+// search ranks by and what it reports are the same rule.
+//
+// Matrix ops run one after another on `main`; each gradient reduction on `comm` once its
+// gradient is made (after its wgrad's main-stream time) and after the reductions before it.
+// A reduction hides under main-stream compute, but not under main-stream communication
+// over the same links (NVLink, or the NICs between nodes): there the two share the
+// bandwidth, so while both run each goes at half speed (fair share) and the overlap is paid
+// by both. What is shared is bounded by the comm stream's queued time on those links (a
+// flow at half speed costs the other at most the time it runs): a queue of reductions over
+// the NICs with one short step over NVLink (a norm weight's) costs the main stream's NVLink
+// collectives that step, not the whole queue. The queue's order is not kept, so which of
+// its time on a link overlaps which main-stream op is not known: the first ops to meet it
+// pay it. Before this bound the Llama 3.1 405B step at [pp 16, dp 128, tp 8] was priced
+// 5.1 % over its simulation (24 ms more per stage and backward); within 0.5 % after.
+// The optimizer updates run after both, once every gradient is reduced (tail_us).
+// With gradient accumulation the streams above are the last micro-batch's; the earlier ones
+// run before it, each op once per micro-batch on the main stream alone (earlier_us).
+#include <algorithm>
+#include <cstdint>
+
+#include "core/device_mesh.hpp"
+
+namespace symmesh::strategies {
+
+// What one op of a planned step costs on each stream, as the cost model priced it.
+struct OpTiming {
+  double main_us = 0;       // on the main stream: its compute and its redistributions
+  double compute_us = 0;    // of which its local compute (the rest moves data)
+  double reduction_us = 0;  // its parameter's gradient reduction (and ZeRO gather), on comm
+  double update_us = 0;     // the optimizer update of the parameter it settles
+  uint32_t net_links = 0;        // link classes its own redistributions use
+  uint32_t reduction_links = 0;  // and its gradient reduction's
+  // Of reduction_us, the time on each link class (bit 1: within a node, bit 2: between).
+  double reduction_link_us[2] = {0, 0};
+};
+
+// The index of link class `bit` (1 or 2) in OpTiming::reduction_link_us.
+inline int link_class_index(uint32_t bit) { return bit == 2 ? 1 : 0; }
+
+// The link class a collective over mesh dim `d` uses (the mesh laid row-major over
+// node-major GPUs): 2 when its groups span nodes, else 1; 1 when the node size is not known
+// (every dim's traffic then shares one network).
+inline uint32_t mesh_dim_link_class(const DeviceMesh& mesh, int d, int gpus_per_node) {
+  if (gpus_per_node <= 0) return 1;
+  int64_t stride = 1;
+  for (int e = d + 1; e < mesh.ndim(); ++e) stride *= mesh.shape()[e];
+  return stride * mesh.shape()[d] > gpus_per_node ? 2 : 1;
+}
+
+struct Streams {
+  double main_us = 0;
+  double comm_us = 0;       // when the comm stream is free
+  uint32_t comm_links = 0;  // link classes the comm stream's work in flight uses
+  double tail_us = 0;       // the optimizer updates, after both streams
+  double earlier_us = 0;    // the micro-batches before the last
+  // The comm stream's queued time on each link class not yet shared with the main stream.
+  double queued_link_us[2] = {0, 0};
+  double busy_us() const { return std::max(main_us, comm_us); }
+  double step_us() const { return earlier_us + busy_us() + tail_us; }
+  Streams after(const OpTiming& op, int64_t micro_batches) const {
+    const double net_us = std::max(0.0, op.main_us - op.compute_us);
+    const double in_flight_us = std::max(0.0, comm_us - main_us);
+    Streams n = *this;
+    double shared_us = 0;
+    if ((op.net_links & comm_links) && in_flight_us > 0) {
+      shared_us = std::min(net_us, in_flight_us);
+      double queued_us = 0;
+      for (uint32_t bit : {1u, 2u})
+        if (op.net_links & comm_links & bit) queued_us += queued_link_us[link_class_index(bit)];
+      shared_us = std::min(shared_us, queued_us);
+      double left_us = shared_us;  // taken from the classes in turn
+      for (uint32_t bit : {1u, 2u})
+        if (op.net_links & comm_links & bit) {
+          double& queued = n.queued_link_us[link_class_index(bit)];
+          const double taken = std::min(queued, left_us);
+          queued -= taken;
+          left_us -= taken;
+        }
+    }
+    n.main_us = main_us + op.main_us + shared_us;
+    n.comm_us = comm_us + shared_us;
+    n.tail_us = tail_us + op.update_us;
+    n.earlier_us = earlier_us + static_cast<double>(micro_batches - 1) * op.main_us;
+    if (op.reduction_us > 0) {
+      if (n.comm_us <= n.main_us) {  // idle when the gradient is made
+        n.comm_links = 0;
+        n.queued_link_us[0] = n.queued_link_us[1] = 0;
+      }
+      n.comm_us = std::max(n.comm_us, n.main_us) + op.reduction_us;
+      n.comm_links |= op.reduction_links;
+      n.queued_link_us[0] += op.reduction_link_us[0];
+      n.queued_link_us[1] += op.reduction_link_us[1];
+    }
+    return n;
+  }
+};
+
+}  // namespace symmesh::strategies
