@@ -17,7 +17,8 @@
 // sharded over more GPUs, with fewer elements to update, is cheaper there.) Every op
 // is refused when it needs more than the GPU's memory (version 2: the whole step's peak,
 // strategies/step_memory.hpp). Backend-neutral: the simulator evaluates it, the hardware backend
-// executes it.
+// executes it. Planning (plan_workload) is workload_planning.cpp's, lowering this file's
+// .cpp.
 #include <functional>
 #include <memory>
 #include <optional>

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <tuple>
 #include <vector>
 
+#include "core/text.hpp"
 #include "tests/tools/run_symmesh.hpp"
 
 namespace {
@@ -137,6 +139,13 @@ TEST(ValidateCommand, AVersionTwoStepIsValidatedWithItsMemoryPeak) {
   // 5 matmuls, their 10 dgrads and wgrads, a gradient reduction and an Adam update for each
   // of the 5 weights.
   EXPECT_THAT(r.out, HasSubstr("25 ops (forward, backward and optimizer step), peak "));
+  // The plan's closed-form step, which simulate prints beside what it measures.
+  const auto simulated = run_symmesh("simulate --json " + std::string(SYMMESH_SOURCE_DIR) +
+                                     "/scenarios/llama3-70b-layer-train.yaml");
+  ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
+  const double priced_ms =
+      nlohmann::json::parse(simulated.out)["step"]["priced_step_s"].get<double>() * 1e3;
+  EXPECT_THAT(r.out, HasSubstr("; step priced " + symmesh::format_fixed(priced_ms, 3) + " ms"));
 }
 
 }  // namespace

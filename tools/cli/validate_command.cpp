@@ -20,6 +20,14 @@
 namespace symmesh::cli {
 namespace {
 
+// "; step priced 8.2416 s": the planned step's closed-form reading
+// (strategies/planned_step_price.hpp), what simulate then measures; "" without one.
+std::string priced_text(const strategies::PlannedWorkload& planned) {
+  if (!planned.price) return "";
+  const double s = planned.price->step_us * 1e-6;
+  return "; step priced " + (s < 1 ? format_fixed(s * 1e3, 3) + " ms" : format_fixed(s, 4) + " s");
+}
+
 void validate_one(const std::string& path) {
   Scenario scenario = load_scenario(path);
   // Planning needs a model. Version 1 plans with dtensor, which needs nothing beyond the
@@ -58,7 +66,7 @@ void validate_one(const std::string& path) {
                     : "")
             << " on " << scenario.cluster.num_gpus() << " GPUs, mesh "
             << to_string(DeviceMesh(scenario.mesh_shape, scenario.mesh_names)) << ", cost model "
-            << scenario.cost_model
+            << scenario.cost_model << priced_text(*workload.planned)
             << (workload.program.folding().folds()
                     ? "; simulate folds its " +
                           std::to_string(workload.program.folding().replicas) +
