@@ -78,6 +78,16 @@ std::vector<Column<SweepRow>> make_sweep_columns() {
        .get = [](const SweepRow& r) {
          return r.point.simulated() ? Value(r.point.total_time_s()) : Value();
        }},
+      // A version-2 step's plan priced through its schedule (strategies/planned_step_price.hpp):
+      // the analytic reading beside the simulated total.
+      {.key = "priced_time_s",
+       .unit = Unit::seconds,
+       .outputs = kCsv | kJson,
+       .get = [](const SweepRow& r) {
+         return r.point.simulated() && r.point.report.step && r.point.report.step->priced_step_s > 0
+                    ? Value(r.point.report.step->priced_step_s)
+                    : Value();
+       }},
       {.key = "meets_objective",
        .get =
            [](const SweepRow& r) {

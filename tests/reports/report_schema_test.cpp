@@ -46,8 +46,9 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   return rows;
 }
 
-// A model scenario's sweep of two points: one simulated at 250 ms with two ops (a matmul and
-// a gradient all-reduce), every layer recomputed; one skipped. The objective is 300 ms.
+// A model scenario's sweep of two points: one simulated at 250 ms (its plan priced at
+// 0.5 s) with two ops (a matmul and a gradient all-reduce), every layer recomputed; one
+// skipped. The objective is 300 ms.
 struct HandMadeSweep {
   Scenario scenario = load_scenario(source_file("scenarios/llama3-8b-train.yaml"));
   evaluation::SweepRun run;
@@ -57,6 +58,8 @@ struct HandMadeSweep {
     SweepPoint& ok = run.points.emplace_back();
     ok.nodes = 1, ok.gpus = 8, ok.mesh = {1, 8};
     ok.report.total_time_s = 0.25;
+    ok.report.step = evaluation::StepReport{};
+    ok.report.step->priced_step_s = 0.5;
     ok.report.model = evaluation::ModelThroughput{};
     ok.report.model->tokens_per_s_per_gpu = 1500.25;
     ok.report.model->mfu = 0.375;
@@ -117,7 +120,8 @@ TEST(ReportSchema, TheSweepCsvRowsAreTheHandComputedOnes) {
   const auto rows = parse_csv(sweep_results_csv(sweep.outcome()));
   ASSERT_EQ(rows.size(), 4u);  // the header, two ops, the skipped point
   const std::string header =
-      "nodes,gpus,mesh,status,total_time_s,meets_objective,tokens_per_s_per_gpu,mfu,recompute,"
+      "nodes,gpus,mesh,status,total_time_s,priced_time_s,meets_objective,tokens_per_s_per_gpu,"
+      "mfu,recompute,"
       "op,kind,time_s,comm_time_s,compute_time_s,peak_memory_bytes_per_rank,bytes,"
       "input_placements,output_placements,reason";
   // Per op, the point's figures again; the matmul's placements instead of its bytes; a
@@ -125,10 +129,11 @@ TEST(ReportSchema, TheSweepCsvRowsAreTheHandComputedOnes) {
   EXPECT_EQ(sweep_results_csv(sweep.outcome()),
             header +
                 "\n"
-                "1,8,1x8,ok,0.25,true,1500.25,0.375,full,up,mm,0.125,0.0625,0.0625,1024,,"
+                "1,8,1x8,ok,0.25,0.5,true,1500.25,0.375,full,up,mm,0.125,0.0625,0.0625,1024,,"
                 "\"R,R x R,S(1)\",\"R,S(1)\",\n"
-                "1,8,1x8,ok,0.25,true,1500.25,0.375,full,up.grad,all_reduce,0.03125,0,0,0,4096,,,\n"
-                "2,16,2x8,skipped,,,,,,,,,,,,,,,\"out of memory, by 3 GiB\"\n");
+                "1,8,1x8,ok,0.25,0.5,true,1500.25,0.375,full,up.grad,all_reduce,0.03125,0,0,0,4096,"
+                ",,\n"
+                "2,16,2x8,skipped,,,,,,,,,,,,,,,,\"out of memory, by 3 GiB\"\n");
 }
 
 // A cell of CSV and the value at the column's JSON key say the same: a number reads back
@@ -210,7 +215,7 @@ TEST(ReportSchema, ColumnsAreShownWhereTheRunHasThem) {
     keys.push_back(c->key);
   EXPECT_EQ(keys, (std::vector<std::string>{"nodes", "gpus", "mesh", "total_time_s"}));
   const auto rows = parse_csv(sweep_results_csv(sweep.outcome()));
-  EXPECT_EQ(rows[1][5], "");  // meets_objective
+  EXPECT_EQ(rows[1][6], "");  // meets_objective
   EXPECT_TRUE(sweep_results_json(sweep.outcome())["points"][0]["meets_objective"].is_null());
 }
 

@@ -390,8 +390,8 @@ sweep: {nodes: [1, 2], mesh: [[2, 4], [4, 4]]}
   EXPECT_THAT(r.out, HasSubstr("MFU"));
   const auto j = results_json(dir);
   const auto rows = parse_csv(read_file((dir / "results.csv").string()));
-  ASSERT_EQ(rows[0][6], "tokens_per_s_per_gpu");
-  ASSERT_EQ(rows[0][7], "mfu");
+  ASSERT_EQ(rows[0][7], "tokens_per_s_per_gpu");
+  ASSERT_EQ(rows[0][8], "mfu");
   ASSERT_EQ(j["points"].size(), 2u);
   const double tokens[] = {48, 96};
   for (size_t i = 0; i < 2; ++i) {
@@ -404,8 +404,8 @@ sweep: {nodes: [1, 2], mesh: [[2, 4], [4, 4]]}
     // Every CSV row of the point carries the same figures.
     for (const auto& row : rows)
       if (row[0] == p["nodes"].dump() && row[3] == "ok") {
-        EXPECT_NEAR(std::stod(row[6]), per_gpu, 1e-9 * per_gpu);
-        EXPECT_NEAR(std::stod(row[7]), per_gpu * 579'456 / 989.4e12, 1e-12);
+        EXPECT_NEAR(std::stod(row[7]), per_gpu, 1e-9 * per_gpu);
+        EXPECT_NEAR(std::stod(row[8]), per_gpu * 579'456 / 989.4e12, 1e-12);
       }
   }
   EXPECT_THAT(read_file((dir / "summary.md").string()), HasSubstr("| tokens/s/GPU | MFU |"));

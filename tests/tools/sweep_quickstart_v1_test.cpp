@@ -125,6 +125,7 @@ TEST_F(SweepQuickstartV1, CsvHasTheDocumentedColumnsAndOneRowPerPointAndOp) {
                                          "mesh",
                                          "status",
                                          "total_time_s",
+                                         "priced_time_s",
                                          "meets_objective",
                                          "tokens_per_s_per_gpu",
                                          "mfu",
@@ -157,7 +158,9 @@ TEST_F(SweepQuickstartV1, CsvHasTheDocumentedColumnsAndOneRowPerPointAndOp) {
       EXPECT_EQ(at(row, "op"), op["name"]);
       // shortest round trip
       EXPECT_EQ(std::stod(at(row, "time_s")), op["time_s"].get<double>());
-      // not a model scenario: no tokens/s, MFU or recomputation
+      // version 1 (no planned dataflow to price) and not a model scenario: no price,
+      // tokens/s, MFU or recomputation
+      EXPECT_EQ(at(row, "priced_time_s"), "");
       EXPECT_EQ(at(row, "tokens_per_s_per_gpu"), "");
       EXPECT_EQ(at(row, "mfu"), "");
       EXPECT_EQ(at(row, "recompute"), "");
