@@ -75,8 +75,8 @@ struct Option {
   // The strategy as placements (inputs as computed, output as made), interned: what a later
   // layer's op in the same slot is held to (LayoutSearchOptions::periodic_layers).
   int signature = -1;
-  // What the streams (step_streams.hpp) run of it.
   double reduction_link_us[2] = {0, 0};  // reduction_us by link class (step_streams.hpp)
+  // What the streams (step_streams.hpp) run of it.
   OpTiming timing() const {
     return {cost_us - reduction_us, compute_us,      reduction_us,
             update_us,              net_links,       reduction_links,
