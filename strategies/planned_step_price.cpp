@@ -6,7 +6,6 @@
 #include "core/errors.hpp"
 #include "strategies/analytic_topology.hpp"
 #include "strategies/pipeline_schedule.hpp"
-#include "strategies/pipeline_transfers.hpp"
 
 namespace symmesh::strategies {
 
@@ -148,6 +147,7 @@ PlannedStepPrice price_schedule(const std::vector<ScheduledOp>& ops,
 }
 
 PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout& layout,
+                                    const std::vector<StageTransfer>& stage_sends,
                                     const DeviceMesh& stage_mesh, const ClusterSpec& cluster) {
   std::vector<ScheduledOp> ops(graph.ops.size());
   for (size_t i = 0; i < graph.ops.size(); ++i) {
@@ -182,7 +182,7 @@ PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout
     const AnalyticTopology topology = AnalyticTopology::of(
         cluster, DeviceMesh({graph.stages, stage_mesh.size()}), /*with_all_to_all=*/false);
     const MeshDimLinks& pipeline = topology.dims.at(0);
-    for (const StageTransfer& x : stage_transfers(graph, layout.placements, stage_mesh))
+    for (const StageTransfer& x : stage_sends)
       transfers.push_back({x.producer, x.to_stage, x.to_chunk, x.read_in_forward,
                            1e6 * (pipeline.ring_latency_s +
                                   static_cast<double>(x.bytes) * pipeline.ring_s_per_byte)});

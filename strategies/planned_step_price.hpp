@@ -36,6 +36,7 @@
 #include "core/device_mesh.hpp"
 #include "strategies/dataflow_graph.hpp"
 #include "strategies/layout_search.hpp"
+#include "strategies/pipeline_transfers.hpp"
 #include "strategies/step_streams.hpp"
 
 namespace symmesh::strategies {
@@ -85,9 +86,11 @@ PlannedStepPrice price_schedule(const std::vector<ScheduledOp>& ops,
                                 const std::vector<ScheduledTransfer>& transfers, int stages,
                                 int64_t micro_batches, int virtual_stages);
 
-// The planned step of `graph` with its searched `layout` on `stage_mesh` (one stage's mesh;
-// the stages take consecutive blocks of the cluster's GPUs), priced as above.
+// The planned step of `graph` with its searched `layout` and its stage `transfers`
+// (stage_transfers of that layout) on `stage_mesh` (one stage's mesh; the stages take
+// consecutive blocks of the cluster's GPUs), priced as above.
 PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout& layout,
+                                    const std::vector<StageTransfer>& transfers,
                                     const DeviceMesh& stage_mesh, const ClusterSpec& cluster);
 
 }  // namespace symmesh::strategies

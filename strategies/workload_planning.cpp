@@ -188,13 +188,14 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       add_steps(f.parameter, *f.reduction->parameter_gather, ".param_", f,
                 static_cast<int>(planned_index.at(graph.tensors[f.parameter].consumers.front())));
   }
-  for (const StageTransfer& x : stage_transfers(graph, layout.placements, out.mesh))
+  const std::vector<StageTransfer> transfers = stage_transfers(graph, layout.placements, out.mesh);
+  for (const StageTransfer& x : transfers)
     out.transfers.push_back({graph.tensors[x.tensor].name, x.from_stage, x.to_stage,
                              planned_index[x.producer], x.to_chunk, x.bytes, x.sent_in_forward,
                              x.read_in_forward});
   const int peak = layout.memory.peak_op;
   if (peak >= 0 && graph.ops[peak].output >= 0) out.peak_op = graph.ops[peak].name;
-  out.price = price_planned_step(graph, layout, out.mesh, scenario.cluster);
+  out.price = price_planned_step(graph, layout, transfers, out.mesh, scenario.cluster);
   out.layout = std::move(layout);
   out.micro_batches = graph.micro_batches;
 }
