@@ -40,11 +40,6 @@ Scenario training_layout_scenario(const Scenario& s, const strategies::TrainingL
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(e.message(), kWhere);
   }
-  if (l.zero_stage == 3)
-    throw InvalidArgument(
-        "ZeRO-3 cannot be planned: the generated step does not shard a model's parameters yet; "
-        "take a layout of ZeRO stage 0, 1 or 2 (layouts' zero list: 0 1 2)",
-        kWhere);
   if (l.recompute == Recompute::selective)
     throw InvalidArgument(
         "selective recomputation cannot be planned: the generated step recomputes whole layers "

@@ -82,9 +82,8 @@ TrainingLayoutsRun run_training_layouts(const Scenario& scenario,
 // recomputation and ZeRO stage — what the planner plans for that layout (the torch plan of
 // a layouts answer: torch_parallel_plan.hpp). Throws InvalidArgument, where "layout", for
 // a layout it cannot express: one check_training_layout refuses, GPUs that fill no whole
-// number of nodes, ZeRO-3 (the generated step does not shard a model's parameters) or
-// selective recomputation; and what the model's expansion refuses (where the scenario's
-// path).
+// number of nodes or selective recomputation; and what the model's expansion refuses
+// (where the scenario's path).
 Scenario training_layout_scenario(const Scenario& scenario,
                                   const strategies::TrainingLayout& layout);
 

@@ -143,16 +143,12 @@ SweepSpec read_sweep(const Value& value, const Scenario& s) {
       sweep.key(key)->fail(std::string("sweep.") + key +
                            " varies a model's training step: the scenario has no model: block");
     const bool zero = std::string(key) == "zero";
-    // With layouts: the values its search tries; ZeRO-3 is the layouts search's alone (the
-    // generated dataflow refuses it).
-    const bool layouts = sweep.get("layouts").has_value();
+    // With layouts: the values its search tries.
     const std::vector<int> values = distinct_int_list(
         *list, std::string("sweep.") + key, zero ? 0 : 1, zero ? "[0, 1]" : "[1, 2, 4]");
     const auto items = list->items();
     for (size_t i = 0; i < values.size(); ++i)
-      if (zero && values[i] > (layouts ? 3 : 2))
-        items[i].fail(layouts ? "sweep.zero: a ZeRO stage is 0, 1, 2 or 3"
-                              : "sweep.zero: a ZeRO stage is 0, 1 or 2 (3 with sweep.layouts)");
+      if (zero && values[i] > 3) items[i].fail("sweep.zero: a ZeRO stage is 0, 1, 2 or 3");
     if (zero)
       spec.zero_stages = values;
     else if (!s.model->global_batch)
@@ -321,17 +317,6 @@ TrainingSpec read_training(const Value& value) {
   return spec;
 }
 
-// ZeRO-3 of a declared workload is its parameters declared sharded over the data-parallel
-// dims: `training.zero: 3` is a model scenario's (whose layouts search prices it).
-void check_zero_stage_3(const Scenario& s) {
-  if (s.training && s.training->zero_stage == 3)
-    throw InvalidArgument(
-        "training.zero 3 is not a stage here: stage 3 shards the parameters, so declare them "
-        "sharded over the data-parallel dims, or leave them to the planner (a model: "
-        "scenario's `symmesh layouts` prices ZeRO-3 itself)",
-        s.training->zero_where.to_string());
-}
-
 // Every matrix op (and attention, whose products are GEMMs) computes in a dtype its GPU has a
 // peak rate for: simulate cannot time it otherwise, so the file is refused here — by validate
 // as by simulate — at the op.
@@ -475,7 +460,6 @@ Scenario read_scenario(const Value& root, const std::string& path) {
   } else {
     s.workload = scenario::read_workload(top.require("workload"), mesh, s.cluster);
   }
-  if (!s.model) check_zero_stage_3(s);
   check_matmul_peaks(s);
   if (auto v = top.get("sweep")) s.sweep = read_sweep(*v, s);
   if (auto v = top.get("objective")) s.objective = read_objective(*v);

@@ -37,15 +37,18 @@ class GraphBuilder {
     if (scenario_.training) {
       graph_.optimizer = scenario_.training->optimizer;
       graph_.zero_stage = scenario_.training->zero_stage;
-      // A model scenario may say zero: 3 for `symmesh layouts`, which prices it; the
-      // generated step would need its parameters sharded over dp and gathered per use.
-      if (graph_.zero_stage == 3)
-        throw InvalidArgument(
-            "training.zero 3: the generated dataflow does not shard a model's parameters "
-            "(ZeRO-3) yet; `symmesh layouts` prices ZeRO-3 layouts of this scenario",
-            scenario_.training->zero_where.to_string());
       graph_.micro_batches = scenario_.training->micro_batch_count();
     }
+    // ZeRO-3 gathers each stage's weights per micro-batch and use; with a pipeline the
+    // stages would hold them across interleaved micro-batches (torchtitan keeps them
+    // gathered, reshard_after_forward off), a schedule the lowering does not write.
+    if (graph_.zero_stage == 3 && graph_.stages > 1)
+      throw InvalidArgument(
+          "training.zero 3 with " + std::to_string(graph_.stages) +
+              " pipeline stages is not modelled: ZeRO-3 is planned without pipeline "
+              "parallelism (DeepSpeed refuses the pair, and Megatron's distributed optimizer "
+              "is ZeRO-1); take zero 1 or a mesh without pp",
+          scenario_.training->zero_where.to_string());
     if (graph_.virtual_stages > 1 && graph_.micro_batches % graph_.stages != 0)
       throw InvalidArgument(
           "training.virtual_stages " + std::to_string(graph_.virtual_stages) +

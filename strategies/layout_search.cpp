@@ -52,6 +52,8 @@ std::optional<StepLayout> Search::run() {
   initial.static_bytes.assign(std::max(1, g_.stages), 0);
   initial.live_bytes.assign(std::max(1, g_.stages), 0);
   initial.slot_choice.assign(slots_, -1);
+  // ZeRO-3 runs both streams in every micro-batch (step_streams.hpp).
+  if (g_.zero_stage == 3) initial.streams.repeats = std::max<int64_t>(1, g_.micro_batches);
   for (TensorId t = 0; t < static_cast<TensorId>(g_.tensors.size()); ++t) {
     const GraphTensor& x = g_.tensors[t];
     if (!x.declared) continue;
@@ -99,6 +101,7 @@ void Search::pass(std::vector<State>& beam, int i) {
 std::vector<State> Search::advance(const std::vector<State>& beam, int i) {
   std::vector<Successor> next;
   const int slot = slot_of_[i];
+  const bool every_micro_batch = g_.zero_stage == 3;
   for (int p = 0; p < static_cast<int>(beam.size()); ++p) {
     const State& s = beam[p];
     const int held = slot >= 0 ? s.slot_choice[slot] : -1;
@@ -117,12 +120,14 @@ std::vector<State> Search::advance(const std::vector<State>& beam, int i) {
         ++dropped_for_memory_;
         continue;
       }
-      // In series: the op once per micro-batch, its reduction and update once.
+      // In series: the op once per micro-batch, its reduction and update once (ZeRO-3: its
+      // gathers and reduction in every micro-batch).
       n.cost_us = s.cost_us + option->cost_us + option->update_us +
-                  (g_.micro_batches - 1) * (option->cost_us - option->reduction_us);
+                  (g_.micro_batches - 1) *
+                      (option->cost_us - (every_micro_batch ? 0.0 : option->reduction_us));
       // Ranked by the overlapped time, plus the reductions foreseen for parameters placed
       // so far (counted whole: how much of them the backward will hide is not known yet).
-      n.streams = s.streams.after(option->timing(), g_.micro_batches);
+      n.streams = s.streams.after(option->timing(), every_micro_batch ? 1 : g_.micro_batches);
       n.rank_us = n.streams.step_us() + foreseen_sum(s, *option);
       move_past(s, option.get(), i, n.live_bytes, n.key);
       if (slots_keyed_ && slot >= 0 && s.slot_choice[slot] < 0)

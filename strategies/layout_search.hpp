@@ -35,6 +35,10 @@
 // differ only on mesh dims of size 1 are one state. Layouts whose static memory
 // (parameters, gradients, optimizer state) already exceeds the GPU are dropped, and of the
 // finished ones the cheapest whose whole-step peak fits is taken.
+// ZeRO-3 (graph.zero_stage 3): a parameter is stored as its optimizer state's shard, and
+// every op that reads it pays its gather (on the comm stream, before it, by the rule of
+// strategies/step_streams.hpp) and holds the gathered weight and the next one's as its
+// transient memory; every micro-batch runs both streams.
 // With pipeline stages (graph.stages > 1) the memory is counted per stage, as step_memory
 // counts it (the micro-batches in flight included), each op against its own stage's; the
 // objective still adds every stage's ops in series (a layout choice is the same trade-off on

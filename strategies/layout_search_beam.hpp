@@ -5,6 +5,7 @@
 // layout_search_memory.cpp keeps a state's memory, its merge key and its layer slots. Not
 // part of the library's interface: only those files include it.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -76,11 +77,19 @@ struct Option {
   // layer's op in the same slot is held to (LayoutSearchOptions::periodic_layers).
   int signature = -1;
   double reduction_link_us[2] = {0, 0};  // reduction_us by link class (step_streams.hpp)
+  // ZeRO-3: the gathers of the weights it reads, before it, by link class (in cost_us too).
+  double gather_link_us[2] = {0, 0};
   // What the streams (step_streams.hpp) run of it.
   OpTiming timing() const {
-    return {cost_us - reduction_us, compute_us,      reduction_us,
-            update_us,              net_links,       reduction_links,
-            {reduction_link_us[0], reduction_link_us[1]}};
+    const double gather_us = gather_link_us[0] + gather_link_us[1];
+    return {cost_us - reduction_us - gather_us,
+            compute_us,
+            reduction_us,
+            update_us,
+            net_links,
+            reduction_links,
+            {reduction_link_us[0], reduction_link_us[1]},
+            {gather_link_us[0], gather_link_us[1]}};
   }
 };
 
@@ -204,6 +213,10 @@ class Search {
   // The foreseen key of the forward op that `op` (any pass) derives from; -1 for none.
   int foreseen_input_key(const GraphOp& op) const;
 
+  // ZeRO-3: adds to `option` the gather of parameter `param`, stored at `stored`, from its
+  // optimizer state's placements (the shard it keeps) before the op reads it.
+  void add_gather(Option& option, TensorId param, const Placements& stored);
+
   // The final gradient of a parameter, at `grad`, brought to the parameter's placements.
   bool add_reduction(Option& option, const State& state, const GraphOp& op, int i,
                      const Placements& grad);
@@ -296,6 +309,8 @@ class Search {
   std::vector<int> canonical_;  // placements id -> id with size-1 mesh dims replicated
   std::vector<int> last_use_;
   std::unordered_map<uint64_t, double> update_us_;  // by (parameter, placements id)
+  // ZeRO-3: a parameter's gather before each reader, by link class; by (parameter, id).
+  std::unordered_map<uint64_t, std::array<double, 2>> gather_us_;
   std::vector<TensorId> seed_of_;
   std::map<std::string, std::vector<std::shared_ptr<const Option>>> memo_;
   int64_t priced_ = 0;

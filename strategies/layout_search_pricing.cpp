@@ -112,6 +112,15 @@ const std::vector<std::shared_ptr<const Option>>& Search::options_for(const Stat
         if (has_gradient_[in.tensor])  // a bias has none derived: nothing to foresee
           option.foreseen_us.emplace_back(in.tensor, foreseen_reduction_us(op, k, c, stored));
       }
+      if (g_.zero_stage == 3 &&
+          g_.tensors[op.inputs[k].tensor].kind == GraphTensor::Kind::parameter) {
+        const Placements stored = as_read(problem.inputs[k].placements, op.inputs[k]);
+        add_gather(option, op.inputs[k].tensor, stored);
+        // Its weights gathered while it runs, and the next reader's arriving (taken as
+        // alike): FSDP's one unit ahead.
+        option.transient_bytes +=
+            2 * local_bytes(g_.tensors[op.inputs[k].tensor].shape, op.dtype, stored, mesh_);
+      }
       if (op.pass == Pass::forward && current[k] && has_input_gradient_[op.inputs[k].tensor])
         inputs_us += foreseen_input_reduction_us(op, k, c, *current[k]);
       group += to_string(problem.inputs[k].placements) + "|";
@@ -147,7 +156,7 @@ const std::vector<std::shared_ptr<const Option>>& Search::options_for(const Stat
     Option& option = *item.option;
     const Placements ends = problem.output_target.value_or(priced.output_placements);
     option.places.emplace_back(op.output, table_.intern(ends));
-    option.cost_us = priced.cost_us;
+    option.cost_us = priced.cost_us + option.gather_link_us[0] + option.gather_link_us[1];
     option.compute_us = priced.compute_us;
     for (int d = 0; d < mesh_.ndim(); ++d) {
       bool moves = ends[d] != priced.output_placements[d];
@@ -250,6 +259,28 @@ int Search::foreseen_input_key(const GraphOp& op) const {
   return at == forward_index_.end() ? -1 : static_cast<int>(g_.tensors.size()) + at->second;
 }
 
+void Search::add_gather(Option& option, TensorId param, const Placements& stored) {
+  const uint64_t key =
+      static_cast<uint64_t>(param) << 32 | static_cast<uint32_t>(table_.intern(stored));
+  auto [at, fresh] = gather_us_.try_emplace(key, std::array<double, 2>{0, 0});
+  if (fresh) {
+    const GraphTensor& t = g_.tensors[param];
+    const Placements state = optimizer_state_placements(g_, param, stored, mesh_);
+    if (state != stored) {
+      const TensorSpec spec{t.shape, t.dtype, state};
+      const Redistribution moves = plan_redistribution(spec, stored, mesh_);
+      const std::vector<double> costs =
+          model_.step_costs_us(spec, plan_transitions(state, stored, mesh_), mesh_);
+      for (size_t k = 0; k < moves.steps.size() && k < costs.size(); ++k)
+        if (moves.steps[k].collective != CollectiveKind::local_chunk &&
+            moves.steps[k].collective != CollectiveKind::none)
+          at->second[link_class_index(links(moves.steps[k].mesh_dim))] += costs[k];
+    }
+  }
+  option.gather_link_us[0] += at->second[0];
+  option.gather_link_us[1] += at->second[1];
+}
+
 bool Search::add_reduction(Option& option, const State& state, const GraphOp& op, int i,
                            const Placements& grad) {
   const GraphTensor& out = g_.tensors[op.output];
@@ -266,10 +297,12 @@ bool Search::add_reduction(Option& option, const State& state, const GraphOp& op
     if (fresh) at->second = 1e6 * optimizer_update_s(g_, param, placed, mesh_, *options_.gpu);
     option.update_us = at->second;
   }
-  // ZeRO: the gradient goes to where the optimizer state is, and the updated shard of
-  // the parameter comes back.
+  // ZeRO: the gradient goes to where the optimizer state is, and (ZeRO-1 and 2) the updated
+  // shard of the parameter comes back; ZeRO-3 keeps the shard and gathers it per use.
   const Placements target = optimizer_state_placements(g_, param, placed, mesh_);
-  if (grad == target && target == placed) return true;
+  // (ZeRO-3 gathers no parameter after the update: a gradient made at the state's
+  // placements needs nothing.)
+  if (grad == target && (target == placed || g_.zero_stage >= 3)) return true;
   GradientReduction r;
   r.parameter = param;
   r.gradient = op.output;
@@ -281,7 +314,7 @@ bool Search::add_reduction(Option& option, const State& state, const GraphOp& op
     return false;  // e.g. a sharded gradient for a Partial parameter: not this strategy
   }
   r.step_cost_us = model_.step_costs_us(spec, plan_transitions(grad, target, mesh_), mesh_);
-  if (target != placed) {
+  if (target != placed && g_.zero_stage < 3) {
     const TensorSpec state{out.shape, out.dtype, target};
     r.parameter_gather = plan_redistribution(state, placed, mesh_);
     r.gather_step_cost_us =

@@ -29,7 +29,8 @@ struct StageClock {
 
 PlannedStepPrice price_schedule(const std::vector<ScheduledOp>& ops,
                                 const std::vector<ScheduledTransfer>& transfers, int stages,
-                                int64_t micro_batches, int virtual_stages) {
+                                int64_t micro_batches, int virtual_stages,
+                                bool reduce_every_micro_batch) {
   const std::string where = "planned step price";
   if (stages < 1 || micro_batches < 1 || virtual_stages < 1)
     throw InvalidArgument("stages " + std::to_string(stages) + ", micro-batches " +
@@ -108,13 +109,16 @@ PlannedStepPrice price_schedule(const std::vector<ScheduledOp>& ops,
         }
         if (!ready) break;
         clock.streams.main_us = start;
-        // The gradients' reductions and the updates run once, in the last micro-batch.
+        clock.streams.gather_after_us = start;  // ZeRO-3's first gather: from the task's start
+        // The gradients' reductions and the updates run once, in the last micro-batch
+        // (ZeRO-3: the reductions in every one).
         const bool last = task.micro_batch + 1 == micro_batches;
         for (int i : ops_of[slot]) {
           if (task.micro_batch == 0)
             clock.streams.main_us = std::max(clock.streams.main_us, gathered[i]);
           OpTiming t = ops[i].timing;
-          if (!last) t.reduction_us = t.update_us = 0, t.reduction_links = 0;
+          if (!last) t.update_us = 0;
+          if (!last && !reduce_every_micro_batch) t.reduction_us = 0, t.reduction_links = 0;
           clock.streams = clock.streams.after(t, 1);
         }
         clock.busy_us += clock.streams.main_us - start;
@@ -187,7 +191,8 @@ PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout
                            1e6 * (pipeline.ring_latency_s +
                                   static_cast<double>(x.bytes) * pipeline.ring_s_per_byte)});
   }
-  return price_schedule(ops, transfers, graph.stages, graph.micro_batches, graph.virtual_stages);
+  return price_schedule(ops, transfers, graph.stages, graph.micro_batches, graph.virtual_stages,
+                        graph.zero_stage == 3);
 }
 
 }  // namespace symmesh::strategies

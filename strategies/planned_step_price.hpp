@@ -22,6 +22,9 @@
 //             weight gathers run on the comm stream as the step starts, each before its
 //             weights' first reader (the search's objective counts them after the
 //             reductions instead: the same bytes, a rule it ranks by, not the schedule).
+//             ZeRO-3 (reduce_every_micro_batch): every micro-batch reduce-scatters its
+//             gradients, and each reader's gather (OpTiming::gather_link_us) is prefetched
+//             from the task's start on, as step_streams.hpp says.
 //   step      the last stage to finish.
 //
 // Without pipeline stages this is the search's overlapped objective (every micro-batch's
@@ -47,7 +50,7 @@ struct ScheduledOp {
   int chunk = 0;
   bool forward = true;  // in the forward task (else the backward: dgrad, wgrad, recompute)
   OpTiming timing;      // its reduction_us without the ZeRO gathers below
-  // ZeRO: the gathers of the weights this forward op reads first, which its first
+  // ZeRO-1 and 2: the gathers of the weights this forward op reads first, which its first
   // micro-batch waits for; each stage runs them on its comm stream as the step starts, in op
   // order (Megatron-LM's --overlap-param-gather, as the lowering writes them).
   double gather_link_us[2] = {0, 0};  // by link class (strategies/step_streams.hpp)
@@ -84,7 +87,8 @@ struct PlannedStepPrice {
 // before it is made: a bug in the graph's stages).
 PlannedStepPrice price_schedule(const std::vector<ScheduledOp>& ops,
                                 const std::vector<ScheduledTransfer>& transfers, int stages,
-                                int64_t micro_batches, int virtual_stages);
+                                int64_t micro_batches, int virtual_stages,
+                                bool reduce_every_micro_batch = false);
 
 // The planned step of `graph` with its searched `layout` and its stage `transfers`
 // (stage_transfers of that layout) on `stage_mesh` (one stage's mesh; the stages take

@@ -47,6 +47,8 @@ ParameterBytes parameter_bytes(const DataflowGraph& graph, TensorId parameter,
   const Placements state = optimizer_state_placements(graph, parameter, placements, mesh);
   const int64_t state_shard = local_bytes(t.shape, t.dtype, state, mesh);
   out.gradient = graph.zero_stage >= 2 ? state_shard : out.weights;
+  // ZeRO-3 keeps the shard only; each reader gathers it (a transient of the reader's).
+  if (graph.zero_stage >= 3) out.weights = state_shard;
   if (graph.optimizer == Optimizer::adam)
     out.optimizer = static_cast<int64_t>(kAdamStateBytesPerElement) *
                     (state_shard / element_size_bytes(t.dtype));

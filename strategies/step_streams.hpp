@@ -19,6 +19,11 @@
 // The optimizer updates run after both, once every gradient is reduced (tail_us).
 // With gradient accumulation the streams above are the last micro-batch's; the earlier ones
 // run before it, each op once per micro-batch on the main stream alone (earlier_us).
+// ZeRO-3 (weights sharded over dp, gathered for each use, as PyTorch's FSDP runs them): an
+// op that reads weights waits for their gather on the comm stream, which starts once the
+// comm stream is free and the previous such op has started (FSDP's prefetch of the next
+// unit: one gather ahead); its gradient is reduce-scattered in every micro-batch, so every
+// micro-batch runs both streams and the step is `repeats` of them (earlier_us stays 0).
 #include <algorithm>
 #include <cstdint>
 
@@ -36,6 +41,9 @@ struct OpTiming {
   uint32_t reduction_links = 0;  // and its gradient reduction's
   // Of reduction_us, the time on each link class (bit 1: within a node, bit 2: between).
   double reduction_link_us[2] = {0, 0};
+  // ZeRO-3: the gather of the weights it reads, before it, by link class.
+  double gather_link_us[2] = {0, 0};
+  double gather_us() const { return gather_link_us[0] + gather_link_us[1]; }
 };
 
 // The index of link class `bit` (1 or 2) in OpTiming::reduction_link_us.
@@ -59,9 +67,39 @@ struct Streams {
   double earlier_us = 0;    // the micro-batches before the last
   // The comm stream's queued time on each link class not yet shared with the main stream.
   double queued_link_us[2] = {0, 0};
+  // ZeRO-3: when the last op that waited for a gather started (the next gather's earliest
+  // start), and how many times both streams run (the micro-batches).
+  double gather_after_us = 0;
+  int64_t repeats = 1;
   double busy_us() const { return std::max(main_us, comm_us); }
-  double step_us() const { return earlier_us + busy_us() + tail_us; }
+  double step_us() const {
+    return earlier_us + static_cast<double>(repeats) * busy_us() + tail_us;
+  }
+  // The comm stream's work of `us`, `link_us` of it by link class, queued from `start_us` on.
+  void queue_comm(double start_us, double us, const double link_us[2], uint32_t links) {
+    if (comm_us <= start_us) {  // idle until then: nothing of it is still in flight
+      comm_links = 0;
+      queued_link_us[0] = queued_link_us[1] = 0;
+    }
+    comm_us = std::max(comm_us, start_us) + us;
+    comm_links |= links;
+    queued_link_us[0] += link_us[0];
+    queued_link_us[1] += link_us[1];
+  }
   Streams after(const OpTiming& op, int64_t micro_batches) const {
+    Streams n = *this;
+    if (op.gather_us() > 0) {  // ZeRO-3: its weights first
+      const uint32_t links = (op.gather_link_us[0] > 0 ? 1u : 0u) |
+                             (op.gather_link_us[1] > 0 ? 2u : 0u);
+      n.queue_comm(gather_after_us, op.gather_us(), op.gather_link_us, links);
+      n.main_us = std::max(main_us, n.comm_us);
+      n.gather_after_us = n.main_us;
+    }
+    return n.run(op, micro_batches);
+  }
+
+ private:
+  Streams run(const OpTiming& op, int64_t micro_batches) const {
     const double net_us = std::max(0.0, op.main_us - op.compute_us);
     const double in_flight_us = std::max(0.0, comm_us - main_us);
     Streams n = *this;
@@ -86,14 +124,7 @@ struct Streams {
     n.tail_us = tail_us + op.update_us;
     n.earlier_us = earlier_us + static_cast<double>(micro_batches - 1) * op.main_us;
     if (op.reduction_us > 0) {
-      if (n.comm_us <= n.main_us) {  // idle when the gradient is made
-        n.comm_links = 0;
-        n.queued_link_us[0] = n.queued_link_us[1] = 0;
-      }
-      n.comm_us = std::max(n.comm_us, n.main_us) + op.reduction_us;
-      n.comm_links |= op.reduction_links;
-      n.queued_link_us[0] += op.reduction_link_us[0];
-      n.queued_link_us[1] += op.reduction_link_us[1];
+      n.queue_comm(n.main_us, op.reduction_us, op.reduction_link_us, op.reduction_links);
     }
     return n;
   }

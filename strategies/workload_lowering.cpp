@@ -168,6 +168,23 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
       lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "main", kMainSignal);
     }
   };
+  // ZeRO-3's comm-stream ops of an earlier micro-batch (a gather, a reduce-scatter), labelled
+  // as lower_earlier labels them; a reduce-scatter (`after_main`) once the main stream's
+  // work so far is done, a gather when its caller says.
+  const auto lower_earlier_comm = [&](size_t i, int first_rank, int64_t micro_batch,
+                                      bool after_main) {
+    current = i;
+    WorkloadOp op = planned->ops[i];
+    op.name = earlier_micro_batch_label(micro_batch, op.name);
+    if (earlier_seen.insert(op.name).second)
+      out.earlier_labels.push_back({op.name, stage_of(i)});
+    if (after_main)
+      for (int r = first_rank; r < first_rank + stage_size; ++r) {
+        const EventId made = p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
+        p.wait_event(r, p.stream(r, "comm"), made, {op.name, OpCategory::sync});
+      }
+    lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "comm", kGradientSignal);
+  };
   // Emulation refuses an op whose real buffers would be too large.
   const auto check_emulable = [&](size_t i) {
     const OpProblem& problem = planned->plans.at(i)->problem;
@@ -194,8 +211,12 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
   // runs, each before its first reader, which waits for it (a one-step scenario has no
   // previous step: its own gathers stand in for those, the same bytes). The updates still
   // end the step.
+  const auto every_micro_batch = [&](size_t i) {
+    return !planned->every_micro_batch.empty() && planned->every_micro_batch[i];
+  };
   const auto is_start_gather = [&](size_t i) {
-    return !planned->gather_reader.empty() && planned->gather_reader[i] >= 0;
+    return !planned->gather_reader.empty() && planned->gather_reader[i] >= 0 &&
+           !every_micro_batch(i);
   };
   // By reader: per rank of its stage, the comm-stream event after its weights' gathers.
   std::map<size_t, std::vector<EventId>> gathered;
@@ -275,8 +296,10 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
           where_of(op));
     } else if (planned->on_comm_stream[i]) {
       // A gradient reduction after its gradient is made (the main stream's last op), on the
-      // comm stream; a ZeRO gather as the step starts (is_start_gather, above).
-      if (!is_start_gather(i))
+      // comm stream; a ZeRO gather as the step starts (is_start_gather, above); a ZeRO-3
+      // gather when its caller says (prefetched, below).
+      const bool zero3_gather = every_micro_batch(i) && planned->gather_reader[i] >= 0;
+      if (!is_start_gather(i) && !zero3_gather)
         for (int r = first_rank; r < first_rank + stage_size; ++r) {
           const EventId made = p.record_event(r, p.stream(r, "main"), {op.name, OpCategory::sync});
           p.wait_event(r, p.stream(r, "comm"), made, {op.name, OpCategory::sync});
@@ -309,6 +332,26 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
 
   TransferLowering transfers(p, planned->transfers, stage_size, micro_batches);
 
+  // ZeRO-3, by reader: its weights' gathers, run in every micro-batch before it. Each is
+  // issued on the comm stream once the reader before it (in its task) has started: FSDP's
+  // prefetch, one unit ahead (strategies/step_streams.hpp prices the same rule).
+  std::map<size_t, std::vector<size_t>> gathers_of;
+  for (size_t x = 0; x < planned->ops.size(); ++x)
+    if (every_micro_batch(x) && planned->gather_reader[x] >= 0)
+      gathers_of[static_cast<size_t>(planned->gather_reader[x])].push_back(x);
+  const auto record_on = [&](int first_rank, const char* stream, const std::string& what) {
+    std::vector<EventId> events;
+    for (int r = first_rank; r < first_rank + stage_size; ++r)
+      events.push_back(p.record_event(r, p.stream(r, stream), {what, OpCategory::sync}));
+    return events;
+  };
+  const auto wait_on = [&](int first_rank, const char* stream, const std::vector<EventId>& events,
+                           const std::string& what) {
+    for (int r = 0; r < stage_size; ++r)
+      p.wait_event(first_rank + r, p.stream(first_rank + r, stream), events[r],
+                   {what, OpCategory::sync});
+  };
+
   // Each stage's ZeRO gathers, then its tasks in 1F1B or interleaved order (one stage:
   // forward and backward of each micro-batch in turn), then its updates. Stages hold disjoint
   // ranks, so they are written one after the other; the transfers order them in the run.
@@ -340,13 +383,29 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
             planned->transfers[x].to_chunk == task.chunk)
           transfers.receive(x);
       std::vector<size_t> sends;
+      // ZeRO-3: when the last reader of gathered weights started (the task's start at first).
+      std::vector<EventId> reader_started;
+      if (!gathers_of.empty()) reader_started = record_on(first_rank, "main", "task start");
       for (size_t i = 0; i < planned->ops.size(); ++i) {
         if (stage_of(i) != s || chunk_of(i) != task.chunk || phase_of(i) != phase) continue;
+        if (every_micro_batch(i) && planned->gather_reader[i] >= 0) continue;  // with its reader
         if (task.forward) wait_for_gathers(i, first_rank);
+        if (const auto it = gathers_of.find(i); it != gathers_of.end()) {
+          const std::string& name = planned->ops[i].name;
+          wait_on(first_rank, "comm", reader_started, name);
+          for (size_t x : it->second)
+            last ? lower_last(x, first_rank)
+                 : lower_earlier_comm(x, first_rank, task.micro_batch, false);
+          wait_on(first_rank, "main", record_on(first_rank, "comm", name + " gathered"), name);
+          comm_used[s] = true;
+          reader_started = record_on(first_rank, "main", name + " starts");
+        }
         if (last)
           lower_last(i, first_rank);
         else if (!planned->on_comm_stream[i])
           lower_earlier(i, first_rank, task.micro_batch);
+        else if (every_micro_batch(i))  // ZeRO-3's reduce-scatter of this micro-batch's
+          lower_earlier_comm(i, first_rank, task.micro_batch, true);
         for (size_t x = 0; x < planned->transfers.size(); ++x)
           if (planned->transfers[x].after_op == i) sends.push_back(x);
       }

@@ -11,8 +11,9 @@
 // it overlaps the backward compute that does not need it. Then the optimizer step, as
 // Megatron-LM runs it once every gradient is reduced: each parameter's update on the main
 // stream (OpKind::optimizer_step, "<parameter>.adam", its HBM traffic priced by the
-// roofline, strategies/step_memory.hpp), and with ZeRO the updated parameter gathered on
-// the communication stream after it. The step ends when both streams of every rank are
+// roofline, strategies/step_memory.hpp), and with ZeRO-1/2 the updated parameter gathered
+// on the communication stream after it (ZeRO-3 gathers it before each reader instead,
+// PlannedWorkload::every_micro_batch). The step ends when both streams of every rank are
 // done. (The layout search counts the updates too, after both streams, so a parameter
 // sharded over more GPUs, with fewer elements to update, is cheaper there.) Every op
 // is refused when it needs more than the GPU's memory (version 2: the whole step's peak,
@@ -101,7 +102,7 @@ struct PlannedWorkload {
   std::optional<PlannedStepPrice> price;
   std::string peak_op;               // version 2: the matrix op where the step's memory peaks
   // Version 2, gradient accumulation: the graph's ops run this many times; the reductions,
-  // the optimizer updates and ZeRO's gathers once, in the last.
+  // the optimizer updates and ZeRO's gathers once, in the last (ZeRO-3: every_micro_batch).
   int micro_batches = 1;
   // Version 2, pipeline stages (a pp mesh dim): `mesh` is one stage's, stage s owns world
   // ranks s·mesh.size() … (s+1)·mesh.size() − 1, and each runs its ops in Megatron-LM's 1F1B
@@ -118,6 +119,11 @@ struct PlannedWorkload {
   // --overlap-param-gather, which hides the gathers of the weights the last step updated
   // under this step's forward.
   std::vector<int> gather_reader;
+  // Version 2, ZeRO-3: by op, whether it runs in every micro-batch on the comm stream: the
+  // gathers of the weights each reader reads (gather_reader names the reader, and the
+  // lowering prefetches them, strategies/step_streams.hpp) and the gradients'
+  // reduce-scatters. The weights stay sharded between uses, so no gather follows the updates.
+  std::vector<bool> every_micro_batch;
   int world_size() const { return stages * mesh.size(); }
 };
 

@@ -76,6 +76,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     out.chunk.push_back(chunk);
     out.phase.push_back(phase);
     out.gather_reader.push_back(-1);
+    out.every_micro_batch.push_back(false);
   };
   // A parameter whose final gradient an op made: its reduction (none when the gradient is
   // already where the optimizer state is) and the op, for names and messages.
@@ -92,7 +93,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   // "<parameter>.grad_<collective>" and "<parameter>.param_<collective>", numbered when
   // there are several steps.
   const auto add_steps = [&](TensorId parameter, const Redistribution& moves,
-                             const std::string& what, const Finished& from, int reader) {
+                             const std::string& what, const Finished& from, int reader,
+                             StepPhase phase, const std::string& suffix = "") {
     // Local steps and steps on size-1 mesh dims move nothing: no op, and no number.
     std::vector<size_t> moving;
     for (size_t k = 0; k < moves.steps.size(); ++k)
@@ -102,7 +104,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       const auto collective = collective_op_of(step.collective);
       WorkloadOp c;
       c.name = graph.tensors[parameter].name + what + to_string(step.collective) +
-               (moving.size() > 1 ? "." + std::to_string(n) : "");
+               (moving.size() > 1 ? "." + std::to_string(n) : "") + suffix;
       c.kind = op_kind_of(*collective);
       c.bytes = step.buffer_bytes;
       c.mesh_dim = step.mesh_dim;
@@ -112,7 +114,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.plans.emplace_back();
       out.on_comm_stream.push_back(true);
       out.reads.emplace_back();
-      placed(from.stage, from.chunk, what == ".grad_" ? StepPhase::backward : StepPhase::after);
+      placed(from.stage, from.chunk, phase);
       out.gather_reader.back() = reader;
     }
   };
@@ -130,6 +132,29 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     }
     const OpLayout& l = *layout.ops[i];
     const OpProblem& problem = l.problem;
+    // ZeRO-3: the shards of the weights it reads gathered before it, in every micro-batch
+    // ("<parameter>.param_<collective>.<op>"; planned before it, the lowering prefetches).
+    if (graph.zero_stage == 3) {
+      const size_t first_gather = out.ops.size();
+      for (size_t k = 0; k < g.inputs.size(); ++k) {
+        const TensorId param = g.inputs[k].tensor;
+        if (graph.tensors[param].kind != GraphTensor::Kind::parameter) continue;
+        const GraphTensor& t = graph.tensors[param];
+        const Placements& read = problem.inputs.at(k).placements;
+        const Placements stored =
+            g.inputs[k].transposed ? transposed_placements(read, static_cast<int>(t.shape.size()))
+                                   : read;
+        const Placements state = optimizer_state_placements(graph, param, stored, out.mesh);
+        if (state == stored) continue;
+        add_steps(param, plan_redistribution(TensorSpec{t.shape, t.dtype, state}, stored, out.mesh),
+                  ".param_", {param, nullptr, g.source, g.dtype, g.stage, g.chunk}, -1, phase,
+                  "." + g.name);
+      }
+      for (size_t x = first_gather; x < out.ops.size(); ++x) {
+        out.gather_reader[x] = static_cast<int>(out.ops.size());  // the op pushed next
+        out.every_micro_batch[x] = true;
+      }
+    }
     WorkloadOp w;
     w.name = g.name;
     w.kind = g.kind;
@@ -164,7 +189,14 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     for (const GradientReduction& r : layout.reductions)
       if (r.after_op == static_cast<int>(i)) reduction = &r;
     finished.push_back({made.of, reduction, g.source, g.dtype, g.stage, g.chunk});
-    if (reduction) add_steps(made.of, reduction->redistribution, ".grad_", finished.back(), -1);
+    if (reduction) {
+      const size_t first = out.ops.size();
+      add_steps(made.of, reduction->redistribution, ".grad_", finished.back(), -1,
+                StepPhase::backward);
+      // ZeRO-3 reduce-scatters each micro-batch's gradients as it makes them.
+      for (size_t x = first; x < out.ops.size(); ++x)
+        out.every_micro_batch[x] = graph.zero_stage == 3;
+    }
   }
   // The optimizer step, as Megatron-LM runs it: once every gradient is reduced, each
   // parameter updated where its optimizer state is ("<parameter>.adam" or ".sgd", on the
@@ -186,7 +218,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     }
     if (f.reduction && f.reduction->parameter_gather)
       add_steps(f.parameter, *f.reduction->parameter_gather, ".param_", f,
-                static_cast<int>(planned_index.at(graph.tensors[f.parameter].consumers.front())));
+                static_cast<int>(planned_index.at(graph.tensors[f.parameter].consumers.front())),
+                StepPhase::after);
   }
   const std::vector<StageTransfer> transfers = stage_transfers(graph, layout.placements, out.mesh);
   for (const StageTransfer& x : transfers)

@@ -122,8 +122,8 @@ TEST(SweepVariants, BadListsAreRefusedAtTheirPlace) {
     return std::string("accepted");
   };
   const std::string model = head("[2, 1, 2]", "1", "0");  // 7 lines; the sweep is line 8
-  EXPECT_THAT(error(model + "sweep: {nodes: [1], zero: [0, 3]}\n"),
-              HasSubstr("sweep.yaml:8:31: sweep.zero: a ZeRO stage is 0, 1 or 2"));
+  EXPECT_THAT(error(model + "sweep: {nodes: [1], zero: [0, 4]}\n"),
+              HasSubstr("sweep.yaml:8:31: sweep.zero: a ZeRO stage is 0, 1, 2 or 3"));
   EXPECT_THAT(error(model + "sweep: {nodes: [1], micro_batch: [2, 2]}\n"),
               HasSubstr("sweep.yaml:8:38: sweep.micro_batch: 2 twice"));
   std::string no_global = model;

@@ -172,9 +172,8 @@ TEST(TrainingLayouts, WhatCannotBePricedAtAllIsRefusedWithTheReason) {
 }
 
 TEST(TrainingLayouts, ZeroThreeOfAModelScenarioIsPriced) {
-  // The loader refused the key outright although the search prices ZeRO-3 (`symmesh
-  // validate` of such a file is refused by the generated dataflow instead: the bad-input
-  // corpus, v2-model-zero-3).
+  // The loader refused the key outright although the search prices ZeRO-3 (the generated
+  // dataflow plans it too: tests/evaluation/zero_three_step_test.cpp).
   const Scenario s =
       scenario(kDpTp, ", global_batch: 16, micro_batch: 1", "training: {optimizer: adam, zero: 3}\n");
   const auto run = evaluation::run_training_layouts(s, {32}, kAll);
@@ -228,7 +227,7 @@ TEST(TrainingLayouts, ALayoutTheStepCannotTakeIsRefusedAtTheLayout) {
   };
   EXPECT_THAT(refusal(4, 1, 3, 0),
               HasSubstr("takes 12 GPUs, which fill no whole number of nodes"));
-  EXPECT_THAT(refusal(4, 1, 4, 3), HasSubstr("ZeRO-3 cannot be planned"));
+  EXPECT_EQ(refusal(4, 1, 4, 3), "no throw");  // ZeRO-3 is planned (the weights sharded)
   EXPECT_THAT(refusal(3, 1, 1, 0), HasSubstr("tp 3 does not divide the 8 heads"));
   EXPECT_THAT(refusal(4, 2, 2, 2), HasSubstr("with pipeline parallelism is not modelled"));
 }

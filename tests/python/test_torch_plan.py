@@ -188,7 +188,6 @@ class TorchPlanOfALayout(unittest.TestCase):
 
     def test_a_layout_it_cannot_plan_is_refused(self):
         cases = (
-            ({"tp": 8, "pp": 1, "dp": 1, "zero_stage": 3}, SCENARIO, "ZeRO-3 cannot be planned"),
             ({"tp": 4, "pp": 1, "dp": 3}, two_layers(model_global_batch=3),
              "takes 12 GPUs, which fill no whole number of nodes of 8 GPUs"),
             ({"tp": 3, "pp": 1, "dp": 1}, SCENARIO, "tp 3 does not divide the 32 heads"),

@@ -82,9 +82,10 @@ TEST_F(SweepLayouts, ReadsItsSearchListsAndBoundsThem) {
   auto e = load_error(kModelScenario + "sweep: {nodes: [1], layouts: {tp: [" + many + "]}}\n");
   EXPECT_EQ(e.where(), at(5, 228));
   EXPECT_THAT(e.message(), HasSubstr("sweep.layouts.tp: at most 64 values, got 65"));
-  // ZeRO-3 is the layouts search's alone; a value twice is refused.
-  e = load_error(kModelScenario + "sweep: {nodes: [1], zero: [3]}\n");
-  EXPECT_THAT(e.message(), HasSubstr("a ZeRO stage is 0, 1 or 2 (3 with sweep.layouts)"));
+  // A ZeRO stage past 3 is none (the planned step shards the weights at 3 too); a value
+  // twice is refused.
+  e = load_error(kModelScenario + "sweep: {nodes: [1], zero: [3, 4]}\n");
+  EXPECT_THAT(e.message(), HasSubstr("sweep.zero: a ZeRO stage is 0, 1, 2 or 3"));
   e = load_error(kModelScenario + "sweep: {nodes: [1], micro_batch: [2, 2], layouts: {}}\n");
   EXPECT_THAT(e.message(), HasSubstr("sweep.micro_batch: 2 twice"));
 }

@@ -4,7 +4,12 @@
 // backward) and from hand-computed byte counts.
 #include "strategies/layout_search.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
 
 #include "core/errors.hpp"
 #include "strategies/cost_model.hpp"
@@ -215,6 +220,54 @@ TEST(LayoutSearch, ZeroShardsTheOptimizerStateAndSplitsTheAllReduce) {
       EXPECT_EQ(r.parameter_gather->steps[0].buffer_bytes, 117440512);  // the whole weight
     }
   }
+}
+
+TEST(LayoutSearch, ZeroThreeKeepsTheShardAndGathersItForEveryReader) {
+  // The data-parallel MLP above with ZeRO-3: the weights too are kept as the state's shard,
+  // 2 x 117,440,512 / 8 = 29,360,128 B, and the gradients; Adam's state as with ZeRO-1.
+  // The forward ops read the weights as declared, whole: each waits for its weight's
+  // all-gather from the shard, the bytes ZeRO-1 gathers once after the update and priced
+  // alike (w_up's, split by columns, costs more than w_down's, split by rows), and holds it
+  // with the next one's arriving, 2 x 117,440,512 B. A backward op that reads a weight
+  // pays the same gather, unless its strategy reads the shard as it is (none then).
+  DataflowScenario s({8}, {"dp"});
+  s.input("x", {32768, 4096}, "S(0)")
+      .parameter("w_up", {4096, 14336}, "R")
+      .parameter("w_down", {14336, 4096}, "R")
+      .output("y", "S(0)");
+  s.op("up", OpKind::mm, "x", "w_up", "h").op("down", OpKind::mm, "h", "w_down", "y").training();
+  Scenario scenario = s.build();
+  scenario.training->zero_stage = 1;
+  const DeviceMesh mesh({8}, {"dp"});
+  const DataflowGraph g1 = build_dataflow_graph(scenario);
+  const StepLayout one = search_layout(g1, mesh, *analytic(scenario.cluster));
+  std::map<std::string, double> gather_us;  // by weight, as ZeRO-1 prices it
+  for (const GradientReduction& r : one.reductions)
+    gather_us[g1.tensors[r.parameter].name] = std::accumulate(
+        r.gather_step_cost_us.begin(), r.gather_step_cost_us.end(), 0.0);
+  ASSERT_EQ(gather_us.size(), 2u);
+  scenario.training->zero_stage = 3;
+  const DataflowGraph g = build_dataflow_graph(scenario);
+  const StepLayout three = search_layout(g, mesh, *analytic(scenario.cluster));
+  EXPECT_EQ(three.memory.parameters_bytes, 29360128);
+  EXPECT_EQ(three.memory.gradients_bytes, 29360128);
+  EXPECT_EQ(three.memory.optimizer_bytes, 176160768);
+  for (const GradientReduction& r : three.reductions) EXPECT_FALSE(r.parameter_gather);
+  std::vector<std::string> readers;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (three.timings[i].gather_us() <= 0) continue;
+    readers.push_back(g.ops[i].name);
+    SCOPED_TRACE(g.ops[i].name);
+    std::string weight;
+    for (const GraphInput& in : g.ops[i].inputs)
+      if (g.tensors[in.tensor].kind == GraphTensor::Kind::parameter)
+        weight = g.tensors[in.tensor].name;
+    EXPECT_DOUBLE_EQ(three.timings[i].gather_us(), gather_us.at(weight));
+    EXPECT_DOUBLE_EQ(three.timings[i].gather_link_us[0], gather_us.at(weight));  // NVLink
+    EXPECT_GE(three.transient_bytes[i], 2 * 117440512);
+  }
+  EXPECT_THAT(readers, ::testing::IsSupersetOf({"up", "down"}));
+  EXPECT_GT(gather_us.at("w_up"), gather_us.at("w_down"));
 }
 
 TEST(LayoutSearch, ZeroSplitsATensorParallelShardInPlace) {

@@ -106,6 +106,44 @@ TEST(PlannedStepPrice, TheLastMicroBatchReducesAndUpdatesOnce) {
   EXPECT_DOUBLE_EQ(price_schedule(ops, {}, 1, 3, 1).step_us, 20.5);
 }
 
+TEST(PlannedStepPrice, ZeroThreeGathersEachReadersWeightsOneAhead) {
+  // One stage, one micro-batch, two forward ops reading gathered weights (ZeRO-3):
+  // A (main 10 us, gather 4 us) then B (main 10 us, gather 15 us). A's gather runs from the
+  // task's start, 0..4, and A runs 4..14; B's gather may start once A has started (FSDP's
+  // prefetch, one ahead) and the comm stream is free: 4..19, so B waits and runs 19..29.
+  std::vector<ScheduledOp> ops(2);
+  ops[0].timing.main_us = ops[0].timing.compute_us = 10;
+  ops[0].timing.gather_link_us[1] = 4;
+  ops[1].timing.main_us = ops[1].timing.compute_us = 10;
+  ops[1].timing.gather_link_us[1] = 15;
+  PlannedStepPrice price = price_schedule(ops, {}, 1, 1, 1);
+  EXPECT_DOUBLE_EQ(price.step_us, 29);
+  // With a gather of 3 us for B instead, it is in by 4 + 3 = 7, under A: B runs 14..24.
+  ops[1].timing.gather_link_us[1] = 3;
+  price = price_schedule(ops, {}, 1, 1, 1);
+  EXPECT_DOUBLE_EQ(price.step_us, 24);
+}
+
+TEST(PlannedStepPrice, ZeroThreeReducesEveryMicroBatch) {
+  // One stage, m = 2: a forward op of 10 us and a backward op of 10 us whose gradient's
+  // reduce-scatter takes 30 us on the comm stream. Reduced once (ZeRO-1 and 2), in the last
+  // micro-batch: the main stream runs 0..40 and the reduction 40..70. Reduced in every
+  // micro-batch (ZeRO-3): micro-batch 0's runs 20..50 while the main stream goes on, and
+  // micro-batch 1's queues behind it, 50..80; the update (2 us) runs once, after both.
+  std::vector<ScheduledOp> ops(2);
+  ops[0].timing.main_us = ops[0].timing.compute_us = 10;
+  ops[1].forward = false;
+  ops[1].timing.main_us = ops[1].timing.compute_us = 10;
+  ops[1].timing.reduction_us = ops[1].timing.reduction_link_us[1] = 30;
+  ops[1].timing.reduction_links = 2;
+  ops[1].timing.update_us = 2;
+  EXPECT_DOUBLE_EQ(price_schedule(ops, {}, 1, 2, 1).step_us, 72);
+  const PlannedStepPrice every =
+      price_schedule(ops, {}, 1, 2, 1, /*reduce_every_micro_batch=*/true);
+  EXPECT_DOUBLE_EQ(every.step_us, 82);
+  EXPECT_DOUBLE_EQ(every.exposed_comm_us, 40);
+}
+
 TEST(PlannedStepPrice, RefusesWhatTheScheduleCannotRun) {
   const auto ops = uniform_stages(2, 1, 1, 1);
   EXPECT_THROW(price_schedule(ops, {}, 0, 1, 1), InvalidArgument);
