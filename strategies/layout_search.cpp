@@ -224,6 +224,13 @@ namespace symmesh::strategies {
 
 using layout_search_detail::Search;
 
+int gather_unit_of(const DataflowGraph& graph, int op) {
+  const GraphOp& g = graph.ops.at(op);
+  const int layer = g.source != nullptr ? g.source->layer : -1;
+  if (layer < 0) return -2 - op;  // its own: apart from every layer's and from none
+  return 2 * layer + (g.pass == Pass::forward ? 0 : 1);
+}
+
 double GradientReduction::cost_us() const {
   return std::accumulate(step_cost_us.begin(), step_cost_us.end(), 0.0) +
          std::accumulate(gather_step_cost_us.begin(), gather_step_cost_us.end(), 0.0);

@@ -125,6 +125,11 @@ struct StepLayout {
   LayoutSearchStats stats;
 };
 
+// ZeRO-3's gather unit of graph op `op` (strategies/step_streams.hpp), as FSDP wraps a
+// model: a decoder layer's ops of one pass (WorkloadOp::layer) are one unit, the forward's
+// and the backward's apart; any other op is a unit of its own.
+int gather_unit_of(const DataflowGraph& graph, int op);
+
 // The search. Throws Unsupported when some op has no strategy left (every one filtered or
 // infinite).
 StepLayout search_layout(const DataflowGraph& graph, const DeviceMesh& mesh, const CostModel& model,

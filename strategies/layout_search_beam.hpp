@@ -77,8 +77,10 @@ struct Option {
   // layer's op in the same slot is held to (LayoutSearchOptions::periodic_layers).
   int signature = -1;
   double reduction_link_us[2] = {0, 0};  // reduction_us by link class (step_streams.hpp)
-  // ZeRO-3: the gathers of the weights it reads, before it, by link class (in cost_us too).
+  // ZeRO-3: the gathers of the weights it reads, before it, by link class (in cost_us too),
+  // and its op's gather unit (gather_unit_of).
   double gather_link_us[2] = {0, 0};
+  int gather_unit = -1;
   // What the streams (step_streams.hpp) run of it.
   OpTiming timing() const {
     const double gather_us = gather_link_us[0] + gather_link_us[1];
@@ -89,7 +91,8 @@ struct Option {
             net_links,
             reduction_links,
             {reduction_link_us[0], reduction_link_us[1]},
-            {gather_link_us[0], gather_link_us[1]}};
+            {gather_link_us[0], gather_link_us[1]},
+            gather_unit};
   }
 };
 

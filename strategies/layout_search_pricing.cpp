@@ -116,6 +116,7 @@ const std::vector<std::shared_ptr<const Option>>& Search::options_for(const Stat
           g_.tensors[op.inputs[k].tensor].kind == GraphTensor::Kind::parameter) {
         const Placements stored = as_read(problem.inputs[k].placements, op.inputs[k]);
         add_gather(option, op.inputs[k].tensor, stored);
+        option.gather_unit = gather_unit_of(g_, i);
         // Its weights gathered while it runs, and the next reader's arriving (taken as
         // alike): FSDP's one unit ahead.
         option.transient_bytes +=

@@ -109,7 +109,7 @@ PlannedStepPrice price_schedule(const std::vector<ScheduledOp>& ops,
         }
         if (!ready) break;
         clock.streams.main_us = start;
-        clock.streams.gather_after_us = start;  // ZeRO-3's first gather: from the task's start
+        clock.streams.start_units(start);  // ZeRO-3's first unit gathers from the task's start
         // The gradients' reductions and the updates run once, in the last micro-batch
         // (ZeRO-3: the reductions in every one).
         const bool last = task.micro_batch + 1 == micro_batches;

@@ -20,10 +20,13 @@
 // With gradient accumulation the streams above are the last micro-batch's; the earlier ones
 // run before it, each op once per micro-batch on the main stream alone (earlier_us).
 // ZeRO-3 (weights sharded over dp, gathered for each use, as PyTorch's FSDP runs them): an
-// op that reads weights waits for their gather on the comm stream, which starts once the
-// comm stream is free and the previous such op has started (FSDP's prefetch of the next
-// unit: one gather ahead); its gradient is reduce-scattered in every micro-batch, so every
-// micro-batch runs both streams and the step is `repeats` of them (earlier_us stays 0).
+// op that reads weights waits for their gather on the comm stream. Ops gather by unit, as
+// FSDP wraps a model: a decoder layer's ops in one pass are a unit, any other op one of
+// its own (OpTiming::gather_unit). A unit's gathers start once the comm stream is free and
+// the previous unit's first op has started (FSDP's prefetch of the next unit, so at most
+// two units are gathered at once). Its gradient is reduce-scattered in every micro-batch,
+// so every micro-batch runs both streams and the step is `repeats` of them (earlier_us
+// stays 0).
 #include <algorithm>
 #include <cstdint>
 
@@ -41,8 +44,9 @@ struct OpTiming {
   uint32_t reduction_links = 0;  // and its gradient reduction's
   // Of reduction_us, the time on each link class (bit 1: within a node, bit 2: between).
   double reduction_link_us[2] = {0, 0};
-  // ZeRO-3: the gather of the weights it reads, before it, by link class.
+  // ZeRO-3: the gather of the weights it reads, before it, by link class, and its unit.
   double gather_link_us[2] = {0, 0};
+  int gather_unit = -1;
   double gather_us() const { return gather_link_us[0] + gather_link_us[1]; }
 };
 
@@ -67,10 +71,18 @@ struct Streams {
   double earlier_us = 0;    // the micro-batches before the last
   // The comm stream's queued time on each link class not yet shared with the main stream.
   double queued_link_us[2] = {0, 0};
-  // ZeRO-3: when the last op that waited for a gather started (the next gather's earliest
-  // start), and how many times both streams run (the micro-batches).
-  double gather_after_us = 0;
+  // ZeRO-3: the unit gathering now, when its first op started and when the unit before it
+  // did (its gathers' earliest start); how many times both streams run (the micro-batches).
+  // start_units(t) begins a task at t: its first unit gathers from t on.
+  int unit = kNoUnit;
+  double unit_start_us = 0;
+  double previous_unit_start_us = 0;
   int64_t repeats = 1;
+  static constexpr int kNoUnit = -1 << 30;
+  void start_units(double at_us) {
+    unit = kNoUnit;
+    unit_start_us = previous_unit_start_us = at_us;
+  }
   double busy_us() const { return std::max(main_us, comm_us); }
   double step_us() const {
     return earlier_us + static_cast<double>(repeats) * busy_us() + tail_us;
@@ -89,11 +101,16 @@ struct Streams {
   Streams after(const OpTiming& op, int64_t micro_batches) const {
     Streams n = *this;
     if (op.gather_us() > 0) {  // ZeRO-3: its weights first
+      const bool first = op.gather_unit != unit;
+      if (first) {
+        n.unit = op.gather_unit;
+        n.previous_unit_start_us = unit_start_us;
+      }
       const uint32_t links = (op.gather_link_us[0] > 0 ? 1u : 0u) |
                              (op.gather_link_us[1] > 0 ? 2u : 0u);
-      n.queue_comm(gather_after_us, op.gather_us(), op.gather_link_us, links);
+      n.queue_comm(n.previous_unit_start_us, op.gather_us(), op.gather_link_us, links);
       n.main_us = std::max(main_us, n.comm_us);
-      n.gather_after_us = n.main_us;
+      if (first) n.unit_start_us = n.main_us;
     }
     return n.run(op, micro_batches);
   }

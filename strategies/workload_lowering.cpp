@@ -333,8 +333,9 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
   TransferLowering transfers(p, planned->transfers, stage_size, micro_batches);
 
   // ZeRO-3, by reader: its weights' gathers, run in every micro-batch before it. Each is
-  // issued on the comm stream once the reader before it (in its task) has started: FSDP's
-  // prefetch, one unit ahead (strategies/step_streams.hpp prices the same rule).
+  // issued on the comm stream once the first reader of the unit before its own (in its
+  // task) has started: FSDP's prefetch, one unit ahead (strategies/step_streams.hpp prices
+  // the same rule).
   std::map<size_t, std::vector<size_t>> gathers_of;
   for (size_t x = 0; x < planned->ops.size(); ++x)
     if (every_micro_batch(x) && planned->gather_reader[x] >= 0)
@@ -383,22 +384,30 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
             planned->transfers[x].to_chunk == task.chunk)
           transfers.receive(x);
       std::vector<size_t> sends;
-      // ZeRO-3: when the last reader of gathered weights started (the task's start at first).
-      std::vector<EventId> reader_started;
-      if (!gathers_of.empty()) reader_started = record_on(first_rank, "main", "task start");
+      // ZeRO-3: the unit gathering now, and when its first reader and the previous unit's
+      // started (the task's start before any).
+      int unit = Streams::kNoUnit;
+      std::vector<EventId> unit_started, previous_unit_started;
+      if (!gathers_of.empty())
+        unit_started = previous_unit_started = record_on(first_rank, "main", "task start");
       for (size_t i = 0; i < planned->ops.size(); ++i) {
         if (stage_of(i) != s || chunk_of(i) != task.chunk || phase_of(i) != phase) continue;
         if (every_micro_batch(i) && planned->gather_reader[i] >= 0) continue;  // with its reader
         if (task.forward) wait_for_gathers(i, first_rank);
         if (const auto it = gathers_of.find(i); it != gathers_of.end()) {
           const std::string& name = planned->ops[i].name;
-          wait_on(first_rank, "comm", reader_started, name);
+          const bool first = planned->gather_unit[i] != unit;
+          if (first) {
+            unit = planned->gather_unit[i];
+            previous_unit_started = unit_started;
+          }
+          wait_on(first_rank, "comm", previous_unit_started, name);
           for (size_t x : it->second)
             last ? lower_last(x, first_rank)
                  : lower_earlier_comm(x, first_rank, task.micro_batch, false);
           wait_on(first_rank, "main", record_on(first_rank, "comm", name + " gathered"), name);
           comm_used[s] = true;
-          reader_started = record_on(first_rank, "main", name + " starts");
+          if (first) unit_started = record_on(first_rank, "main", name + " starts");
         }
         if (last)
           lower_last(i, first_rank);

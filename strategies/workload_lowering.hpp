@@ -124,6 +124,9 @@ struct PlannedWorkload {
   // lowering prefetches them, strategies/step_streams.hpp) and the gradients'
   // reduce-scatters. The weights stay sharded between uses, so no gather follows the updates.
   std::vector<bool> every_micro_batch;
+  // Version 2, ZeRO-3: by op, a reader's gather unit (gather_unit_of, layout_search.hpp):
+  // a unit's gathers wait for the previous unit's first reader to start.
+  std::vector<int> gather_unit;
   int world_size() const { return stages * mesh.size(); }
 };
 

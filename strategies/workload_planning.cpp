@@ -77,6 +77,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     out.phase.push_back(phase);
     out.gather_reader.push_back(-1);
     out.every_micro_batch.push_back(false);
+    out.gather_unit.push_back(-1);
   };
   // A parameter whose final gradient an op made: its reduction (none when the gradient is
   // already where the optimizer state is) and the op, for names and messages.
@@ -155,6 +156,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
         out.every_micro_batch[x] = true;
       }
     }
+    const int unit = i < layout.timings.size() ? layout.timings[i].gather_unit : -1;
     WorkloadOp w;
     w.name = g.name;
     w.kind = g.kind;
@@ -179,6 +181,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     out.plans.push_back(build_plan_with(problem, model, l.candidate));
     out.on_comm_stream.push_back(false);
     placed(g.stage, g.chunk, phase);
+    out.gather_unit.back() = unit;
     auto& reads = out.reads.emplace_back();
     for (const GraphInput& in : g.inputs)
       reads.push_back({graph.tensors[in.tensor].name, in.transposed});

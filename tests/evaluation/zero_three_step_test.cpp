@@ -1,6 +1,6 @@
 // ZeRO-3 in the planned step (docs/scenario-format.md, training.zero): the weights kept as
 // their optimizer state's shard over dp, each reader's weights gathered before it in every
-// micro-batch (prefetched one reader ahead, as FSDP does), every micro-batch's gradients
+// micro-batch (prefetched one unit ahead, as FSDP does), every micro-batch's gradients
 // reduce-scattered, and no gather after the updates. Counts are worked by hand from the
 // two-layer step below; times are checked as the planned step's two readings (simulated and
 // priced, strategies/planned_step_price.hpp) agreeing.
@@ -111,7 +111,7 @@ TEST(ZeroThreeStep, EachReaderGathersItsWeightsInEveryMicroBatch) {
 
 TEST(ZeroThreeStep, ItsTwoReadingsAgreeAndItsValuesStayExact) {
   // The simulated step and its price through the schedule, for m = 1 and 3. Both run the
-  // same rule (the gathers prefetched one reader ahead, the reduce-scatters queued before
+  // same rule (the gathers prefetched one unit ahead, the reduce-scatters queued before
   // the next gather), so they differ by what the cost model and the simulator give each
   // op: here the 32 MiB all-gather over 4 GPUs, priced about 74 us (the search's serial sum
   // less its matmuls and updates) against 59 us simulated, on

@@ -106,22 +106,24 @@ TEST(PlannedStepPrice, TheLastMicroBatchReducesAndUpdatesOnce) {
   EXPECT_DOUBLE_EQ(price_schedule(ops, {}, 1, 3, 1).step_us, 20.5);
 }
 
-TEST(PlannedStepPrice, ZeroThreeGathersEachReadersWeightsOneAhead) {
-  // One stage, one micro-batch, two forward ops reading gathered weights (ZeRO-3):
-  // A (main 10 us, gather 4 us) then B (main 10 us, gather 15 us). A's gather runs from the
-  // task's start, 0..4, and A runs 4..14; B's gather may start once A has started (FSDP's
-  // prefetch, one ahead) and the comm stream is free: 4..19, so B waits and runs 19..29.
-  std::vector<ScheduledOp> ops(2);
-  ops[0].timing.main_us = ops[0].timing.compute_us = 10;
+TEST(PlannedStepPrice, ZeroThreeGathersEachUnitWhileTheOneBeforeRuns) {
+  // One stage, one micro-batch, three forward ops reading gathered weights (ZeRO-3): A and
+  // B of one unit (a layer), C of the next. A (main 10 us, gather 4 us): its unit is the
+  // task's first, so its gather runs from the task's start, 0..4, and A runs 4..14. B (main
+  // 10, gather 15), same unit: its gather queues behind A's, 4..19, and B runs 19..29. C
+  // (main 10, gather 5), the next unit: its gathers may start once A, its unit's first op,
+  // has started (4), and the comm stream is free at 19: 19..24, in before B ends; C runs
+  // 29..39. With C's gather at 12 us instead: 19..31, and C runs 31..41.
+  std::vector<ScheduledOp> ops(3);
+  for (ScheduledOp& op : ops) op.timing.main_us = op.timing.compute_us = 10;
   ops[0].timing.gather_link_us[1] = 4;
-  ops[1].timing.main_us = ops[1].timing.compute_us = 10;
   ops[1].timing.gather_link_us[1] = 15;
-  PlannedStepPrice price = price_schedule(ops, {}, 1, 1, 1);
-  EXPECT_DOUBLE_EQ(price.step_us, 29);
-  // With a gather of 3 us for B instead, it is in by 4 + 3 = 7, under A: B runs 14..24.
-  ops[1].timing.gather_link_us[1] = 3;
-  price = price_schedule(ops, {}, 1, 1, 1);
-  EXPECT_DOUBLE_EQ(price.step_us, 24);
+  ops[2].timing.gather_link_us[1] = 5;
+  ops[0].timing.gather_unit = ops[1].timing.gather_unit = 0;
+  ops[2].timing.gather_unit = 1;
+  EXPECT_DOUBLE_EQ(price_schedule(ops, {}, 1, 1, 1).step_us, 39);
+  ops[2].timing.gather_link_us[1] = 12;
+  EXPECT_DOUBLE_EQ(price_schedule(ops, {}, 1, 1, 1).step_us, 41);
 }
 
 TEST(PlannedStepPrice, ZeroThreeReducesEveryMicroBatch) {

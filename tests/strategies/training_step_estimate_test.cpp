@@ -102,6 +102,28 @@ TEST(TrainingStepEstimate, TheOptimizerStepMovesAdamsBytesByHand) {
               1e-12 * z1.step_s);
 }
 
+TEST(TrainingStepEstimate, DataParallelOverlapByHand) {
+  // One gradient collective of 3 s, one weight gather of 2 s, a micro-batch's forward of
+  // 1 s and backward of 4 s, m = 5 micro-batches.
+  //   ZeRO 0: one all-reduce under the last backward: 3 s, none exposed.
+  //   ZeRO-1: one reduce-scatter (3 s, hidden) and one gather under the first forward
+  //           (2 - 1 = 1 s exposed): 5 s moved, 1 s exposed.
+  //   ZeRO-2: a reduce-scatter per micro-batch (5 x 3 s, hidden) and the gather: 17 s, 1 s.
+  //   ZeRO-3: per micro-batch a gather under the forward (2 - 1 = 1 s exposed) and, under
+  //           the backward, a gather and the reduce-scatter one after the other on the same
+  //           links (2 + 3 - 4 = 1 s exposed): 5 x (2 + 2 + 3) = 35 s moved, 5 x 2 = 10 s
+  //           exposed. (Against the whole backward each, the 1 s would have been hidden.)
+  const auto dp = [](int zero) { return data_parallel_time(zero, 5, 3, 2, 1, 4); };
+  EXPECT_DOUBLE_EQ(dp(0).comm_s, 3);
+  EXPECT_DOUBLE_EQ(dp(0).exposed_s, 0);
+  EXPECT_DOUBLE_EQ(dp(1).comm_s, 5);
+  EXPECT_DOUBLE_EQ(dp(1).exposed_s, 1);
+  EXPECT_DOUBLE_EQ(dp(2).comm_s, 17);
+  EXPECT_DOUBLE_EQ(dp(2).exposed_s, 1);
+  EXPECT_DOUBLE_EQ(dp(3).comm_s, 35);
+  EXPECT_DOUBLE_EQ(dp(3).exposed_s, 10);
+}
+
 TEST(TrainingStepEstimate, TheBubbleIsPMinusOneOverVM) {
   TransformerSpec s = llama405b();
   s.layers = 16;
