@@ -176,6 +176,18 @@ TEST(LayoutSearch, AMeshDimOfSizeOneChangesNothing) {
         << w;
 }
 
+// An MLP under pure data parallelism over 8 GPUs: x [32768, 4096] split by rows,
+// w_up [4096, 14336] and w_down [14336, 4096] replicated.
+Scenario data_parallel_mlp() {
+  DataflowScenario s({8}, {"dp"});
+  s.input("x", {32768, 4096}, "S(0)")
+      .parameter("w_up", {4096, 14336}, "R")
+      .parameter("w_down", {14336, 4096}, "R")
+      .output("y", "S(0)");
+  s.op("up", OpKind::mm, "x", "w_up", "h").op("down", OpKind::mm, "h", "w_down", "y").training();
+  return s.build();
+}
+
 TEST(LayoutSearch, ZeroShardsTheOptimizerStateAndSplitsTheAllReduce) {
   // Pure data parallelism over 8 GPUs (as above), with ZeRO. Each weight is 4096 x 14336 =
   // 58,720,256 elements (117,440,512 B in bf16), replicated on the 8 GPUs.
@@ -186,13 +198,7 @@ TEST(LayoutSearch, ZeroShardsTheOptimizerStateAndSplitsTheAllReduce) {
   // all-gather of the updated weight: ring RS + AG move what a ring all-reduce moves, so
   // the priced time is the same (ZeRO §7.2.1: "no additional communication").
   for (int stage : {0, 1, 2}) {
-    DataflowScenario s({8}, {"dp"});
-    s.input("x", {32768, 4096}, "S(0)")
-        .parameter("w_up", {4096, 14336}, "R")
-        .parameter("w_down", {14336, 4096}, "R")
-        .output("y", "S(0)");
-    s.op("up", OpKind::mm, "x", "w_up", "h").op("down", OpKind::mm, "h", "w_down", "y").training();
-    Scenario scenario = s.build();
+    Scenario scenario = data_parallel_mlp();
     scenario.training->zero_stage = stage;
     const DataflowGraph g = build_dataflow_graph(scenario);
     const StepLayout layout =
@@ -230,13 +236,7 @@ TEST(LayoutSearch, ZeroThreeKeepsTheShardAndGathersItForEveryReader) {
   // alike (w_up's, split by columns, costs more than w_down's, split by rows), and holds it
   // with the next one's arriving, 2 x 117,440,512 B. A backward op that reads a weight
   // pays the same gather, unless its strategy reads the shard as it is (none then).
-  DataflowScenario s({8}, {"dp"});
-  s.input("x", {32768, 4096}, "S(0)")
-      .parameter("w_up", {4096, 14336}, "R")
-      .parameter("w_down", {14336, 4096}, "R")
-      .output("y", "S(0)");
-  s.op("up", OpKind::mm, "x", "w_up", "h").op("down", OpKind::mm, "h", "w_down", "y").training();
-  Scenario scenario = s.build();
+  Scenario scenario = data_parallel_mlp();
   scenario.training->zero_stage = 1;
   const DeviceMesh mesh({8}, {"dp"});
   const DataflowGraph g1 = build_dataflow_graph(scenario);
