@@ -3,6 +3,8 @@
 #include "strategies/layout_search.hpp"
 
 #include "strategies/layout_search_beam.hpp"
+#include "strategies/pipeline_transfers.hpp"
+#include "strategies/planned_step_price.hpp"
 
 namespace symmesh::strategies::layout_search_detail {
 
@@ -211,11 +213,21 @@ StepLayout Search::layout_of(const State& s) const {
 }
 
 std::optional<StepLayout> Search::finish(const std::vector<State>& beam) const {
+  const bool scheduled = g_.stages > 1 && options_.cluster && !leanest_;
+  std::optional<StepLayout> best;
+  int finalists = 0;
   for (const State& s : beam) {
     StepLayout layout = layout_of(s);
-    if (layout.fits) return layout;
+    if (!layout.fits) continue;
+    if (!scheduled) return layout;
+    layout.scheduled_us =
+        price_planned_step(g_, layout, stage_transfers(g_, layout.placements, mesh_), mesh_,
+                           *options_.cluster)
+            .step_us;
+    if (!best || layout.scheduled_us < best->scheduled_us) best = std::move(layout);
+    if (++finalists == kScheduledFinalists) break;
   }
-  return std::nullopt;
+  return best;
 }
 
 }  // namespace symmesh::strategies::layout_search_detail
@@ -251,7 +263,7 @@ StepLayout search_layout(const DataflowGraph& graph, const DeviceMesh& mesh, con
   if (options.periodic_layers)
     if (auto keyed = Search(graph, mesh, model, options, false, true).run()) {
       const LayoutSearchStats first = found ? found->stats : LayoutSearchStats{};
-      if (!found || keyed->step_cost_us < found->step_cost_us) found = std::move(keyed);
+      if (!found || keyed->ranking_us() < found->ranking_us()) found = std::move(keyed);
       found->stats.layouts_priced += first.layouts_priced;
       found->stats.states_expanded += first.states_expanded;
       found->stats.periodic_fallbacks += first.periodic_fallbacks;

@@ -42,8 +42,9 @@
 // With pipeline stages (graph.stages > 1) the memory is counted per stage, as step_memory
 // counts it (the micro-batches in flight included), each op against its own stage's; the
 // objective still adds every stage's ops in series (a layout choice is the same trade-off on
-// every stage; the simulator times the pipeline, and strategies/planned_step_price.hpp
-// prices it). The two-stream rule is strategies/step_streams.hpp's.
+// every stage), and of the final beam's fitting states the one whose schedule ends first
+// (strategies/planned_step_price.hpp: the bubble, the stages running at once) is taken when
+// the cluster is given. The two-stream rule is strategies/step_streams.hpp's.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -96,7 +97,17 @@ struct LayoutSearchOptions {
   // Identical layers so share one plan, and the search prices each later layer's one
   // strategy instead of all of them.
   bool periodic_layers = false;
+  // The cluster, to price a pipelined step's finished layouts through their schedule
+  // (strategies/planned_step_price.hpp): of the first kScheduledFinalists states of the
+  // final beam that fit, the one whose schedule ends first is taken, not the first in the
+  // objective's order (which adds the stages in series). Unset, or without stages: that
+  // order.
+  std::optional<ClusterSpec> cluster;
 };
+
+// How many of the final beam's fitting states a pipelined search prices through its
+// schedule (LayoutSearchOptions::cluster).
+inline constexpr int kScheduledFinalists = 16;
 
 struct LayoutSearchStats {
   int64_t layouts_priced = 0;  // strategy x input-layout combinations the model priced
@@ -119,6 +130,11 @@ struct StepLayout {
   std::vector<OpTiming> timings;
   double serial_cost_us = 0;             // every op and reduction in series
   double step_cost_us = 0;  // the search's objective: reductions overlapped, as scheduled
+  // With pipeline stages and LayoutSearchOptions::cluster: the step priced through its
+  // schedule, which chose it among the finalists; 0 otherwise.
+  double scheduled_us = 0;
+  // What two searches' layouts are compared by: the schedule's price, else the objective.
+  double ranking_us() const { return scheduled_us > 0 ? scheduled_us : step_cost_us; }
   StepMemory memory;        // the busiest pipeline stage's
   std::vector<StepMemory> stage_memory;  // per pipeline stage (one without stages)
   bool fits = true;  // memory.peak_bytes() <= the capacity (or the capacity is unknown)

@@ -43,6 +43,7 @@ LayoutSearchOptions layout_search_options(const Scenario& scenario, const CostMo
   search.periodic_layers = std::any_of(scenario.workload.begin(), scenario.workload.end(),
                                        [](const WorkloadOp& op) { return op.layer >= 0; });
   if (explainer_of(model)) search.gpu = scenario.cluster.gpu;  // a model that prices compute
+  search.cluster = scenario.cluster;  // a pipelined step's finalists priced by their schedule
   return search;
 }
 

@@ -13,6 +13,7 @@
 #include "strategies/analytic_cost_model.hpp"
 #include "strategies/dataflow_graph.hpp"
 #include "strategies/pipeline_transfers.hpp"
+#include "strategies/planned_step_price.hpp"
 #include "strategies/step_memory.hpp"
 #include "strategies/workload_lowering.hpp"
 #include "tests/evaluation/emulation_check.hpp"
@@ -282,6 +283,36 @@ TEST(PipelineStep, TheGeneratorSplitsTheModelOverTheStages) {
   EXPECT_EQ(stage_of("loss"), 1);
   // global_batch 4 over dp 2 replicas of micro_batch 1: 2 micro-batches per replica.
   EXPECT_EQ(s.training->micro_batch_count(), 2);
+}
+
+TEST(PipelineStep, ThePipelinedSearchTakesTheFinalistWhoseScheduleEndsFirst) {
+  // The objective adds the stages in series; given the cluster, the search prices the first
+  // kScheduledFinalists fitting layouts of its final beam through their schedule
+  // (planned_step_price.hpp) and takes the one that ends first. So the layout taken is
+  // priced as planning prices the step, and no later than the objective's own first (one
+  // of the finalists), which the search without the cluster takes.
+  const Scenario s = load_scenario_text(kModel, "model.yaml");
+  const strategies::AnalyticCostModel model(s.cluster);
+  const strategies::DataflowGraph graph = strategies::build_dataflow_graph(s);
+  const DeviceMesh mesh(s.stage_mesh_shape(), s.stage_mesh_names());
+  strategies::LayoutSearchOptions options = strategies::layout_search_options(s, model);
+  ASSERT_TRUE(options.cluster);
+  const strategies::StepLayout scheduled = strategies::search_layout(graph, mesh, model, options);
+  options.cluster.reset();
+  const strategies::StepLayout in_series = strategies::search_layout(graph, mesh, model, options);
+  EXPECT_EQ(in_series.scheduled_us, 0);
+  const auto price = [&](const strategies::StepLayout& layout) {
+    return strategies::price_planned_step(
+               graph, layout, strategies::stage_transfers(graph, layout.placements, mesh), mesh,
+               s.cluster)
+        .step_us;
+  };
+  EXPECT_DOUBLE_EQ(scheduled.scheduled_us, price(scheduled));
+  EXPECT_LE(scheduled.scheduled_us, price(in_series));
+  // Planning takes it: the plan's price is that layout's.
+  const strategies::PlannedWorkload planned = strategies::plan_workload(s, model);
+  ASSERT_TRUE(planned.price);
+  EXPECT_DOUBLE_EQ(planned.price->step_us, scheduled.scheduled_us);
 }
 
 TEST(PipelineStep, TheGeneratorSplitsTheModelOverVirtualStages) {
