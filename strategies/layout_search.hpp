@@ -38,7 +38,9 @@
 // ZeRO-3 (graph.zero_stage 3): a parameter is stored as its optimizer state's shard, and
 // every op that reads it pays its gather (on the comm stream, before it, by the rule of
 // strategies/step_streams.hpp) and holds the gathered weight and the next one's as its
-// transient memory; every micro-batch runs both streams.
+// transient memory; every micro-batch runs both streams. ZeRO-2 reduce-scatters every
+// micro-batch's gradients too (DeepSpeed's stage 2); its gathers, once, count with the
+// updates.
 // With pipeline stages (graph.stages > 1) the memory is counted per stage, as step_memory
 // counts it (the micro-batches in flight included), each op against its own stage's; the
 // objective still adds every stage's ops in series (a layout choice is the same trade-off on

@@ -321,8 +321,17 @@ bool Search::add_reduction(Option& option, const State& state, const GraphOp& op
     r.gather_step_cost_us =
         model_.step_costs_us(state, plan_transitions(target, placed, mesh_), mesh_);
   }
-  option.cost_us += r.cost_us();
-  option.reduction_us = r.cost_us();
+  // ZeRO-2 reduce-scatters every micro-batch's gradients (DeepSpeed's stage 2), so its
+  // reduction runs in each; its gather runs once and is counted with the update, after both
+  // streams (the schedule runs it under the next forward: the price's and the simulator's
+  // rule). Otherwise both run once, on the comm stream.
+  const bool every_micro_batch = g_.zero_stage == 2;
+  const double gather_us =
+      std::accumulate(r.gather_step_cost_us.begin(), r.gather_step_cost_us.end(), 0.0);
+  const double reduction_us = r.cost_us() - (every_micro_batch ? gather_us : 0.0);
+  option.cost_us += reduction_us;
+  option.reduction_us = reduction_us;
+  if (every_micro_batch) option.update_us += gather_us;
   const auto uses_links = [&](const Redistribution& moves, const std::vector<double>& costs_us) {
     for (size_t k = 0; k < moves.steps.size(); ++k) {
       const RedistributionStep& step = moves.steps[k];
@@ -334,7 +343,8 @@ bool Search::add_reduction(Option& option, const State& state, const GraphOp& op
     }
   };
   uses_links(r.redistribution, r.step_cost_us);
-  if (r.parameter_gather) uses_links(*r.parameter_gather, r.gather_step_cost_us);
+  if (r.parameter_gather && !every_micro_batch)
+    uses_links(*r.parameter_gather, r.gather_step_cost_us);
   option.reduction = std::move(r);
   return true;
 }

@@ -173,10 +173,15 @@ PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout
     for (size_t k = 0; k < steps.size() && k < r.gather_step_cost_us.size(); ++k) {
       const int link = link_class_index(
           mesh_dim_link_class(stage_mesh, steps[k].mesh_dim, cluster.gpus_per_node));
-      double& on_link = made.timing.reduction_link_us[link];
-      on_link = std::max(0.0, on_link - r.gather_step_cost_us[k]);
-      made.timing.reduction_us = std::max(0.0, made.timing.reduction_us - r.gather_step_cost_us[k]);
-      reader.gather_link_us[link] += r.gather_step_cost_us[k];
+      const double us = r.gather_step_cost_us[k];
+      if (graph.zero_stage == 2) {  // the search counted it with the update
+        made.timing.update_us = std::max(0.0, made.timing.update_us - us);
+      } else {
+        double& on_link = made.timing.reduction_link_us[link];
+        on_link = std::max(0.0, on_link - us);
+        made.timing.reduction_us = std::max(0.0, made.timing.reduction_us - us);
+      }
+      reader.gather_link_us[link] += us;
     }
   }
   std::vector<ScheduledTransfer> transfers;
@@ -192,7 +197,7 @@ PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout
                                   static_cast<double>(x.bytes) * pipeline.ring_s_per_byte)});
   }
   return price_schedule(ops, transfers, graph.stages, graph.micro_batches, graph.virtual_stages,
-                        graph.zero_stage == 3);
+                        graph.zero_stage >= 2);
 }
 
 }  // namespace symmesh::strategies

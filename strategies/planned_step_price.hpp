@@ -21,10 +21,10 @@
 //             optimizer updates follow once both streams of the stage are done. ZeRO's
 //             weight gathers run on the comm stream as the step starts, each before its
 //             weights' first reader (the search's objective counts them after the
-//             reductions instead: the same bytes, a rule it ranks by, not the schedule).
-//             ZeRO-3 (reduce_every_micro_batch): every micro-batch reduce-scatters its
-//             gradients, and each reader's gather (OpTiming::gather_link_us) is prefetched
-//             from the task's start on, as step_streams.hpp says.
+//             reductions, ZeRO-2's with the updates: the same bytes, a rule it ranks by,
+//             not the schedule). ZeRO-2 and 3 (reduce_every_micro_batch): every
+//             micro-batch reduce-scatters its gradients; ZeRO-3 gathers each unit's
+//             weights (OpTiming::gather_link_us) before it, as step_streams.hpp says.
 //   step      the last stage to finish.
 //
 // Without pipeline stages this is the search's overlapped objective (every micro-batch's

@@ -102,7 +102,8 @@ struct PlannedWorkload {
   std::optional<PlannedStepPrice> price;
   std::string peak_op;               // version 2: the matrix op where the step's memory peaks
   // Version 2, gradient accumulation: the graph's ops run this many times; the reductions,
-  // the optimizer updates and ZeRO's gathers once, in the last (ZeRO-3: every_micro_batch).
+  // the optimizer updates and ZeRO's gathers once, in the last (ZeRO-2 and 3:
+  // every_micro_batch).
   int micro_batches = 1;
   // Version 2, pipeline stages (a pp mesh dim): `mesh` is one stage's, stage s owns world
   // ranks s·mesh.size() … (s+1)·mesh.size() − 1, and each runs its ops in Megatron-LM's 1F1B
@@ -119,10 +120,12 @@ struct PlannedWorkload {
   // --overlap-param-gather, which hides the gathers of the weights the last step updated
   // under this step's forward.
   std::vector<int> gather_reader;
-  // Version 2, ZeRO-3: by op, whether it runs in every micro-batch on the comm stream: the
-  // gathers of the weights each reader reads (gather_reader names the reader, and the
-  // lowering prefetches them, strategies/step_streams.hpp) and the gradients'
-  // reduce-scatters. The weights stay sharded between uses, so no gather follows the updates.
+  // Version 2, ZeRO-2 and 3: by op, whether it runs in every micro-batch on the comm
+  // stream: the gradients' reduce-scatters (DeepSpeed's stage 2 and FSDP reduce each
+  // micro-batch's, so no whole gradient is accumulated) and, ZeRO-3, the gathers of the
+  // weights each reader reads (gather_reader names the reader, and the lowering prefetches
+  // them, strategies/step_streams.hpp); its weights stay sharded between uses, so no gather
+  // follows the updates.
   std::vector<bool> every_micro_batch;
   // Version 2, ZeRO-3: by op, a reader's gather unit (gather_unit_of, layout_search.hpp):
   // a unit's gathers wait for the previous unit's first reader to start.

@@ -197,9 +197,9 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       const size_t first = out.ops.size();
       add_steps(made.of, reduction->redistribution, ".grad_", finished.back(), -1,
                 StepPhase::backward);
-      // ZeRO-3 reduce-scatters each micro-batch's gradients as it makes them.
+      // ZeRO-2 and 3 reduce-scatter each micro-batch's gradients as it makes them.
       for (size_t x = first; x < out.ops.size(); ++x)
-        out.every_micro_batch[x] = graph.zero_stage == 3;
+        out.every_micro_batch[x] = graph.zero_stage >= 2;
     }
   }
   // The optimizer step, as Megatron-LM runs it: once every gradient is reduced, each

@@ -173,7 +173,7 @@ TEST(TrainingLayouts, WhatCannotBePricedAtAllIsRefusedWithTheReason) {
 
 TEST(TrainingLayouts, ZeroThreeOfAModelScenarioIsPriced) {
   // The loader refused the key outright although the search prices ZeRO-3 (the generated
-  // dataflow plans it too: tests/evaluation/zero_three_step_test.cpp).
+  // dataflow plans it too: tests/evaluation/zero_step_test.cpp).
   const Scenario s =
       scenario(kDpTp, ", global_batch: 16, micro_batch: 1", "training: {optimizer: adam, zero: 3}\n");
   const auto run = evaluation::run_training_layouts(s, {32}, kAll);

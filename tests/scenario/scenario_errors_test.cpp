@@ -579,7 +579,7 @@ TEST_F(ScenarioErrors, Training) {
   EXPECT_EQ(e.message(), "unknown training.optimizer 'lion' (expected one of: adam, sgd)");
 
   // ZeRO stages 0-3 (3 loads: the planner shards the weights, tests/evaluation/
-  // zero_three_step_test.cpp).
+  // zero_step_test.cpp).
   EXPECT_EQ(load_scenario_text(v2("training: {zero: 3}\n" + ops), "s.yaml").training->zero_stage,
             3);
   e = load_error(v2("training: {zero: 4}\n" + ops));
