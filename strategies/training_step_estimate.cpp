@@ -319,8 +319,8 @@ DataParallelTime data_parallel_time(int zero_stage, int64_t m, double gradients_
     // updated shard needs no gather after the step. The backward's gathers and its
     // reduce-scatters cross the same links one after the other (one comm stream), so the
     // backward hides their sum, not each in turn: counted each against the whole backward,
-    // Llama 3.1 70B on 64 GPUs (tp 4, dp 16, 64 micro-batches) was priced at 96 s where its
-    // planned step simulates 180 s (docs/scenario-format.md, training.zero).
+    // Llama 3.1 70B on 64 GPUs (tp 4, dp 16, 64 micro-batches) was priced at 96 s (116 s
+    // now) where its planned step simulates 166 s (docs/scenario-format.md, training.zero).
     t.comm_s += 2.0 * mb * gather_s;
     t.exposed_s = mb * (std::max(0.0, gather_s - forward_s) +
                         std::max(0.0, gather_s + gradients_s - backward_s));
