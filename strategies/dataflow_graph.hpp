@@ -98,6 +98,10 @@ struct DataflowGraph {
   bool training = false;
   Optimizer optimizer = Optimizer::adam;
   int zero_stage = 0;  // training.zero (core/scenario.hpp)
+  // ZeRO-2 and 3 reduce-scatter every micro-batch's gradients (DeepSpeed's stage 2, FSDP), so
+  // that only the shard accumulates; ZeRO 0 and 1 reduce once, after the last (Megatron-LM).
+  // The search, the price and the lowering all ask this.
+  bool reduces_every_micro_batch() const { return zero_stage >= 2; }
   // Gradient accumulation (training.micro_batches): the ops run this many times, the
   // gradient reductions and the optimizer step once, after the last.
   int micro_batches = 1;

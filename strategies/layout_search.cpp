@@ -55,7 +55,7 @@ std::optional<StepLayout> Search::run() {
   initial.live_bytes.assign(std::max(1, g_.stages), 0);
   initial.slot_choice.assign(slots_, -1);
   // ZeRO-2 and 3 run both streams in every micro-batch (step_streams.hpp).
-  if (g_.zero_stage >= 2) initial.streams.repeats = std::max<int64_t>(1, g_.micro_batches);
+  if (g_.reduces_every_micro_batch()) initial.streams.repeats = std::max<int64_t>(1, g_.micro_batches);
   for (TensorId t = 0; t < static_cast<TensorId>(g_.tensors.size()); ++t) {
     const GraphTensor& x = g_.tensors[t];
     if (!x.declared) continue;
@@ -103,7 +103,7 @@ void Search::pass(std::vector<State>& beam, int i) {
 std::vector<State> Search::advance(const std::vector<State>& beam, int i) {
   std::vector<Successor> next;
   const int slot = slot_of_[i];
-  const bool every_micro_batch = g_.zero_stage >= 2;  // reductions in every micro-batch
+  const bool every_micro_batch = g_.reduces_every_micro_batch();
   for (int p = 0; p < static_cast<int>(beam.size()); ++p) {
     const State& s = beam[p];
     const int held = slot >= 0 ? s.slot_choice[slot] : -1;

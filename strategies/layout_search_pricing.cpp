@@ -325,7 +325,7 @@ bool Search::add_reduction(Option& option, const State& state, const GraphOp& op
   // reduction runs in each; its gather runs once and is counted with the update, after both
   // streams (the schedule runs it under the next forward: the price's and the simulator's
   // rule). Otherwise both run once, on the comm stream.
-  const bool every_micro_batch = g_.zero_stage == 2;
+  const bool every_micro_batch = g_.reduces_every_micro_batch();  // (ZeRO-3 gathers none here)
   const double gather_us =
       std::accumulate(r.gather_step_cost_us.begin(), r.gather_step_cost_us.end(), 0.0);
   const double reduction_us = r.cost_us() - (every_micro_batch ? gather_us : 0.0);

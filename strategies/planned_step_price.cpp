@@ -111,7 +111,7 @@ PlannedStepPrice price_schedule(const std::vector<ScheduledOp>& ops,
         clock.streams.main_us = start;
         clock.streams.start_units(start);  // ZeRO-3's first unit gathers from the task's start
         // The gradients' reductions and the updates run once, in the last micro-batch
-        // (ZeRO-3: the reductions in every one).
+        // (ZeRO-2 and 3: the reductions in every one).
         const bool last = task.micro_batch + 1 == micro_batches;
         for (int i : ops_of[slot]) {
           if (task.micro_batch == 0)
@@ -174,7 +174,7 @@ PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout
       const int link = link_class_index(
           mesh_dim_link_class(stage_mesh, steps[k].mesh_dim, cluster.gpus_per_node));
       const double us = r.gather_step_cost_us[k];
-      if (graph.zero_stage == 2) {  // the search counted it with the update
+      if (graph.reduces_every_micro_batch()) {  // the search counted it with the update
         made.timing.update_us = std::max(0.0, made.timing.update_us - us);
       } else {
         double& on_link = made.timing.reduction_link_us[link];
@@ -197,7 +197,7 @@ PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout
                                   static_cast<double>(x.bytes) * pipeline.ring_s_per_byte)});
   }
   return price_schedule(ops, transfers, graph.stages, graph.micro_batches, graph.virtual_stages,
-                        graph.zero_stage >= 2);
+                        graph.reduces_every_micro_batch());
 }
 
 }  // namespace symmesh::strategies

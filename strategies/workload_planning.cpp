@@ -199,7 +199,7 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
                 StepPhase::backward);
       // ZeRO-2 and 3 reduce-scatter each micro-batch's gradients as it makes them.
       for (size_t x = first; x < out.ops.size(); ++x)
-        out.every_micro_batch[x] = graph.zero_stage >= 2;
+        out.every_micro_batch[x] = graph.reduces_every_micro_batch();
     }
   }
   // The optimizer step, as Megatron-LM runs it: once every gradient is reduced, each
