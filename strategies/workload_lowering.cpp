@@ -168,9 +168,9 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
       lower_collective(p, mesh, first_rank, op, scenario.dtype_of(op), "main", kMainSignal);
     }
   };
-  // ZeRO-3's comm-stream ops of an earlier micro-batch (a gather, a reduce-scatter), labelled
-  // as lower_earlier labels them; a reduce-scatter (`after_main`) once the main stream's
-  // work so far is done, a gather when its caller says.
+  // ZeRO-2's and 3's comm-stream ops of an earlier micro-batch (a ZeRO-3 gather, a
+  // reduce-scatter), labelled as lower_earlier labels them; a reduce-scatter (`after_main`)
+  // once the main stream's work so far is done, a gather when its caller says.
   const auto lower_earlier_comm = [&](size_t i, int first_rank, int64_t micro_batch,
                                       bool after_main) {
     current = i;
@@ -413,7 +413,7 @@ LoweredWorkload lower_ops(const Scenario& scenario, std::shared_ptr<const Planne
           lower_last(i, first_rank);
         else if (!planned->on_comm_stream[i])
           lower_earlier(i, first_rank, task.micro_batch);
-        else if (every_micro_batch(i))  // ZeRO-3's reduce-scatter of this micro-batch's
+        else if (every_micro_batch(i))  // ZeRO-2/3's reduce-scatter of this micro-batch's
           lower_earlier_comm(i, first_rank, task.micro_batch, true);
         for (size_t x = 0; x < planned->transfers.size(); ++x)
           if (planned->transfers[x].after_op == i) sends.push_back(x);
