@@ -17,6 +17,11 @@ Search::Search(const DataflowGraph& graph, const DeviceMesh& mesh, const CostMod
       leanest_(leanest),
       slots_keyed_(slots_keyed) {
   if (leanest_) options_.memory_capacity_bytes = 0;
+  // A bucket gathers at most a stage's parameters (taken as an even share of the model's).
+  int64_t parameter_elements = 0;
+  for (const GraphTensor& t : g_.tensors)
+    if (t.kind == GraphTensor::Kind::parameter) parameter_elements += numel(t.shape);
+  buckets_.bound_elements(std::max<int64_t>(1, parameter_elements / std::max(1, g_.stages)));
   const int n = static_cast<int>(g_.tensors.size());
   build_memory_entries();
   last_use_.assign(n, -1);
@@ -204,6 +209,7 @@ StepLayout Search::layout_of(const State& s) const {
     if (c->option->reduction) out.reductions.push_back(*c->option->reduction);
   }
   std::reverse(out.reductions.begin(), out.reductions.end());
+  apply_buckets(g_, mesh_, options_.gpus_per_node, out, buckets_);
   out.serial_cost_us = s.cost_us;
   out.step_cost_us = s.streams.step_us();
   out.stage_memory = stage_memories(g_, out.placements, out.transient_bytes, mesh_);

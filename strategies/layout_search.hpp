@@ -56,6 +56,7 @@
 #include "strategies/candidate.hpp"
 #include "strategies/cost_model.hpp"
 #include "strategies/dataflow_graph.hpp"
+#include "strategies/gradient_buckets.hpp"
 #include "strategies/step_memory.hpp"
 #include "strategies/step_streams.hpp"
 
@@ -126,6 +127,9 @@ struct StepLayout {
   std::vector<Placements> placements;        // per tensor, where it ends (after its producer)
   std::vector<std::optional<OpLayout>> ops;  // per graph op; matrix ops only
   std::vector<GradientReduction> reductions;
+  // The reductions grouped into the buckets their collectives run as
+  // (strategies/gradient_buckets.hpp), in the order they start.
+  std::vector<GradientBucket> buckets;
   std::vector<int64_t> transient_bytes;  // per graph op
   // Per graph op, what the objective ran of it on each stream (zero for an op without
   // tensors): what strategies/planned_step_price.hpp schedules.

@@ -325,6 +325,9 @@ class Search {
   std::unordered_map<std::string, int> signatures_;  // strategy text -> signature
   // By op: the first pricing the model refused outright (no candidate of a group fits).
   std::map<int, Unsupported> refusal_;
+  // Gradient buckets' prices (gradient_buckets.hpp): a reduction's share in the ranking, the
+  // finished layout's buckets whole.
+  mutable BucketPricer buckets_{model_, mesh_};
 };
 
 }  // namespace symmesh::strategies::layout_search_detail

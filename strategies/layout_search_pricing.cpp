@@ -217,7 +217,17 @@ double Search::foreseen_reduction_us(const GraphOp& op, size_t k, const Candidat
   for (int d : broadcast_dims(op, k, c, stored)) {
     Placements partial = stored;
     partial[d] = Placement::partial();
-    us += moves_us(param.shape, param.dtype, partial, stored);
+    // At its share of its gradient bucket, as add_reduction will price it.
+    const TensorSpec spec{param.shape, param.dtype, partial};
+    const std::vector<double> alone_us =
+        model_.step_costs_us(spec, plan_transitions(partial, stored, mesh_), mesh_);
+    std::vector<double> share_us = alone_us;
+    try {
+      share_us = buckets_.share_costs_us(plan_redistribution(spec, stored, mesh_), param.dtype,
+                                         alone_us);
+    } catch (const InvalidArgument&) {
+    }
+    us += std::accumulate(share_us.begin(), share_us.end(), 0.0);
   }
   return us;
 }
@@ -314,12 +324,16 @@ bool Search::add_reduction(Option& option, const State& state, const GraphOp& op
   } catch (const InvalidArgument&) {
     return false;  // e.g. a sharded gradient for a Partial parameter: not this strategy
   }
-  r.step_cost_us = model_.step_costs_us(spec, plan_transitions(grad, target, mesh_), mesh_);
+  // Each at its share of its gradient bucket's collectives (gradient_buckets.hpp).
+  r.step_cost_us = buckets_.share_costs_us(
+      r.redistribution, out.dtype,
+      model_.step_costs_us(spec, plan_transitions(grad, target, mesh_), mesh_));
   if (target != placed && g_.zero_stage < 3) {
     const TensorSpec state{out.shape, out.dtype, target};
     r.parameter_gather = plan_redistribution(state, placed, mesh_);
-    r.gather_step_cost_us =
-        model_.step_costs_us(state, plan_transitions(target, placed, mesh_), mesh_);
+    r.gather_step_cost_us = buckets_.share_costs_us(
+        *r.parameter_gather, out.dtype,
+        model_.step_costs_us(state, plan_transitions(target, placed, mesh_), mesh_));
   }
   // ZeRO-2 reduce-scatters every micro-batch's gradients (DeepSpeed's stage 2), so its
   // reduction runs in each; its gather runs once and is counted with the update, after both

@@ -161,19 +161,16 @@ PlannedStepPrice price_planned_step(const DataflowGraph& graph, const StepLayout
     ops[i].forward = g.pass == Pass::forward;
     if (i < layout.timings.size()) ops[i].timing = layout.timings[i];
   }
-  // A ZeRO gather moves from after its gradient's reduction to before its weights' first
-  // reader.
-  for (const GradientReduction& r : layout.reductions) {
-    if (!r.parameter_gather || r.after_op < 0) continue;
-    ScheduledOp& made = ops.at(r.after_op);
-    const std::vector<int>& readers = graph.tensors.at(r.parameter).consumers;
-    if (readers.empty()) continue;
-    ScheduledOp& reader = ops.at(readers.front());
-    const std::vector<RedistributionStep>& steps = r.parameter_gather->steps;
-    for (size_t k = 0; k < steps.size() && k < r.gather_step_cost_us.size(); ++k) {
+  // A ZeRO gather moves from after its bucket's reduction to before the first op that reads
+  // one of its weights.
+  for (const GradientBucket& b : layout.buckets) {
+    if (b.gather_steps.empty() || b.first_reader < 0) continue;
+    ScheduledOp& made = ops.at(b.after_op);
+    ScheduledOp& reader = ops.at(b.first_reader);
+    for (size_t k = 0; k < b.gather_steps.size() && k < b.gather_step_cost_us.size(); ++k) {
       const int link = link_class_index(
-          mesh_dim_link_class(stage_mesh, steps[k].mesh_dim, cluster.gpus_per_node));
-      const double us = r.gather_step_cost_us[k];
+          mesh_dim_link_class(stage_mesh, b.gather_steps[k].mesh_dim, cluster.gpus_per_node));
+      const double us = b.gather_step_cost_us[k];
       if (graph.reduces_every_micro_batch()) {  // the search counted it with the update
         made.timing.update_us = std::max(0.0, made.timing.update_us - us);
       } else {

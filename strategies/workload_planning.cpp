@@ -84,7 +84,6 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   // already where the optimizer state is) and the op, for names and messages.
   struct Finished {
     TensorId parameter = -1;
-    const GradientReduction* reduction = nullptr;
     const WorkloadOp* source = nullptr;
     DType dtype = DType::bf16;  // the op's
     int stage = 0;              // where the parameter lives
@@ -94,18 +93,25 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
   // Each gradient reduction's collectives, then (ZeRO) the updated parameter's gathers:
   // "<parameter>.grad_<collective>" and "<parameter>.param_<collective>", numbered when
   // there are several steps.
-  const auto add_steps = [&](TensorId parameter, const Redistribution& moves,
+  // A bucket of one gradient is named by its parameter, a larger one by its first and last
+  // ("l1_w2.weight..l1_wq.weight", in the order the backward made them).
+  const auto bucket_name = [&](const GradientBucket& b) {
+    const auto parameter = [&](int m) {
+      return graph.tensors.at(layout.reductions.at(m).parameter).name;
+    };
+    if (b.members.size() == 1) return parameter(b.members.front());
+    return parameter(b.members.front()) + ".." + parameter(b.members.back());
+  };
+  // Local steps and steps on size-1 mesh dims move nothing (moving_steps leaves them out):
+  // no op, and no number.
+  const auto add_steps = [&](const std::string& name, const std::vector<BucketStep>& moving,
                              const std::string& what, const Finished& from, int reader,
                              StepPhase phase, const std::string& suffix = "") {
-    // Local steps and steps on size-1 mesh dims move nothing: no op, and no number.
-    std::vector<size_t> moving;
-    for (size_t k = 0; k < moves.steps.size(); ++k)
-      if (collective_op_of(moves.steps[k].collective)) moving.push_back(k);
     for (size_t n = 0; n < moving.size(); ++n) {
-      const RedistributionStep& step = moves.steps[moving[n]];
+      const BucketStep& step = moving[n];
       const auto collective = collective_op_of(step.collective);
       WorkloadOp c;
-      c.name = graph.tensors[parameter].name + what + to_string(step.collective) +
+      c.name = name + what + to_string(step.collective) +
                (moving.size() > 1 ? "." + std::to_string(n) : "") + suffix;
       c.kind = op_kind_of(*collective);
       c.bytes = step.buffer_bytes;
@@ -148,8 +154,10 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
                                    : read;
         const Placements state = optimizer_state_placements(graph, param, stored, out.mesh);
         if (state == stored) continue;
-        add_steps(param, plan_redistribution(TensorSpec{t.shape, t.dtype, state}, stored, out.mesh),
-                  ".param_", {param, nullptr, g.source, g.dtype, g.stage, g.chunk}, -1, phase,
+        add_steps(t.name,
+                  moving_steps(plan_redistribution(TensorSpec{t.shape, t.dtype, state}, stored,
+                                                   out.mesh)),
+                  ".param_", {param, g.source, g.dtype, g.stage, g.chunk}, -1, phase,
                   "." + g.name);
       }
       for (size_t x = first_gather; x < out.ops.size(); ++x) {
@@ -189,14 +197,13 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     // A parameter's final gradient: reduced on the comm stream as soon as it is made.
     const GraphTensor& made = graph.tensors[g.output];
     if (!made.is_parameter_gradient || !made.consumers.empty()) continue;
-    const GradientReduction* reduction = nullptr;
-    for (const GradientReduction& r : layout.reductions)
-      if (r.after_op == static_cast<int>(i)) reduction = &r;
-    finished.push_back({made.of, reduction, g.source, g.dtype, g.stage, g.chunk});
-    if (reduction) {
+    finished.push_back({made.of, g.source, g.dtype, g.stage, g.chunk});
+    // The bucket this gradient fills, if it is the last: its reduction, one collective for
+    // all its gradients (strategies/gradient_buckets.hpp).
+    for (const GradientBucket& b : layout.buckets) {
+      if (b.after_op != static_cast<int>(i)) continue;
       const size_t first = out.ops.size();
-      add_steps(made.of, reduction->redistribution, ".grad_", finished.back(), -1,
-                StepPhase::backward);
+      add_steps(bucket_name(b), b.steps, ".grad_", finished.back(), -1, StepPhase::backward);
       // ZeRO-2 and 3 reduce-scatter each micro-batch's gradients as it makes them.
       for (size_t x = first; x < out.ops.size(); ++x)
         out.every_micro_batch[x] = graph.reduces_every_micro_batch();
@@ -220,10 +227,16 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       out.reads.emplace_back();
       placed(f.stage, f.chunk, StepPhase::after);
     }
-    if (f.reduction && f.reduction->parameter_gather)
-      add_steps(f.parameter, *f.reduction->parameter_gather, ".param_", f,
-                static_cast<int>(planned_index.at(graph.tensors[f.parameter].consumers.front())),
-                StepPhase::after);
+  }
+  // ZeRO-1 and 2: each bucket's updated parameters gathered back, before the first op that
+  // reads one of them.
+  for (const GradientBucket& b : layout.buckets) {
+    if (b.gather_steps.empty()) continue;
+    const GraphOp& closing = graph.ops.at(b.after_op);
+    add_steps(bucket_name(b), b.gather_steps, ".param_",
+              {-1, closing.source, closing.dtype, b.stage, b.chunk},
+              b.first_reader < 0 ? -1 : static_cast<int>(planned_index.at(b.first_reader)),
+              StepPhase::after);
   }
   const std::vector<StageTransfer> transfers = stage_transfers(graph, layout.placements, out.mesh);
   for (const StageTransfer& x : transfers)

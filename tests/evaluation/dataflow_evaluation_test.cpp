@@ -76,23 +76,26 @@ TEST(DataflowEvaluation, GradientAllReduceIsTheClosedFormRingAtEveryMesh) {
 }
 
 TEST(DataflowEvaluation, AGradientReductionHiddenUnderIndependentComputeAddsNothing) {
-  // Two layers on dp = 2, weights replicated. Backward runs down.dgrad, down.wgrad,
-  // up.dgrad, up.wgrad; w2's all-reduce (8 MiB: 20.64 us) starts when down.wgrad has made
-  // its gradient and runs on the communication stream while up.dgrad and up.wgrad compute
-  // (each [4096,1024]x[1024,4096]-sized: 2·4096·1024·4096 = 3.4e10 FLOP, about 42 us at
-  // 0.83 x 989.4 TFLOP/s), so it is hidden; w1's all-reduce comes after the last compute
-  // and is exposed. Then SGD updates both weights on the main stream, as Megatron-LM steps
-  // its optimizer once every gradient is reduced: 4,194,304 elements each, reading the bf16
-  // gradient and weight and writing the weight (6 B per element, core/optimizer_step.hpp):
-  // one copy of 12,582,912 B, 2 x 12,582,912 / 3.35 TB/s + 5 us = 12.512 us each. The step
-  // therefore ends exactly when w1's all-reduce does plus both updates, and is shorter than
-  // the serial sum of every op by at least w2's all-reduce.
+  // Two layers on dp = 2, weights replicated, each 8192² = 67.1 M elements: more than a
+  // gradient bucket over 2 ranks holds (max(40 M, 2 M), strategies/gradient_buckets.hpp), so
+  // each is a bucket of its own, reduced as soon as it is made. Backward runs down.dgrad,
+  // down.wgrad, up.dgrad, up.wgrad; w2's all-reduce (128 MiB: 2 x (1 us + 67,108,864 B /
+  // 450 GB/s) = 300.3 us) starts when down.wgrad has made its gradient and runs on the
+  // communication stream while up.dgrad and up.wgrad compute (each 2·4096·8192·8192 =
+  // 5.5e11 FLOP on a rank, about 670 us at 0.83 x 989.4 TFLOP/s), so it is hidden; w1's
+  // all-reduce comes after the last compute and is exposed. Then SGD updates both weights on
+  // the main stream, as Megatron-LM steps its optimizer once every gradient is reduced:
+  // 67,108,864 elements each, reading the bf16 gradient and weight and writing the weight
+  // (6 B per element, core/optimizer_step.hpp): one copy of 201,326,592 B,
+  // 2 x 201,326,592 / 3.35 TB/s + 5 us = 125.2 us each. The step therefore ends exactly when
+  // w1's all-reduce does plus both updates, and is shorter than the serial sum of every op by
+  // at least w2's all-reduce.
   const std::string yaml = "version: 2\nname: dp-mlp\n" + cluster_yaml(2) +
                            "mesh: {shape: [2], names: [dp]}\ncost_model: analytic\n"
                            "tensors:\n"
-                           "  x: {shape: [8192, 1024], placements: [\"S(0)\"]}\n"
-                           "  w1: {shape: [1024, 4096], parameter: true, placements: [R]}\n"
-                           "  w2: {shape: [4096, 1024], parameter: true, placements: [R]}\n"
+                           "  x: {shape: [8192, 8192], placements: [\"S(0)\"]}\n"
+                           "  w1: {shape: [8192, 8192], parameter: true, placements: [R]}\n"
+                           "  w2: {shape: [8192, 8192], parameter: true, placements: [R]}\n"
                            "training: {optimizer: sgd}\n"
                            "workload:\n"
                            "  - {name: up, op: mm, a: x, b: w1, output: h}\n"
@@ -112,11 +115,12 @@ TEST(DataflowEvaluation, AGradientReductionHiddenUnderIndependentComputeAddsNoth
   EXPECT_NEAR(w2.exposed_comm_s, 0.0, 1e-12);
   EXPECT_NEAR(w1.exposed_comm_s, w1.time_s, 1e-12);
   // The updates start once the last reduction is done, one after the other.
-  const double update_s = 2 * 12'582'912 / 3.35e12 + 5e-6;
+  const double update_s = 2 * 201'326'592 / 3.35e12 + 5e-6;
   const OpReport& w1_sgd = op_named(e.report, "w1.sgd");
   const OpReport& w2_sgd = op_named(e.report, "w2.sgd");
   EXPECT_EQ(w1_sgd.op, "optimizer_step");
-  EXPECT_EQ(w1_sgd.bytes, 25'165'824);
+  EXPECT_EQ(w1_sgd.bytes, 402'653'184);
+  EXPECT_NEAR(w2.time_s, 2 * (1e-6 + 67'108'864 / 450e9), 0.02 * w2.time_s);
   EXPECT_NEAR(w1_sgd.time_s, update_s, 1e-9);
   EXPECT_NEAR(w2_sgd.time_s, update_s, 1e-9);
   EXPECT_NEAR(std::min(w1_sgd.start_s, w2_sgd.start_s), w1.end_s, 1e-9);

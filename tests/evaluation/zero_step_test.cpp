@@ -83,8 +83,11 @@ TEST(ZeroThreeStep, EachReaderGathersItsWeightsInEveryMicroBatch) {
   // (w1: dy0 = dy1 · w1ᵀ) and layer0.dgrad (w0: the step input's gradient, which the graph
   // derives too). Each waits for an all-gather over dp of its whole weight, 4096² · 2 B =
   // 32 MiB, in each of the m = 3 micro-batches: 4 gathers planned, lowered 4 · 3 = 12
-  // times. Both gradients are reduce-scattered in every micro-batch (2 planned, 6 lowered),
-  // and nothing is gathered after the updates.
+  // times. Both gradients, 4096² = 16.8 M elements each and 33.6 M together, fill less than
+  // one bucket over dp 4 (max(40 M, 4 M) elements, strategies/gradient_buckets.hpp): one
+  // reduce-scatter of both, 2 x 32 MiB, in every micro-batch (1 planned, 3 lowered), named by
+  // the first gradient made (w1's) and the last (w0's); nothing is gathered after the
+  // updates.
   const Scenario s = load_scenario_text(two_layers(3, 3), "zero3.yaml");
   const strategies::AnalyticCostModel model(s.cluster);
   auto planned =
@@ -104,6 +107,7 @@ TEST(ZeroThreeStep, EachReaderGathersItsWeightsInEveryMicroBatch) {
     if (op.name.find(".grad_") != std::string::npos) {
       EXPECT_TRUE(planned->every_micro_batch[i]) << op.name;
       EXPECT_EQ(op.kind, OpKind::reduce_scatter) << op.name;
+      EXPECT_EQ(op.bytes, 2 * 4096 * 4096 * 2) << op.name;
       reductions.push_back(op.name);
     }
   }
@@ -112,12 +116,12 @@ TEST(ZeroThreeStep, EachReaderGathersItsWeightsInEveryMicroBatch) {
                            "w1.param_all_gather.layer1 -> layer1",
                            "w1.param_all_gather.layer1.dgrad -> layer1.dgrad",
                            "w0.param_all_gather.layer0.dgrad -> layer0.dgrad"));
-  EXPECT_EQ(reductions.size(), 2u);
+  EXPECT_THAT(reductions, ::testing::ElementsAre("w1..w0.grad_reduce_scatter"));
   // Lowered: the last micro-batch's under their own names, the two before it labelled by
   // micro-batch ("mb 0: …", "mb 1: …").
   const EarlierComm earlier = earlier_comm(s, planned);
   EXPECT_EQ(earlier.gathers, 2 * 4);
-  EXPECT_EQ(earlier.reductions, 2 * 2);
+  EXPECT_EQ(earlier.reductions, 2 * 1);
   // The memory: each weight kept as its quarter, 8 MiB, as is its gradient.
   EXPECT_EQ(planned->layout->memory.parameters_bytes, 2 * (int64_t{8} << 20));
   EXPECT_EQ(planned->layout->memory.gradients_bytes, 2 * (int64_t{8} << 20));
@@ -151,11 +155,12 @@ TEST(ZeroThreeStep, ItsTwoReadingsAgreeAndItsValuesStayExact) {
 }
 
 TEST(ZeroTwoStep, ReduceScattersEveryMicroBatchAndGathersOnce) {
-  // The same two layers with ZeRO-2 over m = 3 micro-batches: both gradients reduce-
-  // scattered in every micro-batch (2 planned, 2 · 2 in the micro-batches before the last),
-  // so each rank accumulates its shard only: 2 x 32 MiB / 4 = 16 MiB of gradients, beside the
-  // whole weights (2 x 32 MiB). The updated shards are gathered once, as the step starts,
-  // never in an earlier micro-batch.
+  // The same two layers with ZeRO-2 over m = 3 micro-batches: both gradients, one bucket
+  // (as above), reduce-scattered in every micro-batch (1 planned, 1 · 2 in the micro-batches
+  // before the last), so each rank accumulates its shard only: 2 x 32 MiB / 4 = 16 MiB of
+  // gradients, beside the whole weights (2 x 32 MiB). The updated shards are gathered once,
+  // by the same bucket (one all-gather), as the step starts, never in an earlier
+  // micro-batch.
   const Scenario s = load_scenario_text(two_layers(2, 3), "zero2.yaml");
   const strategies::AnalyticCostModel model(s.cluster);
   auto planned =
@@ -173,10 +178,10 @@ TEST(ZeroTwoStep, ReduceScattersEveryMicroBatchAndGathersOnce) {
       EXPECT_EQ(planned->phase[i], strategies::StepPhase::after) << name;
     }
   }
-  EXPECT_EQ(reductions, 2);
-  EXPECT_EQ(gathers, 2);
+  EXPECT_EQ(reductions, 1);
+  EXPECT_EQ(gathers, 1);
   const EarlierComm earlier = earlier_comm(s, planned);
-  EXPECT_EQ(earlier.reductions, 2 * 2);
+  EXPECT_EQ(earlier.reductions, 1 * 2);
   EXPECT_EQ(earlier.gathers, 0);
   EXPECT_EQ(planned->layout->memory.gradients_bytes, 2 * (int64_t{8} << 20));
   EXPECT_EQ(planned->layout->memory.parameters_bytes, 2 * (int64_t{32} << 20));

@@ -181,9 +181,12 @@ TEST(RunCommand, AStepWithTensorOpsSaysTheyHaveNoGpuKernelYet) {
 
 TEST(RunCommand, NativeCollectivesMayNameTheDerivedOpsOfAVersionTwoStep) {
   // The quickstart's step runs ops its file does not write: the backward, the gradient
-  // reductions (on 2x4 with w_up split over tp, one all-reduce over dp) and the updates.
-  const auto named = run_symmesh(
-      "run " + kScenarios + "quickstart.yaml --dry-run --collectives nccl:w_up.grad_all_reduce");
+  // reductions (on 2x4 with the weights split over tp, both all-reduced over dp: one bucket,
+  // strategies/gradient_buckets.hpp, named by the first gradient made and the last) and the
+  // updates.
+  const auto named = run_symmesh("run " + kScenarios +
+                                 "quickstart.yaml --dry-run --collectives "
+                                 "nccl:w_down..w_up.grad_all_reduce");
 #ifndef SYMMESH_HAVE_HW
   EXPECT_EQ(named.exit_code, 1);
 #else
@@ -193,7 +196,8 @@ TEST(RunCommand, NativeCollectivesMayNameTheDerivedOpsOfAVersionTwoStep) {
       run_symmesh("run " + kScenarios + "quickstart.yaml --dry-run --collectives nccl:w_up.grad");
   EXPECT_EQ(misspelt.exit_code, 2) << misspelt.err;
   EXPECT_THAT(misspelt.err, HasSubstr("no op named 'w_up.grad' in scenario 'quickstart'"));
-  EXPECT_THAT(misspelt.err, HasSubstr("w_up.grad_all_reduce, w_down.adam"));  // its ops listed
+  EXPECT_THAT(misspelt.err,
+              HasSubstr("w_down..w_up.grad_all_reduce, w_down.adam"));  // its ops listed
 #endif
 }
 

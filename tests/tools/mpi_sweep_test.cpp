@@ -72,7 +72,7 @@ TEST(MpiSweep, ThreeProcessesPrintAndWriteWhatALocalSweepDoes) {
   ASSERT_EQ(shared.exit_code, 0) << shared.err;
   EXPECT_EQ(shared.out, alone.out);  // the answer line and tables, printed once
   EXPECT_EQ(shared.err, alone.err);  // nothing more from the other processes
-  ASSERT_NE(alone.out.find("Answer: 2 nodes (16 GPUs), mesh 4x4"), std::string::npos) << alone.out;
+  ASSERT_NE(alone.out.find("Answer: 4 nodes (32 GPUs), mesh 8x4"), std::string::npos) << alone.out;
   const std::set<std::string> names = file_names(local / "out");
   EXPECT_EQ(file_names(distributed / "out"), names);
   EXPECT_TRUE(names.count("best-trace.json"));

@@ -36,8 +36,10 @@ TEST(SimulatePricedStep, APipelinedStepsPriceFollowsItsSchedule) {
   EXPECT_GT(j["step"]["overlapped_estimate_s"].get<double>(), 1.5 * simulated_s);
 }
 
-// Without stages the price is the search's overlapped objective (the same two-stream rule),
-// and the simulation agrees with it within 3 %.
+// Without stages the price walks the search's overlapped objective's two-stream rule; the
+// two differ only in the gradient buckets (strategies/gradient_buckets.hpp: the objective
+// ranks each gradient at its share of a full bucket, the price runs the buckets as the
+// backward fills them), within 1 % here. The simulation agrees with the price within 3 %.
 TEST(SimulatePricedStep, WithoutStagesThePriceIsTheSearchsObjective) {
   const auto r = run_symmesh("simulate " + kScenarios + "llama3-8b-train.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -46,7 +48,7 @@ TEST(SimulatePricedStep, WithoutStagesThePriceIsTheSearchsObjective) {
   const auto j = simulated("llama3-8b-train.yaml");
   const double simulated_s = j["total_time_s"];
   const double priced_s = j["step"]["priced_step_s"];
-  EXPECT_NEAR(priced_s, j["step"]["overlapped_estimate_s"].get<double>(), 1e-9);
+  EXPECT_NEAR(priced_s, j["step"]["overlapped_estimate_s"].get<double>(), 0.01 * priced_s);
   EXPECT_NEAR(priced_s, simulated_s, 0.03 * simulated_s);
 }
 

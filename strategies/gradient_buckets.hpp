@@ -1,0 +1,115 @@
+#pragma once
+// Gradient buckets: a planned step reduces its parameters' gradients as Megatron-Core's
+// DistributedDataParallel does, not one collective per parameter. The gradients are
+// grouped, in the order the backward makes them, into buckets of at least
+//
+//   bucket_parameters = max(40,000,000, 1,000,000 × the ranks the reduction runs over)
+//
+// local elements (megatron/core/distributed/distributed_data_parallel_config.py,
+// `bucket_size`: "larger DP sizes need larger buckets to ensure collectives do not become
+// latency-bound"); a bucket's collective starts once its last gradient is made, on the comm
+// stream (--overlap-grad-reduce), and a bucket not full when the stage's backward ends goes
+// with its last gradient. One bucket holds gradients that travel alike: the same pipeline
+// stage and model chunk, dtype and collectives over the same mesh dims (ZeRO: the
+// reduce-scatter of the gradient and the all-gather of the updated parameter alike), so a
+// tensor-parallel norm weight's all-reduce over tp and dp gathers with other norm weights',
+// not with the matrices' reductions over dp. ZeRO-1 and 2 gather the updated parameters by
+// the same buckets (Megatron's distributed optimizer all-gathers per bucket).
+//
+// A bucket's collective moves its members' buffers as one flat buffer: one step latency for
+// all of them, where one collective per parameter paid it for each (Llama 3.1 8B at
+// [dp 128, tp 8]: 227 reduce-scatters of 127 ring steps each).
+//
+// The layout search ranks a gradient's reduction at its share of a full bucket (the bucket's
+// collective, priced by the cost model, times the gradient's part of it); the chosen layout's
+// reductions are then grouped into their buckets and each bucket priced whole
+// (apply_buckets), which is what the planned step's price and the lowering run.
+// Not modelled: ZeRO-3 gathers (one per weight and reader, by FSDP unit), the padding of a
+// bucket to a multiple of the data-parallel size, and a bucket size the scenario sets.
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "core/redistribution.hpp"
+#include "strategies/cost_model.hpp"
+#include "strategies/dataflow_graph.hpp"
+
+namespace symmesh::strategies {
+
+struct GradientReduction;
+struct StepLayout;
+
+// Megatron-Core's default bucket size in parameters (local elements) for a reduction over
+// `reducing_ranks` ranks.
+int64_t bucket_parameters(int64_t reducing_ranks);
+
+// One collective of a bucket: `collective` over `mesh_dim` of a flat buffer of
+// `buffer_bytes` (the nccl-tests size: the gathered output of an all-gather, the input
+// otherwise).
+struct BucketStep {
+  CollectiveKind collective = CollectiveKind::all_reduce;
+  int mesh_dim = 0;
+  int64_t buffer_bytes = 0;
+};
+
+struct GradientBucket {
+  std::vector<int> members;  // indices into StepLayout::reductions, in the order made
+  int after_op = -1;         // the graph op that makes its last gradient
+  int first_reader = -1;     // the first graph op that reads one of its parameters (-1: none)
+  int stage = 0;
+  int chunk = 0;
+  DType dtype = DType::bf16;  // the gradients'
+  std::vector<BucketStep> steps;         // the reduction's collectives, in order
+  std::vector<double> step_cost_us;      // one per step
+  std::vector<BucketStep> gather_steps;  // ZeRO-1 and 2: the updated parameters' gather
+  std::vector<double> gather_step_cost_us;
+  double reduction_us() const;
+  double gather_us() const;
+};
+
+// The cost model's price of bucket steps, memoised (the search asks for the same few sizes
+// many times).
+class BucketPricer {
+ public:
+  BucketPricer(const CostModel& model, const DeviceMesh& mesh) : model_(model), mesh_(mesh) {}
+  const DeviceMesh& mesh() const { return mesh_; }
+  // The most gradient elements a bucket can gather (a stage's parameters: a small model's
+  // buckets never fill, so its share of the latency is larger); 0: no bound.
+  void bound_elements(int64_t elements) { bound_elements_ = elements; }
+  // One collective of a flat buffer: a 1-D tensor of `buffer_bytes` (rounded up to whole
+  // elements divisible by the dim's size), Replicate on every other mesh dim, moved as the
+  // step moves it (Partial → Replicate, Partial → Shard, Shard → Replicate).
+  double step_cost_us(CollectiveKind collective, int mesh_dim, DType dtype, int64_t buffer_bytes);
+  // A gradient reduction's (or gather's) share of a full bucket, per step of `moves`: where
+  // the tensor is smaller than a bucket (bounded by bound_elements), each moving step's price
+  // for a bucket of the same kind divided by how many such tensors fill it; else (or for an
+  // all-to-all) `alone_us`.
+  std::vector<double> share_costs_us(const Redistribution& moves, DType dtype,
+                                     const std::vector<double>& alone_us);
+
+ private:
+  const CostModel& model_;
+  const DeviceMesh& mesh_;
+  int64_t bound_elements_ = 0;
+  std::map<std::tuple<int, int, int, int64_t>, double> memo_;
+};
+
+// Whether a redistribution step moves data (a collective runs for it).
+bool moves_data(const RedistributionStep& step);
+// The steps of `moves` that move data, in order.
+std::vector<BucketStep> moving_steps(const Redistribution& moves);
+
+// The reductions of `reductions` (graph order) grouped into buckets, each priced whole.
+std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
+                                             const std::vector<GradientReduction>& reductions,
+                                             BucketPricer& pricer);
+
+// Groups `layout`'s reductions into `layout.buckets` and moves their time in
+// `layout.timings`: each member's reduction (and, ZeRO-2, its share of the gather counted
+// with its update) comes off its op, and each bucket's whole price goes to the op that
+// closes it, by link class (`gpus_per_node`, as strategies/step_streams.hpp counts it).
+void apply_buckets(const DataflowGraph& graph, const DeviceMesh& mesh, int gpus_per_node,
+                   StepLayout& layout, BucketPricer& pricer);
+
+}  // namespace symmesh::strategies
