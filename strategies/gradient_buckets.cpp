@@ -8,6 +8,7 @@
 #include "core/collectives.hpp"
 #include "core/errors.hpp"
 #include "strategies/layout_search.hpp"
+#include "strategies/step_memory.hpp"
 #include "strategies/step_streams.hpp"
 
 namespace symmesh::strategies {
@@ -188,9 +189,72 @@ std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
   return closed;
 }
 
+double UnitGather::cost_us() const {
+  return std::accumulate(step_cost_us.begin(), step_cost_us.end(), 0.0);
+}
+
+std::vector<UnitGather> unit_gathers(const DataflowGraph& graph, const StepLayout& layout,
+                                     const DeviceMesh& mesh, BucketPricer& pricer) {
+  std::vector<UnitGather> out;
+  if (graph.zero_stage != 3) return out;
+  std::map<std::pair<int, std::vector<std::pair<int, int>>>, size_t> index;  // (unit, shape)
+  for (size_t i = 0; i < graph.ops.size() && i < layout.ops.size(); ++i) {
+    if (!layout.ops[i]) continue;
+    const GraphOp& g = graph.ops[i];
+    const OpProblem& problem = layout.ops[i]->problem;
+    const int unit = i < layout.timings.size() ? layout.timings[i].gather_unit : -1;
+    for (size_t k = 0; k < g.inputs.size() && k < problem.inputs.size(); ++k) {
+      const TensorId param = g.inputs[k].tensor;
+      const GraphTensor& t = graph.tensors[param];
+      if (t.kind != GraphTensor::Kind::parameter) continue;
+      const Placements& read = problem.inputs[k].placements;
+      const Placements stored =
+          g.inputs[k].transposed ? transposed_placements(read, static_cast<int>(t.shape.size()))
+                                 : read;
+      const Placements state = optimizer_state_placements(graph, param, stored, mesh);
+      if (state == stored) continue;
+      const std::vector<BucketStep> steps =
+          moving_steps(plan_redistribution(TensorSpec{t.shape, t.dtype, state}, stored, mesh));
+      if (steps.empty()) continue;
+      std::vector<std::pair<int, int>> shape;
+      for (const BucketStep& s : steps)
+        shape.emplace_back(static_cast<int>(s.collective), s.mesh_dim);
+      auto [at, fresh] = index.try_emplace({unit, shape}, out.size());
+      if (fresh) {
+        UnitGather u;
+        u.unit = unit;
+        u.first_op = static_cast<int>(i);
+        u.dtype = t.dtype;
+        u.steps = steps;
+        for (BucketStep& s : u.steps) s.buffer_bytes = 0;
+        out.push_back(std::move(u));
+      }
+      UnitGather& u = out[at->second];
+      u.reads.emplace_back(param, static_cast<int>(i));
+      for (size_t s = 0; s < steps.size(); ++s) u.steps[s].buffer_bytes += steps[s].buffer_bytes;
+    }
+  }
+  for (UnitGather& u : out)
+    for (const BucketStep& s : u.steps)
+      u.step_cost_us.push_back(
+          bucketable(s.collective)
+              ? pricer.step_cost_us(s.collective, s.mesh_dim, u.dtype, s.buffer_bytes)
+              : 0.0);
+  return out;
+}
+
 void apply_buckets(const DataflowGraph& graph, const DeviceMesh& mesh, int gpus_per_node,
                    StepLayout& layout, BucketPricer& pricer) {
   layout.buckets = bucket_gradients(graph, layout.reductions, pricer);
+  layout.unit_gathers = unit_gathers(graph, layout, mesh, pricer);
+  if (!layout.unit_gathers.empty()) {
+    for (OpTiming& t : layout.timings) t.gather_link_us[0] = t.gather_link_us[1] = 0;
+    for (const UnitGather& u : layout.unit_gathers)
+      for (size_t k = 0; k < u.steps.size() && k < u.step_cost_us.size(); ++k) {
+        const uint32_t link = mesh_dim_link_class(mesh, u.steps[k].mesh_dim, gpus_per_node);
+        layout.timings.at(u.first_op).gather_link_us[link_class_index(link)] += u.step_cost_us[k];
+      }
+  }
   const bool every_micro_batch = graph.reduces_every_micro_batch();
   for (const GradientReduction& r : layout.reductions) {
     OpTiming& t = layout.timings.at(r.after_op);

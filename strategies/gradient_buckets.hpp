@@ -24,8 +24,12 @@
 // collective, priced by the cost model, times the gradient's part of it); the chosen layout's
 // reductions are then grouped into their buckets and each bucket priced whole
 // (apply_buckets), which is what the planned step's price and the lowering run.
-// Not modelled: ZeRO-3 gathers (one per weight and reader, by FSDP unit), the padding of a
-// bucket to a multiple of the data-parallel size, and a bucket size the scenario sets.
+// ZeRO-3 gathers its weights by FSDP unit the same way (unit_gathers): a unit's weights
+// (strategies/step_streams.hpp: a decoder layer's ops of one pass, or one op) are gathered in
+// one collective before the unit's first reader, as FSDP all-gathers a unit's flat
+// parameter; the search ranks each reader's own gather, the chosen layout's are grouped.
+// Not modelled: the padding of a bucket to a multiple of the data-parallel size, and a
+// bucket size the scenario sets.
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -105,10 +109,31 @@ std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
                                              const std::vector<GradientReduction>& reductions,
                                              BucketPricer& pricer);
 
+// ZeRO-3: the gathers of one FSDP unit's weights that travel alike (the same collectives
+// over the same mesh dims), as one collective before the unit's first reader.
+struct UnitGather {
+  int unit = 0;       // OpTiming::gather_unit
+  int first_op = -1;  // the graph op that reads first: it waits for the gather
+  // (parameter, the graph op that reads it), in graph order: a weight read by two ops of a
+  // unit is gathered for each, as the per-reader gathers were.
+  std::vector<std::pair<TensorId, int>> reads;
+  DType dtype = DType::bf16;
+  std::vector<BucketStep> steps;  // each the sum of its reads' buffers
+  std::vector<double> step_cost_us;
+  double cost_us() const;
+};
+
+// The ZeRO-3 gathers of `layout` (graph.zero_stage 3; empty otherwise), by unit, in the order
+// of their first readers: each read weight from its optimizer state's placements (the shard
+// kept) to the placements its reader reads it at.
+std::vector<UnitGather> unit_gathers(const DataflowGraph& graph, const StepLayout& layout,
+                                     const DeviceMesh& mesh, BucketPricer& pricer);
+
 // Groups `layout`'s reductions into `layout.buckets` and moves their time in
 // `layout.timings`: each member's reduction (and, ZeRO-2, its share of the gather counted
 // with its update) comes off its op, and each bucket's whole price goes to the op that
 // closes it, by link class (`gpus_per_node`, as strategies/step_streams.hpp counts it).
+// ZeRO-3: `layout.unit_gathers` likewise, each unit's whole gather on its first reader.
 void apply_buckets(const DataflowGraph& graph, const DeviceMesh& mesh, int gpus_per_node,
                    StepLayout& layout, BucketPricer& pricer);
 

@@ -130,6 +130,8 @@ struct StepLayout {
   // The reductions grouped into the buckets their collectives run as
   // (strategies/gradient_buckets.hpp), in the order they start.
   std::vector<GradientBucket> buckets;
+  // ZeRO-3: the weights' gathers by FSDP unit (strategies/gradient_buckets.hpp).
+  std::vector<UnitGather> unit_gathers;
   std::vector<int64_t> transient_bytes;  // per graph op
   // Per graph op, what the objective ran of it on each stream (zero for an op without
   // tensors): what strategies/planned_step_price.hpp schedules.

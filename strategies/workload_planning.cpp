@@ -140,25 +140,19 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     }
     const OpLayout& l = *layout.ops[i];
     const OpProblem& problem = l.problem;
-    // ZeRO-3: the shards of the weights it reads gathered before it, in every micro-batch
-    // ("<parameter>.param_<collective>.<op>"; planned before it, the lowering prefetches).
+    // ZeRO-3: the shards of its unit's weights gathered before its first reader, in every
+    // micro-batch ("<parameter>.param_<collective>.<op>", or "<first>..<last>.param_…" for
+    // several; planned before it, the lowering prefetches).
     if (graph.zero_stage == 3) {
       const size_t first_gather = out.ops.size();
-      for (size_t k = 0; k < g.inputs.size(); ++k) {
-        const TensorId param = g.inputs[k].tensor;
-        if (graph.tensors[param].kind != GraphTensor::Kind::parameter) continue;
-        const GraphTensor& t = graph.tensors[param];
-        const Placements& read = problem.inputs.at(k).placements;
-        const Placements stored =
-            g.inputs[k].transposed ? transposed_placements(read, static_cast<int>(t.shape.size()))
-                                   : read;
-        const Placements state = optimizer_state_placements(graph, param, stored, out.mesh);
-        if (state == stored) continue;
-        add_steps(t.name,
-                  moving_steps(plan_redistribution(TensorSpec{t.shape, t.dtype, state}, stored,
-                                                   out.mesh)),
-                  ".param_", {param, g.source, g.dtype, g.stage, g.chunk}, -1, phase,
-                  "." + g.name);
+      for (const UnitGather& u : layout.unit_gathers) {
+        if (u.first_op != static_cast<int>(i)) continue;
+        const auto read = [&](size_t r) { return graph.tensors[u.reads[r].first].name; };
+        const std::string name =
+            u.reads.size() == 1 ? read(0) : read(0) + ".." + read(u.reads.size() - 1);
+        add_steps(name, u.steps, ".param_", {u.reads.front().first, g.source, g.dtype, g.stage,
+                                             g.chunk},
+                  -1, phase, "." + g.name);
       }
       for (size_t x = first_gather; x < out.ops.size(); ++x) {
         out.gather_reader[x] = static_cast<int>(out.ops.size());  // the op pushed next

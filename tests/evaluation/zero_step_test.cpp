@@ -127,6 +127,36 @@ TEST(ZeroThreeStep, EachReaderGathersItsWeightsInEveryMicroBatch) {
   EXPECT_EQ(planned->layout->memory.gradients_bytes, 2 * (int64_t{8} << 20));
 }
 
+TEST(ZeroThreeStep, AUnitsWeightsAreGatheredInOneCollective) {
+  // The same two ops marked as one decoder layer (`layer: 0`): one FSDP unit in the forward
+  // and one in the backward (strategies/step_streams.hpp), each gathering both weights in
+  // one all-gather of 2 x 32 MiB before its first reader, as FSDP gathers a unit's flat
+  // parameter: 2 gathers planned (4 before), lowered 2 x 2 in the two earlier micro-batches.
+  std::string yaml = two_layers(3, 3);
+  yaml.replace(yaml.find("output: y0}"), 11, "output: y0, layer: 0}");
+  yaml.replace(yaml.find("output: y1}"), 11, "output: y1, layer: 0}");
+  const Scenario s = load_scenario_text(yaml, "zero3.yaml");
+  const strategies::AnalyticCostModel model(s.cluster);
+  auto planned =
+      std::make_shared<const strategies::PlannedWorkload>(strategies::plan_workload(s, model));
+  std::vector<std::string> gathers;
+  for (size_t i = 0; i < planned->ops.size(); ++i) {
+    const WorkloadOp& op = planned->ops[i];
+    if (op.name.find(".param_") == std::string::npos) continue;
+    EXPECT_EQ(op.bytes, 2 * 4096 * 4096 * 2) << op.name;
+    gathers.push_back(op.name + " -> " + planned->ops[planned->gather_reader[i]].name);
+  }
+  // Named by the first and last weight read, in the order the unit reads them.
+  EXPECT_THAT(gathers, ::testing::ElementsAre("w0..w1.param_all_gather.layer0 -> layer0",
+                                              "w1..w0.param_all_gather.layer1.dgrad -> "
+                                              "layer1.dgrad"));
+  EXPECT_EQ(earlier_comm(s, planned).gathers, 2 * 2);
+  // The price waits for the whole unit's gather before its first op, as the simulator does.
+  const Evaluation e = simulate(yaml);
+  ASSERT_TRUE(e.report.step);
+  EXPECT_NEAR(e.report.step->priced_step_s / e.report.total_time_s, 1.0, 0.07);
+}
+
 TEST(ZeroThreeStep, ItsTwoReadingsAgreeAndItsValuesStayExact) {
   // The simulated step and its price through the schedule, for m = 1 and 3. Both run the
   // same rule (the gathers prefetched one unit ahead, the reduce-scatters queued before

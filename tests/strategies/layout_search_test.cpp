@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "core/errors.hpp"
 #include "strategies/cost_model.hpp"
@@ -232,10 +233,13 @@ TEST(LayoutSearch, ZeroThreeKeepsTheShardAndGathersItForEveryReader) {
   // The data-parallel MLP above with ZeRO-3: the weights too are kept as the state's shard,
   // 2 x 117,440,512 / 8 = 29,360,128 B, and the gradients; Adam's state as with ZeRO-1.
   // The forward ops read the weights as declared, whole: each waits for its weight's
-  // all-gather from the shard, the bytes ZeRO-1 gathers once after the update and priced
-  // alike (w_up's, split by columns, costs more than w_down's, split by rows), and holds it
+  // all-gather from the shard, the bytes ZeRO-1 gathers once after the update, and holds it
   // with the next one's arriving, 2 x 117,440,512 B. A backward op that reads a weight
-  // pays the same gather, unless its strategy reads the shard as it is (none then).
+  // pays the same gather, unless its strategy reads the shard as it is (none then). Each op
+  // is an FSDP unit of its own (no layers here), and a unit's gather is one flat buffer
+  // (strategies/gradient_buckets.hpp): the two weights' gathers, equal in bytes, cost the
+  // same, and no more than ZeRO-1's per-tensor gather, which for w_up (split by columns)
+  // also pays the re-layout of its chunks.
   Scenario scenario = data_parallel_mlp();
   scenario.training->zero_stage = 1;
   const DeviceMesh mesh({8}, {"dp"});
@@ -254,6 +258,7 @@ TEST(LayoutSearch, ZeroThreeKeepsTheShardAndGathersItForEveryReader) {
   EXPECT_EQ(three.memory.optimizer_bytes, 176160768);
   for (const GradientReduction& r : three.reductions) EXPECT_FALSE(r.parameter_gather);
   std::vector<std::string> readers;
+  std::set<double> flat_us;
   for (size_t i = 0; i < g.ops.size(); ++i) {
     if (three.timings[i].gather_us() <= 0) continue;
     readers.push_back(g.ops[i].name);
@@ -262,11 +267,13 @@ TEST(LayoutSearch, ZeroThreeKeepsTheShardAndGathersItForEveryReader) {
     for (const GraphInput& in : g.ops[i].inputs)
       if (g.tensors[in.tensor].kind == GraphTensor::Kind::parameter)
         weight = g.tensors[in.tensor].name;
-    EXPECT_DOUBLE_EQ(three.timings[i].gather_us(), gather_us.at(weight));
-    EXPECT_DOUBLE_EQ(three.timings[i].gather_link_us[0], gather_us.at(weight));  // NVLink
+    EXPECT_LE(three.timings[i].gather_us(), gather_us.at(weight) * (1 + 1e-12));
+    EXPECT_DOUBLE_EQ(three.timings[i].gather_link_us[0], three.timings[i].gather_us());  // NVLink
     EXPECT_GE(three.transient_bytes[i], 2 * 117440512);
+    flat_us.insert(three.timings[i].gather_us());
   }
   EXPECT_THAT(readers, ::testing::IsSupersetOf({"up", "down"}));
+  EXPECT_EQ(flat_us.size(), 1u);  // every weight's gather alike
   EXPECT_GT(gather_us.at("w_up"), gather_us.at("w_down"));
 }
 
