@@ -189,10 +189,6 @@ std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
   return closed;
 }
 
-double UnitGather::cost_us() const {
-  return std::accumulate(step_cost_us.begin(), step_cost_us.end(), 0.0);
-}
-
 std::vector<UnitGather> unit_gathers(const DataflowGraph& graph, const StepLayout& layout,
                                      const DeviceMesh& mesh, BucketPricer& pricer) {
   std::vector<UnitGather> out;

@@ -120,7 +120,6 @@ struct UnitGather {
   DType dtype = DType::bf16;
   std::vector<BucketStep> steps;  // each the sum of its reads' buffers
   std::vector<double> step_cost_us;
-  double cost_us() const;
 };
 
 // The ZeRO-3 gathers of `layout` (graph.zero_stage 3; empty otherwise), by unit, in the order

@@ -186,6 +186,18 @@ class TorchPlanOfALayout(unittest.TestCase):
         self.assertEqual(symmesh.torch_plan(SCENARIO, layout={"tp": 2, "pp": 1, "dp": 1})
                          ["tp_size"], 2)
 
+    def test_the_shipped_capacity_answer_is_planned(self):
+        # The README's answer (llama3-8b-capacity: 128 GPUs, [dp 128, tp 1], ZeRO-2, from
+        # the closed form) planned by the dataflow planner at full size: its memory, counted
+        # op by op, fits the H100's 80 GiB (53.8 GiB per GPU on 2026-12-08). Both engines
+        # must agree that the layout users act on can run; until ZeRO-2 was planned, it was
+        # refused.
+        capacity = os.path.join(HERE, "..", "..", "scenarios", "training",
+                                "llama3-8b-capacity.yaml")
+        answer = symmesh.layouts(capacity, gpus=[128])["sizes"][0]["best"][0]
+        self.assertEqual((answer["tp"], answer["pp"], answer["dp"]), (1, 1, 128))
+        self.assertEqual(symmesh.torch_plan(capacity, layout=answer)["tp_size"], 1)
+
     def test_a_layout_it_cannot_plan_is_refused(self):
         cases = (
             ({"tp": 4, "pp": 1, "dp": 3}, two_layers(model_global_batch=3),
