@@ -89,9 +89,12 @@ std::vector<double> BucketPricer::share_costs_us(const Redistribution& moves, DT
   const int64_t elements = moving.front().buffer_bytes / element_size_bytes(dtype);
   int64_t bucket = bucket_parameters(reducing_ranks(moves, mesh_));
   if (bound_elements_ > 0) bucket = std::min(bucket, bound_elements_);
-  if (elements <= 0 || elements >= bucket) return out;
-  // How many tensors like this one fill a bucket: each pays that part of the bucket's price.
-  const double per_bucket = static_cast<double>(bucket) / static_cast<double>(elements);
+  if (elements <= 0) return out;
+  // How many tensors like this one fill a bucket: each pays that part of the bucket's price
+  // (a tensor of a bucket or more, its own flat buffer's: no re-layout of a split tensor's
+  // chunks, as the bucket's collective runs it).
+  const double per_bucket =
+      std::max(1.0, static_cast<double>(bucket) / static_cast<double>(elements));
   for (size_t k = 0; k < moves.steps.size() && k < out.size(); ++k) {
     const RedistributionStep& s = moves.steps[k];
     if (!moves_data(s) || !bucketable(s.collective)) continue;

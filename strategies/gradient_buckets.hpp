@@ -85,10 +85,12 @@ class BucketPricer {
   // elements divisible by the dim's size), Replicate on every other mesh dim, moved as the
   // step moves it (Partial → Replicate, Partial → Shard, Shard → Replicate).
   double step_cost_us(CollectiveKind collective, int mesh_dim, DType dtype, int64_t buffer_bytes);
-  // A gradient reduction's (or gather's) share of a full bucket, per step of `moves`: where
-  // the tensor is smaller than a bucket (bounded by bound_elements), each moving step's price
-  // for a bucket of the same kind divided by how many such tensors fill it; else (or for an
-  // all-to-all) `alone_us`.
+  // A gradient reduction's (or gather's) share of a full bucket, per step of `moves`: each
+  // moving step's price for a flat bucket of the same kind (bounded by bound_elements)
+  // divided by how many such tensors fill it; a tensor of a bucket or more, its own flat
+  // buffer's price (no re-layout of a split tensor's chunks: the bucket's collective moves
+  // a flat buffer). `alone_us` (the cost model's price of the tensor as laid out) for steps
+  // that move nothing and for an all-to-all.
   std::vector<double> share_costs_us(const Redistribution& moves, DType dtype,
                                      const std::vector<double>& alone_us);
 
