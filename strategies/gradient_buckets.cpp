@@ -25,11 +25,11 @@ double GradientBucket::gather_us() const {
   return std::accumulate(gather_step_cost_us.begin(), gather_step_cost_us.end(), 0.0);
 }
 
+namespace {
+
 bool moves_data(const RedistributionStep& step) {
   return collective_op_of(step.collective).has_value();
 }
-
-namespace {
 
 bool bucketable(CollectiveKind kind) {
   return kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce_scatter ||
@@ -45,6 +45,38 @@ int64_t reducing_ranks(const Redistribution& moves, const DeviceMesh& mesh) {
   int64_t ranks = 1;
   for (int d : dims) ranks *= mesh.shape().at(d);
   return ranks;
+}
+
+// What a group's members share: each collective's kind and mesh dim, in order.
+using StepShape = std::vector<std::pair<int, int>>;
+StepShape shape_of(const std::vector<BucketStep>& steps) {
+  StepShape out;
+  for (const BucketStep& s : steps) out.emplace_back(static_cast<int>(s.collective), s.mesh_dim);
+  return out;
+}
+
+// A member's buffers added to its group's, step by step (the same shape).
+void add_buffers(std::vector<BucketStep>& group, const std::vector<BucketStep>& member) {
+  for (size_t k = 0; k < member.size() && k < group.size(); ++k)
+    group[k].buffer_bytes += member[k].buffer_bytes;
+}
+
+// The steps of an empty group shaped as `steps`.
+std::vector<BucketStep> emptied(std::vector<BucketStep> steps) {
+  for (BucketStep& s : steps) s.buffer_bytes = 0;
+  return steps;
+}
+
+// Each of a group's steps priced whole (an all-to-all, never grouped, at 0: its alone price
+// is the search's).
+std::vector<double> priced(BucketPricer& pricer, const std::vector<BucketStep>& steps,
+                           DType dtype) {
+  std::vector<double> out;
+  for (const BucketStep& s : steps)
+    out.push_back(bucketable(s.collective)
+                      ? pricer.step_cost_us(s.collective, s.mesh_dim, dtype, s.buffer_bytes)
+                      : 0.0);
+  return out;
 }
 
 }  // namespace
@@ -108,14 +140,8 @@ std::vector<double> BucketPricer::share_costs_us(const Redistribution& moves, DT
 std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
                                              const std::vector<GradientReduction>& reductions,
                                              BucketPricer& pricer) {
-  // What a bucket's members share: stage, chunk, dtype, and each collective's kind and dim.
-  using Shape = std::vector<std::pair<int, int>>;
-  using Key = std::tuple<int, int, int, Shape, Shape>;
-  const auto shape_of = [](const std::vector<BucketStep>& steps) {
-    Shape out;
-    for (const BucketStep& s : steps) out.emplace_back(static_cast<int>(s.collective), s.mesh_dim);
-    return out;
-  };
+  // What a bucket's members share: stage, chunk, dtype, and the shape of both step lists.
+  using Key = std::tuple<int, int, int, StepShape, StepShape>;
   struct Open {
     GradientBucket bucket;
     int64_t elements = 0;
@@ -125,16 +151,8 @@ std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
   std::vector<GradientBucket> closed;
   const auto close = [&](Open& o) {
     GradientBucket& b = o.bucket;
-    for (const BucketStep& s : b.steps)
-      b.step_cost_us.push_back(bucketable(s.collective)
-                                   ? pricer.step_cost_us(s.collective, s.mesh_dim, b.dtype,
-                                                         s.buffer_bytes)
-                                   : 0.0);
-    for (const BucketStep& s : b.gather_steps)
-      b.gather_step_cost_us.push_back(bucketable(s.collective)
-                                          ? pricer.step_cost_us(s.collective, s.mesh_dim,
-                                                                b.dtype, s.buffer_bytes)
-                                          : 0.0);
+    b.step_cost_us = priced(pricer, b.steps, b.dtype);
+    b.gather_step_cost_us = priced(pricer, b.gather_steps, b.dtype);
     closed.push_back(std::move(b));
   };
   for (size_t i = 0; i < reductions.size(); ++i) {
@@ -156,10 +174,8 @@ std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
       o.bucket.stage = made.stage;
       o.bucket.chunk = made.chunk;
       o.bucket.dtype = dtype;
-      o.bucket.steps = steps;
-      o.bucket.gather_steps = gathers;
-      for (BucketStep& s : o.bucket.steps) s.buffer_bytes = 0;
-      for (BucketStep& s : o.bucket.gather_steps) s.buffer_bytes = 0;
+      o.bucket.steps = emptied(steps);
+      o.bucket.gather_steps = emptied(gathers);
       o.limit = bucket_parameters(
           reducing_ranks(steps.empty() ? *r.parameter_gather : r.redistribution, pricer.mesh()));
     }
@@ -169,10 +185,8 @@ std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
     if (!readers.empty() &&
         (o.bucket.first_reader < 0 || readers.front() < o.bucket.first_reader))
       o.bucket.first_reader = readers.front();
-    for (size_t k = 0; k < steps.size(); ++k)
-      o.bucket.steps[k].buffer_bytes += steps[k].buffer_bytes;
-    for (size_t k = 0; k < gathers.size(); ++k)
-      o.bucket.gather_steps[k].buffer_bytes += gathers[k].buffer_bytes;
+    add_buffers(o.bucket.steps, steps);
+    add_buffers(o.bucket.gather_steps, gathers);
     const int64_t first_bytes =
         steps.empty() ? gathers.front().buffer_bytes : steps.front().buffer_bytes;
     o.elements += first_bytes / element_size_bytes(dtype);
@@ -196,7 +210,7 @@ std::vector<UnitGather> unit_gathers(const DataflowGraph& graph, const StepLayou
                                      const DeviceMesh& mesh, BucketPricer& pricer) {
   std::vector<UnitGather> out;
   if (graph.zero_stage != 3) return out;
-  std::map<std::pair<int, std::vector<std::pair<int, int>>>, size_t> index;  // (unit, shape)
+  std::map<std::pair<int, StepShape>, size_t> index;  // by (unit, shape)
   for (size_t i = 0; i < graph.ops.size() && i < layout.ops.size(); ++i) {
     if (!layout.ops[i]) continue;
     const GraphOp& g = graph.ops[i];
@@ -215,30 +229,20 @@ std::vector<UnitGather> unit_gathers(const DataflowGraph& graph, const StepLayou
       const std::vector<BucketStep> steps =
           moving_steps(plan_redistribution(TensorSpec{t.shape, t.dtype, state}, stored, mesh));
       if (steps.empty()) continue;
-      std::vector<std::pair<int, int>> shape;
-      for (const BucketStep& s : steps)
-        shape.emplace_back(static_cast<int>(s.collective), s.mesh_dim);
-      auto [at, fresh] = index.try_emplace({unit, shape}, out.size());
+      auto [at, fresh] = index.try_emplace({unit, shape_of(steps)}, out.size());
       if (fresh) {
         UnitGather u;
-        u.unit = unit;
         u.first_op = static_cast<int>(i);
         u.dtype = t.dtype;
-        u.steps = steps;
-        for (BucketStep& s : u.steps) s.buffer_bytes = 0;
+        u.steps = emptied(steps);
         out.push_back(std::move(u));
       }
       UnitGather& u = out[at->second];
       u.reads.emplace_back(param, static_cast<int>(i));
-      for (size_t s = 0; s < steps.size(); ++s) u.steps[s].buffer_bytes += steps[s].buffer_bytes;
+      add_buffers(u.steps, steps);
     }
   }
-  for (UnitGather& u : out)
-    for (const BucketStep& s : u.steps)
-      u.step_cost_us.push_back(
-          bucketable(s.collective)
-              ? pricer.step_cost_us(s.collective, s.mesh_dim, u.dtype, s.buffer_bytes)
-              : 0.0);
+  for (UnitGather& u : out) u.step_cost_us = priced(pricer, u.steps, u.dtype);
   return out;
 }
 

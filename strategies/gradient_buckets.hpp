@@ -101,9 +101,7 @@ class BucketPricer {
   std::map<std::tuple<int, int, int, int64_t>, double> memo_;
 };
 
-// Whether a redistribution step moves data (a collective runs for it).
-bool moves_data(const RedistributionStep& step);
-// The steps of `moves` that move data, in order.
+// The steps of `moves` that move data (a collective runs for them), in order.
 std::vector<BucketStep> moving_steps(const Redistribution& moves);
 
 // The reductions of `reductions` (graph order) grouped into buckets, each priced whole.
@@ -114,7 +112,6 @@ std::vector<GradientBucket> bucket_gradients(const DataflowGraph& graph,
 // ZeRO-3: the gathers of one FSDP unit's weights that travel alike (the same collectives
 // over the same mesh dims), as one collective before the unit's first reader.
 struct UnitGather {
-  int unit = 0;       // OpTiming::gather_unit
   int first_op = -1;  // the graph op that reads first: it waits for the gather
   // (parameter, the graph op that reads it), in graph order: a weight read by two ops of a
   // unit is gathered for each, as the per-reader gathers were.

@@ -192,6 +192,10 @@ class Search {
   // another input: the backward's mirror of `c` makes the input's gradient Partial there.
   std::vector<int> broadcast_dims(const GraphOp& op, size_t k, const Candidate& c,
                                   const Placements& held) const;
+  // Each step of `moves` (`spec` brought to `to`) at its share of its gradient bucket
+  // (gradient_buckets.hpp): how a parameter's reduction and gather are ranked.
+  std::vector<double> bucket_share_us(const TensorSpec& spec, const Redistribution& moves,
+                                      const Placements& to) const;
   // The cost model's time to bring a tensor of `shape` from `from` to `to`.
   double moves_us(const Shape& shape, DType dtype, const Placements& from,
                   const Placements& to) const;

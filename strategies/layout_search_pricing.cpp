@@ -210,6 +210,13 @@ double Search::moves_us(const Shape& shape, DType dtype, const Placements& from,
   return us;
 }
 
+std::vector<double> Search::bucket_share_us(const TensorSpec& spec, const Redistribution& moves,
+                                            const Placements& to) const {
+  return buckets_.share_costs_us(
+      moves, spec.dtype,
+      model_.step_costs_us(spec, plan_transitions(spec.placements, to, mesh_), mesh_));
+}
+
 double Search::foreseen_reduction_us(const GraphOp& op, size_t k, const Candidate& c,
                                      const Placements& stored) const {
   const GraphTensor& param = g_.tensors[op.inputs[k].tensor];
@@ -217,15 +224,14 @@ double Search::foreseen_reduction_us(const GraphOp& op, size_t k, const Candidat
   for (int d : broadcast_dims(op, k, c, stored)) {
     Placements partial = stored;
     partial[d] = Placement::partial();
-    // At its share of its gradient bucket, as add_reduction will price it.
+    // At its share of its gradient bucket, as add_reduction will price it; a move the
+    // planner cannot make at the cost model's price of it as laid out.
     const TensorSpec spec{param.shape, param.dtype, partial};
-    const std::vector<double> alone_us =
-        model_.step_costs_us(spec, plan_transitions(partial, stored, mesh_), mesh_);
-    std::vector<double> share_us = alone_us;
+    std::vector<double> share_us;
     try {
-      share_us = buckets_.share_costs_us(plan_redistribution(spec, stored, mesh_), param.dtype,
-                                         alone_us);
+      share_us = bucket_share_us(spec, plan_redistribution(spec, stored, mesh_), stored);
     } catch (const InvalidArgument&) {
+      share_us = model_.step_costs_us(spec, plan_transitions(partial, stored, mesh_), mesh_);
     }
     us += std::accumulate(share_us.begin(), share_us.end(), 0.0);
   }
@@ -325,15 +331,11 @@ bool Search::add_reduction(Option& option, const State& state, const GraphOp& op
     return false;  // e.g. a sharded gradient for a Partial parameter: not this strategy
   }
   // Each at its share of its gradient bucket's collectives (gradient_buckets.hpp).
-  r.step_cost_us = buckets_.share_costs_us(
-      r.redistribution, out.dtype,
-      model_.step_costs_us(spec, plan_transitions(grad, target, mesh_), mesh_));
+  r.step_cost_us = bucket_share_us(spec, r.redistribution, target);
   if (target != placed && g_.zero_stage < 3) {
     const TensorSpec state{out.shape, out.dtype, target};
     r.parameter_gather = plan_redistribution(state, placed, mesh_);
-    r.gather_step_cost_us = buckets_.share_costs_us(
-        *r.parameter_gather, out.dtype,
-        model_.step_costs_us(state, plan_transitions(target, placed, mesh_), mesh_));
+    r.gather_step_cost_us = bucket_share_us(state, *r.parameter_gather, placed);
   }
   // ZeRO-2 reduce-scatters every micro-batch's gradients (DeepSpeed's stage 2), so its
   // reduction runs in each; its gather runs once and is counted with the update, after both

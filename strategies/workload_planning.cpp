@@ -80,8 +80,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     out.every_micro_batch.push_back(false);
     out.gather_unit.push_back(-1);
   };
-  // A parameter whose final gradient an op made: its reduction (none when the gradient is
-  // already where the optimizer state is) and the op, for names and messages.
+  // A parameter whose final gradient an op made, and the op, for its update, names and
+  // messages.
   struct Finished {
     TensorId parameter = -1;
     const WorkloadOp* source = nullptr;
@@ -90,17 +90,18 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
     int chunk = 0;
   };
   std::vector<Finished> finished;
-  // Each gradient reduction's collectives, then (ZeRO) the updated parameter's gathers:
-  // "<parameter>.grad_<collective>" and "<parameter>.param_<collective>", numbered when
-  // there are several steps.
-  // A bucket of one gradient is named by its parameter, a larger one by its first and last
-  // ("l1_w2.weight..l1_wq.weight", in the order the backward made them).
+  // Each gradient bucket's collectives, then (ZeRO) the updated parameters' gathers:
+  // "<bucket>.grad_<collective>" and "<bucket>.param_<collective>" (ZeRO-3: a unit's,
+  // "<unit>.param_<collective>.<op>"), numbered when there are several steps. A group of one
+  // parameter is named by it, a larger one by its first and last ("w_norm..l30_w_up", in
+  // the order the backward made them or the unit reads them).
+  const auto group_name = [&](size_t size, TensorId first, TensorId last) {
+    const std::string& name = graph.tensors.at(first).name;
+    return size == 1 ? name : name + ".." + graph.tensors.at(last).name;
+  };
   const auto bucket_name = [&](const GradientBucket& b) {
-    const auto parameter = [&](int m) {
-      return graph.tensors.at(layout.reductions.at(m).parameter).name;
-    };
-    if (b.members.size() == 1) return parameter(b.members.front());
-    return parameter(b.members.front()) + ".." + parameter(b.members.back());
+    return group_name(b.members.size(), layout.reductions.at(b.members.front()).parameter,
+                      layout.reductions.at(b.members.back()).parameter);
   };
   // Local steps and steps on size-1 mesh dims move nothing (moving_steps leaves them out):
   // no op, and no number.
@@ -147,9 +148,8 @@ void plan_dataflow(const Scenario& scenario, const CostModel& model, const Plann
       const size_t first_gather = out.ops.size();
       for (const UnitGather& u : layout.unit_gathers) {
         if (u.first_op != static_cast<int>(i)) continue;
-        const auto read = [&](size_t r) { return graph.tensors[u.reads[r].first].name; };
         const std::string name =
-            u.reads.size() == 1 ? read(0) : read(0) + ".." + read(u.reads.size() - 1);
+            group_name(u.reads.size(), u.reads.front().first, u.reads.back().first);
         add_steps(name, u.steps, ".param_", {u.reads.front().first, g.source, g.dtype, g.stage,
                                              g.chunk},
                   -1, phase, "." + g.name);
